@@ -1,0 +1,91 @@
+import Foundation
+import Logging
+
+/// A whole backend: records, files and users of one app on one server, as one client instance.
+///
+/// Open one with ``BackendRegistry/open(_:context:)`` from a ``BackendURL``, or with an adapter's own
+/// initializer. Instances are independent: a migration holds a source and a target open at once, each with its
+/// own session, transport and logger. Nothing in MBaaSKit is a global.
+///
+/// # Implementing an adapter
+/// Conform a type to `Backend` (object store, file store, authenticator), declare ``capabilities`` honestly, and
+/// throw ``MBaaSError/Kind/unsupported`` for the rest; then add a ``BackendFactory`` so URLs open it. The
+/// conformance suite (`MBaaSConformance`) checks the contracts stated on each protocol.
+public protocol Backend: ObjectStore, FileStore, Authenticator {
+    /// The adapter's short name, as reports show it: `local`, `ncmb`, `kii`, `apppot`, `parse`, `pocketbase`.
+    var adapterName: String { get }
+    var capabilities: Capabilities { get }
+    /// Releases connections and files. Calls after `close()` are undefined.
+    func close() async
+}
+
+extension Backend {
+    public func close() async {}
+}
+
+/// What an adapter is given when it is opened: the HTTP transport, the clock, the logger.
+///
+/// Tests and the conformance harness inject a replaying or recording transport and a pinned clock here; the
+/// CLI uses the defaults. Adapters must read the time only through ``now`` (signed requests depend on it) and
+/// send every HTTP request through ``transport``.
+public struct BackendContext: Sendable {
+    public var transport: any HTTPTransport
+    public var clock: @Sendable () -> Date
+    public var logger: Logger
+    /// Where a local adapter may keep files when its URL gives no path (the CLI's data directory).
+    public var dataDirectory: URL?
+
+    public init(
+        transport: any HTTPTransport = URLSessionTransport(), clock: @escaping @Sendable () -> Date = { Date() },
+        logger: Logger = Logger(label: "mbaas", factory: { _ in SwiftLogNoOpLogHandler() }), dataDirectory: URL? = nil
+    ) {
+        self.transport = transport
+        self.clock = clock
+        self.logger = logger
+        self.dataDirectory = dataDirectory
+    }
+
+    public var now: Date { clock() }
+}
+
+/// Opens backends of one adapter from URLs.
+public protocol BackendFactory: Sendable {
+    /// URL schemes this factory opens, without the `+http` suffix (`ncmb`, `kii`, `sqlite`).
+    var schemes: [String] { get }
+    /// The adapter name reports use.
+    var adapterName: String { get }
+    func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend
+}
+
+/// Maps URL schemes to adapter factories. A value, not a global: build one, register the adapters you link,
+/// and pass it where it is needed. (The `mbaas` CLI registers every built-in adapter.)
+public struct BackendRegistry: Sendable {
+    private var factories: [String: any BackendFactory] = [:]
+
+    public init(_ factories: [any BackendFactory] = []) {
+        for f in factories { register(f) }
+    }
+
+    /// Registers a factory for each of its schemes, replacing any earlier one.
+    public mutating func register(_ factory: any BackendFactory) {
+        for scheme in factory.schemes { factories[scheme.lowercased()] = factory }
+    }
+
+    public var schemes: [String] { factories.keys.sorted() }
+    public var adapterNames: [String] { Set(factories.values.map(\.adapterName)).sorted() }
+
+    public func factory(forScheme scheme: String) -> (any BackendFactory)? { factories[scheme.lowercased()] }
+
+    /// Opens a backend from its URL. An unknown scheme is ``MBaaSError/Kind/invalidRequest`` listing the known ones.
+    public func open(_ url: BackendURL, context: BackendContext = BackendContext()) async throws -> any Backend {
+        guard let factory = factories[url.scheme] else {
+            throw MBaaSError(.invalidRequest, "unknown backend scheme '\(url.scheme)'; known: \(schemes.joined(separator: ", "))")
+        }
+        return try await factory.open(url, context: context)
+    }
+
+    /// Parses and opens a URL string.
+    public func open(_ string: String, context: BackendContext = BackendContext()) async throws -> any Backend {
+        try await open(try BackendURL(parsing: string), context: context)
+    }
+}

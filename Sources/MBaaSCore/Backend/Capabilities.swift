@@ -1,0 +1,105 @@
+/// What a backend can do, declared by its adapter.
+///
+/// The conformance suite skips a scenario whose required features are missing, and reports the ``notes`` entry
+/// as the reason; callers can check before they ask. An adapter must throw ``MBaaSError/Kind/unsupported`` for
+/// anything it does not declare, never approximate it silently.
+public struct Capabilities: Sendable, Hashable {
+    /// A named feature. Extensible: adapters and scenarios may use their own names.
+    public struct Feature: RawRepresentable, Sendable, Hashable, Codable, ExpressibleByStringLiteral,
+        CustomStringConvertible
+    {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public init(stringLiteral value: String) { self.rawValue = value }
+        public var description: String { rawValue }
+
+        /// Create, get, update, delete and query records.
+        public static let objects: Feature = "objects"
+        /// Sort by several keys at once.
+        public static let multiKeySort: Feature = "multiKeySort"
+        /// Skip N records (offset paging).
+        public static let skip: Feature = "skip"
+        /// Return only selected keys.
+        public static let selectKeys: Feature = "selectKeys"
+        /// Count matching records.
+        public static let count: Feature = "count"
+        /// Several writes in one request.
+        public static let batch: Feature = "batch"
+        /// A batch is all-or-nothing.
+        public static let atomicBatch: Feature = "atomicBatch"
+        /// `expectedVersion` on update and delete.
+        public static let optimisticLocking: Feature = "optimisticLocking"
+        /// Per-record ACLs are enforced.
+        public static let acl: Feature = "acl"
+        /// Field operations other than set and delete (increment, add, addUnique, remove).
+        public static let fieldOperations: Feature = "fieldOperations"
+        /// Dotted keys into object fields in queries.
+        public static let nestedKeys: Feature = "nestedKeys"
+        /// A separate file store (upload by name, list).
+        public static let files: Feature = "files"
+        /// Listing the file store.
+        public static let fileList: Feature = "fileList"
+        /// Files attached to a record (a record's file field or body).
+        public static let fileAttachment: Feature = "fileAttachment"
+        /// Log in with a user name and password.
+        public static let auth: Feature = "auth"
+        /// Create users from the client.
+        public static let signUp: Feature = "signUp"
+        /// Log in anonymously.
+        public static let anonymousAuth: Feature = "anonymousAuth"
+        /// Log out with server confirmation.
+        public static let serverLogout: Feature = "serverLogout"
+        /// Roles or groups on users.
+        public static let roles: Feature = "roles"
+
+        /// The feature of one query operator.
+        public static func `operator`(_ op: QueryOperator) -> Feature { Feature(rawValue: "operator.\(op.rawValue)") }
+
+        /// Every value type of ``Value`` round-trips (`value.<typeName>` names one type: `value.Bytes`).
+        public static func valueType(_ name: String) -> Feature { Feature(rawValue: "value.\(name)") }
+    }
+
+    public var features: Set<Feature>
+    public var operators: Set<QueryOperator>
+    /// The most records one page may hold.
+    public var maxPageSize: Int
+    /// The page size used when the caller gives none.
+    public var defaultPageSize: Int
+    /// The most operations one ``ObjectStore/batch(_:)`` may hold.
+    public var maxBatchSize: Int
+    /// Why a feature is missing or limited, keyed by feature: the skip reason reports show.
+    public var notes: [Feature: String]
+
+    public init(
+        features: Set<Feature>, operators: Set<QueryOperator> = Set(QueryOperator.allCases), maxPageSize: Int = 1000,
+        defaultPageSize: Int = 100, maxBatchSize: Int = 50, notes: [Feature: String] = [:]
+    ) {
+        self.features = features
+        self.operators = operators
+        self.maxPageSize = maxPageSize
+        self.defaultPageSize = defaultPageSize
+        self.maxBatchSize = maxBatchSize
+        self.notes = notes
+    }
+
+    /// Whether a feature (or an `operator.X` feature) is supported.
+    public func has(_ feature: Feature) -> Bool {
+        if feature.rawValue.hasPrefix("operator."), let op = QueryOperator(rawValue: String(feature.rawValue.dropFirst(9))) {
+            return operators.contains(op)
+        }
+        return features.contains(feature)
+    }
+
+    /// The adapter's note for a feature, if any.
+    public func note(for feature: Feature) -> String? { notes[feature] }
+
+    /// The reason a set of required features is not met, or `nil` when all are: `"missing capability 'skip':
+    /// Kii has no offset paging"`.
+    public func missing(_ required: [Feature]) -> String? {
+        let absent = required.filter { !has($0) }
+        guard !absent.isEmpty else { return nil }
+        return absent.map { f in
+            "missing capability '\(f.rawValue)'" + (notes[f].map { ": \($0)" } ?? "")
+        }.joined(separator: "; ")
+    }
+}

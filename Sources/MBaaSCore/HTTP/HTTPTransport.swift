@@ -1,0 +1,102 @@
+import Foundation
+import Logging
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Sends one HTTP request and returns the response: the seam every adapter talks through.
+///
+/// # Contract
+/// - Any status is a response, not an error: mapping 4xx/5xx is the adapter's job.
+/// - A failure to get a response (refused, reset, timeout, truncated) throws ``MBaaSError`` of kind
+///   ``MBaaSError/Kind/transport``; cancelling the calling task cancels the request and throws `transport`.
+/// - A transport must be safe to call from many tasks at once.
+///
+/// Implementations: ``URLSessionTransport`` (live), ``RetryingTransport`` (wraps another), and in
+/// `MBaaSReplay` the replaying, recording and fault-injecting transports.
+public protocol HTTPTransport: Sendable {
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse
+}
+
+/// A transport over `URLSession`. The session is injected (tests pass one with stub protocol classes); bodies
+/// go in `httpBody` with `data(for:)`, which works the same on Linux and Apple platforms.
+public struct URLSessionTransport: HTTPTransport {
+    public let session: URLSession
+    public let defaultTimeout: TimeInterval
+    public let logger: Logger?
+    /// Header names whose values are never logged.
+    public let secretHeaders: Set<String>
+
+    public init(
+        session: URLSession = URLSession(configuration: .ephemeral), defaultTimeout: TimeInterval = 60,
+        logger: Logger? = nil, secretHeaders: Set<String> = HTTPLogging.defaultSecretHeaders
+    ) {
+        self.session = session
+        self.defaultTimeout = defaultTimeout
+        self.logger = logger
+        self.secretHeaders = secretHeaders
+    }
+
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method
+        urlRequest.timeoutInterval = request.timeout ?? defaultTimeout
+        for (name, value) in request.headers { urlRequest.addValue(value, forHTTPHeaderField: name) }
+        urlRequest.httpBody = request.body
+        logger?.debug("http request", metadata: HTTPLogging.metadata(request, secretHeaders: secretHeaders))
+        let started = Date()
+        do {
+            try Task.checkCancellation()
+            let (data, response) = try await session.data(for: urlRequest)
+            guard let http = response as? HTTPURLResponse else {
+                throw MBaaSError(.transport, "not an HTTP response from \(HTTPLogging.redactedURL(request.url))")
+            }
+            var headers = HTTPHeaders()
+            for (k, v) in http.allHeaderFields {
+                if let k = k as? String, let v = v as? String { headers.add(k, v) }
+            }
+            logger?.debug("http response", metadata: [
+                "status": "\(http.statusCode)", "bytes": "\(data.count)",
+                "ms": "\(Int(Date().timeIntervalSince(started) * 1000))",
+            ])
+            return HTTPResponse(status: http.statusCode, headers: headers, body: data)
+        } catch let error as MBaaSError {
+            throw error
+        } catch {
+            let wrapped = MBaaSError.wrap(error)
+            throw MBaaSError(.transport, "\(request.method) \(HTTPLogging.redactedURL(request.url)): \(wrapped.message)",
+                             underlying: wrapped.underlying ?? wrapped)
+        }
+    }
+}
+
+/// Logging helpers that never print secrets.
+public enum HTTPLogging {
+    /// Headers whose values are credentials in some vendor's protocol.
+    public static let defaultSecretHeaders: Set<String> = [
+        "Authorization", "Cookie", "Set-Cookie", "X-NCMB-Application-Key", "X-NCMB-Signature",
+        "X-NCMB-Apps-Session-Token", "X-Kii-AppKey", "X-Parse-REST-API-Key", "X-Parse-Master-Key",
+        "X-Parse-Session-Token", "apppot-token", "X-API-Key",
+    ]
+
+    /// Query parameter names whose values are redacted in logged URLs.
+    public static let secretQueryNames: Set<String> = ["token", "apikey", "appkey", "usertoken", "password", "key", "secret"]
+
+    /// The URL with credentials and secret-looking query values replaced by `***`.
+    public static func redactedURL(_ url: URL) -> String {
+        guard var c = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return "<url>" }
+        if c.password != nil { c.password = "***" }
+        c.queryItems = c.queryItems?.map {
+            secretQueryNames.contains($0.name.lowercased()) ? URLQueryItem(name: $0.name, value: "***") : $0
+        }
+        return c.string ?? "<url>"
+    }
+
+    public static func metadata(_ request: HTTPRequest, secretHeaders: Set<String>) -> Logger.Metadata {
+        [
+            "method": "\(request.method)", "url": "\(redactedURL(request.url))",
+            "headers": "\(request.headers.redacting(secretHeaders).fields.map { "\($0.name): \($0.value)" })",
+            "bytes": "\(request.body?.count ?? 0)",
+        ]
+    }
+}

@@ -1,0 +1,224 @@
+import Foundation
+
+/// A comparison or set operator of the neutral query language, as adapters declare them in ``Capabilities``.
+public enum QueryOperator: String, Sendable, Hashable, Codable, CaseIterable {
+    case eq, ne, lt, lte, gt, gte
+    case `in`, nin, exists, prefix, regex, containsAll
+    case and, or, not
+}
+
+/// A backend-neutral filter.
+///
+/// Build one with the operators on ``Field`` (`Field("money") >= 50 && Field("title").hasPrefix("a")`), or parse
+/// it from the neutral JSON syntax with ``Predicate/init(json:)``. Keys may be dotted paths into object fields
+/// where the backend supports it. The meaning of each case is the one a SQL or Mongo user expects:
+/// - `eq`/`ne` compare by value (numbers by numeric value); `ne` and `nin` also match records without the key.
+/// - `lt`...`gte` order numbers, strings (by code point) and dates; values of other types never match.
+/// - `in`/`nin` test membership; on an array field, `in` matches when any element is a member.
+/// - `exists(key, true)` matches when the key is present and not null.
+/// - `prefix` is a case-sensitive string prefix; `regex` an ICU/PCRE-style pattern with options `i`, `m`, `s`.
+/// - `containsAll` matches array fields holding every given value.
+public indirect enum Predicate: Sendable, Hashable {
+    case compare(String, Comparison, Value)
+    case `in`(String, [Value])
+    case notIn(String, [Value])
+    case exists(String, Bool)
+    case prefix(String, String)
+    case regex(String, String, options: String)
+    case containsAll(String, [Value])
+    case and([Predicate])
+    case or([Predicate])
+    case not(Predicate)
+
+    /// The six comparisons.
+    public enum Comparison: String, Sendable, Hashable, CaseIterable {
+        case eq, ne, lt, lte, gt, gte
+        var queryOperator: QueryOperator { QueryOperator(rawValue: rawValue)! }
+    }
+
+    /// Every operator this predicate uses, for checking it against ``Capabilities/operators``.
+    public var operators: Set<QueryOperator> {
+        switch self {
+        case .compare(_, let c, _): [c.queryOperator]
+        case .in: [.in]
+        case .notIn: [.nin]
+        case .exists: [.exists]
+        case .prefix: [.prefix]
+        case .regex: [.regex]
+        case .containsAll: [.containsAll]
+        case .and(let ps): ps.reduce(into: [.and]) { $0.formUnion($1.operators) }
+        case .or(let ps): ps.reduce(into: [.or]) { $0.formUnion($1.operators) }
+        case .not(let p): p.operators.union([.not])
+        }
+    }
+
+    /// Every key the predicate tests.
+    public var keys: Set<String> {
+        switch self {
+        case .compare(let k, _, _), .in(let k, _), .notIn(let k, _), .exists(let k, _), .prefix(let k, _),
+            .regex(let k, _, _), .containsAll(let k, _):
+            [k]
+        case .and(let ps), .or(let ps): ps.reduce(into: []) { $0.formUnion($1.keys) }
+        case .not(let p): p.keys
+        }
+    }
+
+    public static func && (lhs: Predicate, rhs: Predicate) -> Predicate {
+        switch (lhs, rhs) {
+        case (.and(let a), .and(let b)): .and(a + b)
+        case (.and(let a), _): .and(a + [rhs])
+        case (_, .and(let b)): .and([lhs] + b)
+        default: .and([lhs, rhs])
+        }
+    }
+
+    public static func || (lhs: Predicate, rhs: Predicate) -> Predicate {
+        switch (lhs, rhs) {
+        case (.or(let a), .or(let b)): .or(a + b)
+        case (.or(let a), _): .or(a + [rhs])
+        case (_, .or(let b)): .or([lhs] + b)
+        default: .or([lhs, rhs])
+        }
+    }
+
+    public static prefix func ! (p: Predicate) -> Predicate { .not(p) }
+}
+
+/// A key of a record, for building predicates fluently: `Field("money") >= 50`.
+public struct Field: Sendable, Hashable {
+    public var key: String
+    public init(_ key: String) { self.key = key }
+
+    public static func == (f: Field, v: Value) -> Predicate { .compare(f.key, .eq, v) }
+    public static func != (f: Field, v: Value) -> Predicate { .compare(f.key, .ne, v) }
+    public static func < (f: Field, v: Value) -> Predicate { .compare(f.key, .lt, v) }
+    public static func <= (f: Field, v: Value) -> Predicate { .compare(f.key, .lte, v) }
+    public static func > (f: Field, v: Value) -> Predicate { .compare(f.key, .gt, v) }
+    public static func >= (f: Field, v: Value) -> Predicate { .compare(f.key, .gte, v) }
+
+    public func isIn(_ values: [Value]) -> Predicate { .in(key, values) }
+    public func notIn(_ values: [Value]) -> Predicate { .notIn(key, values) }
+    public func exists(_ present: Bool = true) -> Predicate { .exists(key, present) }
+    public func hasPrefix(_ prefix: String) -> Predicate { .prefix(key, prefix) }
+    public func matches(_ pattern: String, options: String = "") -> Predicate { .regex(key, pattern, options: options) }
+    public func containsAll(_ values: [Value]) -> Predicate { .containsAll(key, values) }
+}
+
+/// One sort key: `money` ascending, `-money` descending.
+public struct SortKey: Sendable, Hashable, CustomStringConvertible {
+    public var key: String
+    public var ascending: Bool
+    public init(_ key: String, ascending: Bool = true) {
+        self.key = key
+        self.ascending = ascending
+    }
+
+    /// Parses `money` or `-money`.
+    public init(parsing text: String) {
+        if text.hasPrefix("-") { self.init(String(text.dropFirst()), ascending: false) }
+        else { self.init(text.hasPrefix("+") ? String(text.dropFirst()) : text, ascending: true) }
+    }
+
+    /// Parses a comma-separated list: `-money,title`.
+    public static func list(_ text: String) -> [SortKey] {
+        text.split(separator: ",").map { SortKey(parsing: $0.trimmingCharacters(in: .whitespaces)) }
+            .filter { !$0.key.isEmpty }
+    }
+
+    public var description: String { ascending ? key : "-" + key }
+}
+
+/// A backend-neutral query: which class, which records, in which order, which page.
+///
+/// ```swift
+/// let q = Query("Memo").filter(Field("money") >= 50).sorted("-money", "title").limit(10)
+/// let page = try await backend.queryPage(q)
+/// for try await memo in backend.records(matching: q) { ... }
+/// ```
+public struct Query: Sendable, Hashable {
+    public var className: String
+    public var predicate: Predicate?
+    public var sort: [SortKey]
+    /// At most this many records (for ``ObjectStore/queryPage(_:)``: the page size).
+    public var limit: Int?
+    /// Records to skip before the first one returned.
+    public var skip: Int?
+    /// An opaque continuation token from a previous ``RecordPage/nextCursor``.
+    public var cursor: String?
+    /// Fields to return (all when `nil`); metadata is always returned.
+    public var keys: [String]?
+
+    public init(
+        _ className: String, predicate: Predicate? = nil, sort: [SortKey] = [], limit: Int? = nil, skip: Int? = nil,
+        cursor: String? = nil, keys: [String]? = nil
+    ) {
+        self.className = className
+        self.predicate = predicate
+        self.sort = sort
+        self.limit = limit
+        self.skip = skip
+        self.cursor = cursor
+        self.keys = keys
+    }
+
+    /// Adds a predicate (combined with `and` with any existing one).
+    public func filter(_ p: Predicate) -> Query {
+        var q = self
+        q.predicate = predicate.map { $0 && p } ?? p
+        return q
+    }
+
+    /// Replaces the sort order; `"-money"` sorts descending.
+    public func sorted(_ keys: String...) -> Query {
+        var q = self
+        q.sort = keys.map(SortKey.init(parsing:))
+        return q
+    }
+
+    public func sorted(by keys: [SortKey]) -> Query {
+        var q = self
+        q.sort = keys
+        return q
+    }
+
+    public func limit(_ n: Int?) -> Query {
+        var q = self
+        q.limit = n
+        return q
+    }
+
+    public func skip(_ n: Int?) -> Query {
+        var q = self
+        q.skip = n
+        return q
+    }
+
+    public func select(_ keys: [String]?) -> Query {
+        var q = self
+        q.keys = keys
+        return q
+    }
+
+    /// Throws ``MBaaSError/Kind/invalidRequest`` for negative limits or skips, and
+    /// ``MBaaSError/Kind/unsupported`` for anything the capabilities do not allow, naming it.
+    public func validate(against capabilities: Capabilities, backend: String) throws(MBaaSError) {
+        if let limit, limit < 0 { throw MBaaSError(.invalidRequest, "limit must be >= 0, got \(limit)") }
+        if let skip, skip < 0 { throw MBaaSError(.invalidRequest, "skip must be >= 0, got \(skip)") }
+        if let predicate {
+            let missing = predicate.operators.subtracting(capabilities.operators)
+            if let op = missing.sorted(by: { $0.rawValue < $1.rawValue }).first {
+                throw .unsupported("the query operator '\(op.rawValue)'", by: backend,
+                                   reason: capabilities.note(for: .operator(op)))
+            }
+        }
+        if sort.count > 1, !capabilities.has(.multiKeySort) {
+            throw .unsupported("sorting by more than one key", by: backend, reason: capabilities.note(for: .multiKeySort))
+        }
+        if let skip, skip > 0, !capabilities.has(.skip) {
+            throw .unsupported("skip", by: backend, reason: capabilities.note(for: .skip))
+        }
+        if keys != nil, !capabilities.has(.selectKeys) {
+            throw .unsupported("selecting keys", by: backend, reason: capabilities.note(for: .selectKeys))
+        }
+    }
+}
