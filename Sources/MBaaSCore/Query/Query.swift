@@ -10,7 +10,7 @@ public enum QueryOperator: String, Sendable, Hashable, Codable, CaseIterable {
 /// A backend-neutral filter.
 ///
 /// Build one with the operators on ``Field`` (`Field("money") >= 50 && Field("title").hasPrefix("a")`), or parse
-/// it from the neutral JSON syntax with ``Predicate/init(json:)``. Keys may be dotted paths into object fields
+/// it from the neutral JSON syntax with ``QueryPredicate/init(json:)``. Keys may be dotted paths into object fields
 /// where the backend supports it. The meaning of each case is the one a SQL or Mongo user expects:
 /// - `eq`/`ne` compare by value (numbers by numeric value); `ne` and `nin` also match records without the key.
 /// - `lt`...`gte` order numbers, strings (by code point) and dates; values of other types never match.
@@ -18,7 +18,7 @@ public enum QueryOperator: String, Sendable, Hashable, Codable, CaseIterable {
 /// - `exists(key, true)` matches when the key is present and not null.
 /// - `prefix` is a case-sensitive string prefix; `regex` an ICU/PCRE-style pattern with options `i`, `m`, `s`.
 /// - `containsAll` matches array fields holding every given value.
-public indirect enum Predicate: Sendable, Hashable {
+public indirect enum QueryPredicate: Sendable, Hashable {
     case compare(String, Comparison, Value)
     case `in`(String, [Value])
     case notIn(String, [Value])
@@ -26,9 +26,9 @@ public indirect enum Predicate: Sendable, Hashable {
     case prefix(String, String)
     case regex(String, String, options: String)
     case containsAll(String, [Value])
-    case and([Predicate])
-    case or([Predicate])
-    case not(Predicate)
+    case and([QueryPredicate])
+    case or([QueryPredicate])
+    case not(QueryPredicate)
 
     /// The six comparisons.
     public enum Comparison: String, Sendable, Hashable, CaseIterable {
@@ -63,7 +63,7 @@ public indirect enum Predicate: Sendable, Hashable {
         }
     }
 
-    public static func && (lhs: Predicate, rhs: Predicate) -> Predicate {
+    public static func && (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate {
         switch (lhs, rhs) {
         case (.and(let a), .and(let b)): .and(a + b)
         case (.and(let a), _): .and(a + [rhs])
@@ -72,7 +72,7 @@ public indirect enum Predicate: Sendable, Hashable {
         }
     }
 
-    public static func || (lhs: Predicate, rhs: Predicate) -> Predicate {
+    public static func || (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate {
         switch (lhs, rhs) {
         case (.or(let a), .or(let b)): .or(a + b)
         case (.or(let a), _): .or(a + [rhs])
@@ -81,7 +81,7 @@ public indirect enum Predicate: Sendable, Hashable {
         }
     }
 
-    public static prefix func ! (p: Predicate) -> Predicate { .not(p) }
+    public static prefix func ! (p: QueryPredicate) -> QueryPredicate { .not(p) }
 }
 
 /// A key of a record, for building predicates fluently: `Field("money") >= 50`.
@@ -89,19 +89,19 @@ public struct Field: Sendable, Hashable {
     public var key: String
     public init(_ key: String) { self.key = key }
 
-    public static func == (f: Field, v: Value) -> Predicate { .compare(f.key, .eq, v) }
-    public static func != (f: Field, v: Value) -> Predicate { .compare(f.key, .ne, v) }
-    public static func < (f: Field, v: Value) -> Predicate { .compare(f.key, .lt, v) }
-    public static func <= (f: Field, v: Value) -> Predicate { .compare(f.key, .lte, v) }
-    public static func > (f: Field, v: Value) -> Predicate { .compare(f.key, .gt, v) }
-    public static func >= (f: Field, v: Value) -> Predicate { .compare(f.key, .gte, v) }
+    public static func == (f: Field, v: Value) -> QueryPredicate { .compare(f.key, .eq, v) }
+    public static func != (f: Field, v: Value) -> QueryPredicate { .compare(f.key, .ne, v) }
+    public static func < (f: Field, v: Value) -> QueryPredicate { .compare(f.key, .lt, v) }
+    public static func <= (f: Field, v: Value) -> QueryPredicate { .compare(f.key, .lte, v) }
+    public static func > (f: Field, v: Value) -> QueryPredicate { .compare(f.key, .gt, v) }
+    public static func >= (f: Field, v: Value) -> QueryPredicate { .compare(f.key, .gte, v) }
 
-    public func isIn(_ values: [Value]) -> Predicate { .in(key, values) }
-    public func notIn(_ values: [Value]) -> Predicate { .notIn(key, values) }
-    public func exists(_ present: Bool = true) -> Predicate { .exists(key, present) }
-    public func hasPrefix(_ prefix: String) -> Predicate { .prefix(key, prefix) }
-    public func matches(_ pattern: String, options: String = "") -> Predicate { .regex(key, pattern, options: options) }
-    public func containsAll(_ values: [Value]) -> Predicate { .containsAll(key, values) }
+    public func isIn(_ values: [Value]) -> QueryPredicate { .in(key, values) }
+    public func notIn(_ values: [Value]) -> QueryPredicate { .notIn(key, values) }
+    public func exists(_ present: Bool = true) -> QueryPredicate { .exists(key, present) }
+    public func hasPrefix(_ prefix: String) -> QueryPredicate { .prefix(key, prefix) }
+    public func matches(_ pattern: String, options: String = "") -> QueryPredicate { .regex(key, pattern, options: options) }
+    public func containsAll(_ values: [Value]) -> QueryPredicate { .containsAll(key, values) }
 }
 
 /// One sort key: `money` ascending, `-money` descending.
@@ -137,7 +137,7 @@ public struct SortKey: Sendable, Hashable, CustomStringConvertible {
 /// ```
 public struct Query: Sendable, Hashable {
     public var className: String
-    public var predicate: Predicate?
+    public var predicate: QueryPredicate?
     public var sort: [SortKey]
     /// At most this many records (for ``ObjectStore/queryPage(_:)``: the page size).
     public var limit: Int?
@@ -149,7 +149,7 @@ public struct Query: Sendable, Hashable {
     public var keys: [String]?
 
     public init(
-        _ className: String, predicate: Predicate? = nil, sort: [SortKey] = [], limit: Int? = nil, skip: Int? = nil,
+        _ className: String, predicate: QueryPredicate? = nil, sort: [SortKey] = [], limit: Int? = nil, skip: Int? = nil,
         cursor: String? = nil, keys: [String]? = nil
     ) {
         self.className = className
@@ -162,7 +162,7 @@ public struct Query: Sendable, Hashable {
     }
 
     /// Adds a predicate (combined with `and` with any existing one).
-    public func filter(_ p: Predicate) -> Query {
+    public func filter(_ p: QueryPredicate) -> Query {
         var q = self
         q.predicate = predicate.map { $0 && p } ?? p
         return q

@@ -13,15 +13,15 @@
 /// - Top-level operators: `$and` and `$or` take a non-empty array of query objects; `$not` takes one query object.
 /// - Several members in one object are combined with `and`, in the order written.
 ///
-/// Parsing then printing gives back the same AST (`Predicate(json: p.json) == p`). Malformed input throws
+/// Parsing then printing gives back the same AST (`QueryPredicate(json: p.json) == p`). Malformed input throws
 /// ``MBaaSError/Kind/invalidRequest`` with the path and operator at fault, e.g. `where.money: unknown operator
 /// '$gtx'`.
-extension Predicate {
+extension QueryPredicate {
     public init(json: JSON, path: String = "where") throws(MBaaSError) {
         guard let object = json.objectValue else {
             throw MBaaSError(.invalidRequest, "\(path): a query must be a JSON object, got \(json.printed())")
         }
-        var parts: [Predicate] = []
+        var parts: [QueryPredicate] = []
         for (key, value) in object {
             let here = "\(path).\(key)"
             switch key {
@@ -29,31 +29,31 @@ extension Predicate {
                 guard let items = value.arrayValue, !items.isEmpty else {
                     throw MBaaSError(.invalidRequest, "\(here): '\(key)' takes a non-empty array of queries")
                 }
-                var children: [Predicate] = []
-                for (i, item) in items.enumerated() { children.append(try Predicate(json: item, path: "\(here)[\(i)]")) }
+                var children: [QueryPredicate] = []
+                for (i, item) in items.enumerated() { children.append(try QueryPredicate(json: item, path: "\(here)[\(i)]")) }
                 parts.append(key == "$and" ? .and(children) : .or(children))
             case "$not":
-                parts.append(.not(try Predicate(json: value, path: here)))
+                parts.append(.not(try QueryPredicate(json: value, path: here)))
             default:
                 if key.hasPrefix("$") {
                     throw MBaaSError(.invalidRequest, "\(here): unknown top-level operator '\(key)' ($and, $or, $not)")
                 }
                 if key.isEmpty { throw MBaaSError(.invalidRequest, "\(path): empty field name") }
-                parts.append(contentsOf: try Predicate.fieldConditions(key: key, value, path: here))
+                parts.append(contentsOf: try QueryPredicate.fieldConditions(key: key, value, path: here))
             }
         }
         guard !parts.isEmpty else { throw MBaaSError(.invalidRequest, "\(path): empty query object") }
         self = parts.count == 1 ? parts[0] : .and(parts)
     }
 
-    private static func fieldConditions(key: String, _ value: JSON, path: String) throws(MBaaSError) -> [Predicate] {
+    private static func fieldConditions(key: String, _ value: JSON, path: String) throws(MBaaSError) -> [QueryPredicate] {
         guard let ops = value.objectValue, let first = ops.keys.first, first.hasPrefix("$") else {
             return [.compare(key, .eq, try Value(json: value, path: path))]
         }
         if let plain = ops.keys.first(where: { !$0.hasPrefix("$") }) {
             throw MBaaSError(.invalidRequest, "\(path): '\(plain)' mixed with operators; use {\"$eq\":{...}} for an object value")
         }
-        var result: [Predicate] = []
+        var result: [QueryPredicate] = []
         for (op, operand) in ops {
             let here = "\(path).\(op)"
             func list() throws(MBaaSError) -> [Value] {
@@ -104,7 +104,7 @@ extension Predicate {
     /// The neutral JSON form. `and` of conditions on distinct keys prints as one object; anything that would
     /// collide prints as `$and`.
     public var json: JSON {
-        if case .and(let parts) = self, let merged = Predicate.merge(parts) { return .object(merged) }
+        if case .and(let parts) = self, let merged = QueryPredicate.merge(parts) { return .object(merged) }
         switch self {
         case .and(let parts): return .object(["$and": .array(parts.map(\.json))])
         case .or(let parts): return .object(["$or": .array(parts.map(\.json))])
@@ -137,7 +137,7 @@ extension Predicate {
 
     /// Merges an `and` list into one object when no key or operator repeats and each part is a field condition
     /// (or a single `$or`/`$not`), so that parsing the object gives back the same list in the same order.
-    private static func merge(_ parts: [Predicate]) -> JSONObject? {
+    private static func merge(_ parts: [QueryPredicate]) -> JSONObject? {
         guard parts.count > 1 else { return nil }
         var object = JSONObject()
         var lastKey: String?
@@ -178,6 +178,6 @@ extension Query {
     public static func parse(className: String, whereJSON text: String) throws(MBaaSError) -> Query {
         let json: JSON
         do { json = try JSON.parse(text) } catch { throw MBaaSError(.invalidRequest, "where: \(error)") }
-        return Query(className, predicate: try Predicate(json: json))
+        return Query(className, predicate: try QueryPredicate(json: json))
     }
 }

@@ -1,0 +1,181 @@
+import Foundation
+import Testing
+import XCTest
+@testable import MBaaSCore
+
+@Suite("Backend URLs")
+struct BackendURLTests {
+    @Test func parsesVendorURLsWithEncodedCredentials() throws {
+        let url = try BackendURL(parsing: "pocketbase+http://admin%40example.com:p%40ss%3Aword@127.0.0.1:8090/base?x=1&y=a%20b")
+        #expect(url.scheme == "pocketbase")
+        #expect(!url.isSecure)
+        #expect(url.user == "admin@example.com")
+        #expect(url.secret == "p@ss:word")
+        #expect(url.host == "127.0.0.1")
+        #expect(url.port == 8090)
+        #expect(url.path == "/base")
+        #expect(url.options == ["x": "1", "y": "a b"])
+        #expect(url.httpBase == "http://127.0.0.1:8090")
+        #expect(!url.description.contains("p@ss"))
+        #expect(url.description.contains("***"))
+    }
+
+    @Test func httpsIsTheDefault() throws {
+        let url = try BackendURL(parsing: "ncmb://APPKEY:CLIENTKEY@mbaas.api.nifcloud.com")
+        #expect(url.isSecure)
+        #expect(url.httpBase == "https://mbaas.api.nifcloud.com")
+        #expect(url.description == "ncmb://APPKEY:***@mbaas.api.nifcloud.com")
+    }
+
+    @Test(arguments: [
+        ("sqlite:data/app.db", "data/app.db"), ("sqlite::memory:", ":memory:"), ("sqlite:///tmp/x.db", "/tmp/x.db"),
+        ("sqlite:my%20db.sqlite?journal=wal", "my db.sqlite"),
+    ])
+    func parsesSQLiteForms(text: String, path: String) throws {
+        let url = try BackendURL(parsing: text)
+        #expect(url.scheme == "sqlite")
+        #expect(url.path == path)
+    }
+
+    @Test(arguments: ["no-scheme", ":x", "ncmb://", "bad scheme://x", "sqlite:"])
+    func rejectsMalformedURLs(text: String) {
+        #expect(throws: MBaaSError.self) { try BackendURL(parsing: text) }
+    }
+
+    @Test func redactsSecretsInFreeText() {
+        #expect(BackendURL.redact("ncmb://k:secret@host/x") == "ncmb://k:***@host/x")
+        #expect(BackendURL.redact("sqlite:x") == "sqlite:x")
+    }
+
+    struct FakeFactory: BackendFactory {
+        let schemes = ["fake"]
+        let adapterName = "fake"
+        func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
+            throw MBaaSError(.unavailable, "opened \(url.host ?? "")")
+        }
+    }
+
+    @Test func registryIsAValueThatRoutesBySchemeIgnoringPlusHTTP() async throws {
+        var registry = BackendRegistry()
+        registry.register(FakeFactory())
+        #expect(registry.schemes == ["fake"])
+        await #expect { try await registry.open("fake+http://u:p@h1:1") } throws: {
+            ($0 as? MBaaSError)?.message == "opened h1"
+        }
+        await #expect { try await registry.open("nope://h") } throws: {
+            ($0 as? MBaaSError)?.message.contains("unknown backend scheme 'nope'; known: fake") == true
+        }
+        #expect(BackendRegistry().schemes.isEmpty, "registries are independent values")
+    }
+}
+
+@Suite("HTTP")
+struct HTTPTests {
+    @Test func headersAreCaseInsensitiveAndRedactable() {
+        var h: HTTPHeaders = ["Content-Type": "application/json", "X-NCMB-Signature": "sig"]
+        #expect(h["content-type"] == "application/json")
+        h["CONTENT-TYPE"] = "text/plain"
+        #expect(h.values("Content-Type") == ["text/plain"])
+        #expect(h.fields.count == 2)
+        let r = h.redacting(["x-ncmb-signature"])
+        #expect(r["X-NCMB-Signature"] == "***")
+        #expect(r["Content-Type"] == "text/plain")
+    }
+
+    @Test func strictPercentEncoding() throws {
+        #expect(percentEncode("a+b 'c'/日") == "a%2Bb%20%27c%27%2F%E6%97%A5")
+        let url = try URL.build(base: "https://h", path: "/2013-09-01/classes/A", query: [("where", #"{"a":"b c"}"#)])
+        #expect(url.absoluteString == "https://h/2013-09-01/classes/A?where=%7B%22a%22%3A%22b%20c%22%7D")
+    }
+
+    @Test func logsRedactSecretsInURLs() throws {
+        let url = try #require(URL(string: "https://u:pw@h/p?token=abc&x=1"))
+        let s = HTTPLogging.redactedURL(url)
+        #expect(!s.contains("pw") && !s.contains("abc"))
+        #expect(s.contains("x=1"))
+    }
+
+    @Test func retryAfterParsesSecondsAndDates() {
+        #expect(HTTPResponse(status: 429, headers: ["Retry-After": "7"]).retryAfter() == 7)
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        let later = HTTPResponse(status: 503, headers: ["Retry-After": "Tue, 14 Nov 2023 22:13:40 GMT"])
+        #expect(later.retryAfter(now: now) == 20)
+        #expect(HTTPResponse(status: 429).retryAfter() == nil)
+    }
+
+    @Test func multipartRoundTripKeepsPartsAndNonASCIINames() throws {
+        let form = MultipartForm(parts: [
+            .text("acl", #"{"*":{"read":true}}"#),
+            MultipartForm.Part(name: "file", filename: "写真 \"1\".png", contentType: "image/png",
+                               data: Data([0, 13, 10, 45, 45, 255])),
+        ], boundary: "XyZ")
+        let body = form.encoded()
+        let decoded = try MultipartForm.decode(body, contentType: form.contentType)
+        #expect(decoded.parts == form.parts)
+        #expect(decoded.part(named: "file")?.filename == "写真 \"1\".png")
+        #expect(throws: MBaaSError.self) { try MultipartForm.decode(body, contentType: "multipart/form-data") }
+        #expect(throws: MBaaSError.self) { try MultipartForm.decode(Data("junk".utf8), contentType: form.contentType) }
+    }
+
+    actor Counter { var n = 0; func next() -> Int { n += 1; return n } }
+
+    struct Scripted: HTTPTransport {
+        let counter: Counter
+        let statuses: [Int]
+        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+            let i = await counter.next()
+            let status = statuses[min(i, statuses.count) - 1]
+            if status == 0 { throw MBaaSError(.transport, "reset") }
+            return HTTPResponse(status: status, headers: status == 429 ? ["Retry-After": "2"] : [:])
+        }
+    }
+
+    actor Sleeps { var values: [TimeInterval] = []; func add(_ v: TimeInterval) { values.append(v) } }
+
+    @Test func retriesIdempotentRequestsWithBackoffAndRetryAfter() async throws {
+        let counter = Counter(), sleeps = Sleeps()
+        let transport = RetryingTransport(
+            Scripted(counter: counter, statuses: [503, 0, 429, 200]),
+            policy: RetryPolicy(maxAttempts: 5, baseDelay: 1, random: { 0.5 }),
+            sleep: { await sleeps.add($0) })
+        let response = try await transport.send(HTTPRequest(method: "GET", url: URL(string: "http://h/")!))
+        #expect(response.status == 200)
+        #expect(await counter.n == 4)
+        #expect(await sleeps.values == [0.5, 1.0, 2.0])
+    }
+
+    @Test func doesNotRetryPostWithoutIdempotencyKey() async throws {
+        let counter = Counter()
+        let transport = RetryingTransport(Scripted(counter: counter, statuses: [503, 200]), sleep: { _ in })
+        let url = URL(string: "http://h/")!
+        #expect(try await transport.send(HTTPRequest(method: "POST", url: url)).status == 503)
+        #expect(await counter.n == 1)
+        let keyed = try await transport.send(HTTPRequest(method: "POST", url: url, idempotencyKey: "k1"))
+        #expect(keyed.status == 200)
+    }
+
+    @Test func givesUpAfterMaxAttempts() async throws {
+        let counter = Counter()
+        let transport = RetryingTransport(Scripted(counter: counter, statuses: [0]),
+                                          policy: RetryPolicy(maxAttempts: 3), sleep: { _ in })
+        await #expect(throws: MBaaSError.self) {
+            try await transport.send(HTTPRequest(method: "GET", url: URL(string: "http://h/")!))
+        }
+        #expect(await counter.n == 3)
+    }
+
+    @Test func errorDescriptionCarriesVendorCodeAndStatus() {
+        let e = MBaaSError(.notFound, "no such object", vendorCode: "E404001", httpStatus: 404)
+        #expect(e.description == "notFound: no such object [vendor code E404001, HTTP 404]")
+        #expect(MBaaSError.kind(forHTTPStatus: 429) == .rateLimited)
+        #expect(MBaaSError.wrap(CancellationError()).kind == .transport)
+    }
+}
+
+/// One XCTest case so the XCTest summary reports a real count next to Swift Testing's.
+final class CoreSmokeXCTests: XCTestCase {
+    func testNeutralRecordJSONIsStable() throws {
+        let record = Record(className: "Memo", id: "1", fields: ["b": 2, "a": 1])
+        XCTAssertEqual(record.json.printed(), #"{"class":"Memo","id":"1","fields":{"a":1,"b":2}}"#)
+    }
+}

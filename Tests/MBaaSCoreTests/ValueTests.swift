@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+@testable import MBaaSCore
+
+@Suite("Values and neutral JSON")
+struct ValueTests {
+    static let date = ISO8601.parse("2024-03-31T23:59:59.123Z")!
+
+    static let samples: [(String, Value)] = [
+        ("null", .null), ("bool", .bool(true)), ("int", .int(-42)), ("double", .double(3.5)),
+        ("whole double", .double(2)), ("string", .string("日本語 😀 \"quoted\"")), ("date", .date(date)),
+        ("bytes", .bytes(Data([0, 1, 2, 255]))), ("array", [1, "two", 3.0, nil]),
+        ("object", .object(["a": 1, "nested": .object(["b": .date(date)])])),
+        ("pointer", .pointer(Pointer(className: "User", objectId: "abc123"))),
+        ("file", .file(FileReference(name: "写真.png", url: "https://x/y", contentType: "image/png", size: 12,
+                                      attachment: FileAttachment(className: "Memo", objectId: "m1", field: "photo")))),
+        ("geoPoint", .geoPoint(GeoPoint(latitude: 35.681, longitude: 139.767))),
+    ]
+
+    @Test(arguments: samples)
+    func neutralJSONRoundTripIsLossless(name: String, value: Value) throws {
+        let text = value.json.printed()
+        let back = try Value(json: JSON.parse(text))
+        #expect(back == value, "\(name) did not round-trip: \(text)")
+    }
+
+    @Test func typedFormsAreTheDocumentedShapes() {
+        #expect(Value.date(Self.date).json.printed() == #"{"__type":"Date","iso":"2024-03-31T23:59:59.123Z"}"#)
+        #expect(Value.bytes(Data("hi".utf8)).json.printed() == #"{"__type":"Bytes","base64":"aGk="}"#)
+        #expect(Value.pointer(Pointer(className: "C", objectId: "i")).json.printed()
+                == #"{"__type":"Pointer","className":"C","objectId":"i"}"#)
+        #expect(Value.geoPoint(GeoPoint(latitude: 1, longitude: 2)).json.printed()
+                == #"{"__type":"GeoPoint","latitude":1.0,"longitude":2.0}"#)
+        #expect(Value.file(FileReference(name: "a.txt")).json.printed() == #"{"__type":"File","name":"a.txt"}"#)
+    }
+
+    @Test(arguments: [
+        (#"{"__type":"Date"}"#, "needs a string 'iso'"),
+        (#"{"__type":"Date","iso":"yesterday"}"#, "is not an ISO-8601 date"),
+        (#"{"__type":"Bytes","base64":"!!"}"#, "not valid base64"),
+        (#"{"__type":"Pointer","className":"C"}"#, "needs a string 'objectId'"),
+        (#"{"__type":"GeoPoint","latitude":91,"longitude":0}"#, "out of range"),
+        (#"{"__type":"GeoPoint","latitude":"1","longitude":0}"#, "needs a number 'latitude'"),
+        (#"{"__type":"Wat"}"#, "unknown __type"),
+        (#"{"a":[{"__type":"Wat"}]}"#, "$.a[0]: unknown __type"),
+    ])
+    func malformedTypedValuesNameTheProblem(text: String, message: String) throws {
+        let json = try JSON.parse(text)
+        #expect {
+            try Value(json: json)
+        } throws: { error in
+            guard let e = error as? MBaaSError else { return false }
+            return e.kind == .invalidRequest && e.message.contains(message)
+        }
+    }
+
+    @Test func isoDatesFormatAndParse() throws {
+        let d = try #require(ISO8601.parse("1969-12-31T23:59:59.999Z"))
+        #expect(ISO8601.format(d) == "1969-12-31T23:59:59.999Z")
+        #expect(ISO8601.format(try #require(ISO8601.parse("2024-02-29T12:00:00+09:00"))) == "2024-02-29T03:00:00.000Z")
+        #expect(ISO8601.format(try #require(ISO8601.parse("2013-12-02 02:44:35.452Z"))) == "2013-12-02T02:44:35.452Z")
+        #expect(ISO8601.parse("2024-13-01T00:00:00Z") == nil)
+        #expect(ISO8601.parse("2024-01-01T00:00:00") == nil)
+        #expect(ISO8601.parse("2024-01-01T00:00:00.Z") == nil)
+        #expect(ISO8601.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
+    }
+
+    @Test func looseEqualityComparesNumbersByValue() {
+        #expect(Value.int(2).looselyEquals(.double(2)))
+        #expect(!Value.int(2).looselyEquals(.string("2")))
+        #expect(Value.array([1, 2]).looselyEquals(.array([1.0, 2.0])))
+    }
+
+    @Test func codableUsesTheNeutralForm() throws {
+        let data = try JSONEncoder().encode(Value.date(Self.date))
+        #expect(try JSON.parse(data) == Value.date(Self.date).json)
+        #expect(try JSONDecoder().decode(Value.self, from: data) == .date(Self.date))
+    }
+}
+
+@Suite("Records, ACL and models")
+struct RecordTests {
+    @Test func recordNeutralJSONRoundTrip() throws {
+        let record = Record(
+            className: "Memo", id: "m1", createdAt: ValueTests.date, updatedAt: ValueTests.date, version: "3",
+            acl: ACL([.everyone: .read, .user("u1"): .readWrite, .role("Admins"): .write]),
+            fields: ["title": "rent", "money": 50, "due": .date(ValueTests.date)])
+        let json = record.json
+        #expect(json["class"] == "Memo")
+        #expect(json["createdAt"] == "2024-03-31T23:59:59.123Z")
+        #expect(json["acl"]?.printed() == #"{"*":{"read":true},"role:Admins":{"write":true},"u1":{"read":true,"write":true}}"#)
+        #expect(try Record(json: JSON.parse(json.printed())) == record)
+    }
+
+    @Test(arguments: [
+        ("[]", "must be a JSON object"), (#"{"fields":{}}"#, "record.class"),
+        (#"{"class":"A","createdAt":"x"}"#, "record.createdAt"), (#"{"class":"A","fields":[]}"#, "record.fields"),
+        (#"{"class":"A","acl":{"*":{"read":1}}}"#, "acl.*.read must be a boolean"),
+        (#"{"class":"A","acl":{"*":{"delete":true}}}"#, "unknown permission 'delete'"),
+    ])
+    func malformedRecordsNameTheMember(text: String, message: String) throws {
+        let json = try JSON.parse(text)
+        #expect { try Record(json: json) } throws: { ($0 as? MBaaSError)?.message.contains(message) == true }
+    }
+
+    @Test func cliFieldsRejectReservedNames() {
+        #expect(throws: MBaaSError.self) { try Record.fields(fromJSONText: #"{"id":"x"}"#) }
+        #expect(throws: MBaaSError.self) { try Record.fields(fromJSONText: "[1]") }
+        #expect((try? Record.fields(fromJSONText: #"{"a":1}"#)) == ["a": 1])
+    }
+
+    @Test func aclChecksPrincipals() {
+        let acl = ACL([.user("alice"): .readWrite, .role("staff"): .read, .group("g1"): .write])
+        #expect(acl.canRead(user: "alice"))
+        #expect(!acl.canRead(user: "bob"))
+        #expect(acl.canRead(user: "bob", roles: ["staff"]))
+        #expect(!acl.canWrite(user: "bob", roles: ["staff"]))
+        #expect(acl.canWrite(user: nil, groups: ["g1"]))
+        #expect(ACL.publicReadWrite.canWrite(user: nil))
+        #expect(!ACL.privateTo("alice").canRead(user: nil))
+    }
+
+    struct Memo: Model, Equatable {
+        static let className = "Memo"
+        var id: String?
+        var createdAt: Date?
+        var title: String
+        var money: Int
+        var ratio: Double
+        var due: Date?
+        var blob: Data
+        var owner: Pointer
+        var place: GeoPoint
+        var tags: [String]
+    }
+
+    @Test func typedModelsRoundTripThroughRecords() throws {
+        let memo = Memo(id: nil, createdAt: nil, title: "家賃", money: 50, ratio: 0.5, due: ValueTests.date,
+                        blob: Data([9, 8]), owner: Pointer(className: "User", objectId: "u1"),
+                        place: GeoPoint(latitude: 1, longitude: 2), tags: ["a"])
+        let record = try memo.record()
+        #expect(record.className == "Memo")
+        #expect(record.id == nil)
+        #expect(record.fields["due"] == .date(ValueTests.date))
+        #expect(record.fields["blob"] == .bytes(Data([9, 8])))
+        #expect(record.fields["owner"] == .pointer(Pointer(className: "User", objectId: "u1")))
+        #expect(record.fields["place"] == .geoPoint(GeoPoint(latitude: 1, longitude: 2)))
+        #expect(record.fields["createdAt"] == nil)
+        var stored = record
+        stored.id = "m1"
+        stored.createdAt = ValueTests.date
+        let back = try Memo(record: stored)
+        #expect(back.id == "m1")
+        #expect(back.createdAt == ValueTests.date)
+        #expect(back.title == memo.title && back.blob == memo.blob && back.place == memo.place && back.due == memo.due)
+    }
+
+    @Test func decodingAModelNamesTheMissingField() {
+        let record = Record(className: "Memo", id: "x", fields: ["title": "a"])
+        #expect {
+            try Memo(record: record)
+        } throws: { error in
+            guard let e = error as? MBaaSError else { return false }
+            return e.kind == .decoding && e.message.contains("missing field")
+        }
+    }
+}
