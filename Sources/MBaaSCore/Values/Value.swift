@@ -31,7 +31,7 @@ public enum Value: Sendable, Hashable {
 }
 
 /// A reference to another record, by class name and id.
-public struct Pointer: Sendable, Hashable, Codable {
+public struct Pointer: Sendable, Hashable {
     public var className: String
     public var objectId: String
     public init(className: String, objectId: String) {
@@ -41,7 +41,7 @@ public struct Pointer: Sendable, Hashable, Codable {
 }
 
 /// A point on Earth in degrees (WGS 84).
-public struct GeoPoint: Sendable, Hashable, Codable {
+public struct GeoPoint: Sendable, Hashable {
     public var latitude: Double
     public var longitude: Double
     public init(latitude: Double, longitude: Double) {
@@ -55,7 +55,7 @@ public struct GeoPoint: Sendable, Hashable, Codable {
 /// `name` is the name the backend knows the file by (which may differ from the name asked for: AppPot prefixes a
 /// UUID, PocketBase adds a suffix). `attachment` is set when the backend keeps the file *on* a record (a Kii
 /// object body, a PocketBase file field) rather than in a separate store.
-public struct FileReference: Sendable, Hashable, Codable {
+public struct FileReference: Sendable, Hashable {
     public var name: String
     public var url: String?
     public var contentType: String?
@@ -75,7 +75,7 @@ public struct FileReference: Sendable, Hashable, Codable {
 }
 
 /// Where a file lives when it is attached to a record: the record's class and id, and the field that holds it.
-public struct FileAttachment: Sendable, Hashable, Codable {
+public struct FileAttachment: Sendable, Hashable {
     public var className: String
     public var objectId: String
     public var field: String
@@ -163,4 +163,41 @@ extension Value {
             return self == other
         }
     }
+}
+
+// MARK: - Codable through the neutral form
+
+/// `Pointer`, `GeoPoint` and `FileReference` encode to their neutral JSON form (with `__type`), so typed
+/// ``Model`` properties of these types become the matching ``Value`` cases.
+private protocol NeutralCodable: Codable {
+    var neutralValue: Value { get }
+    init?(neutralValue: Value)
+}
+
+extension NeutralCodable {
+    public init(from decoder: any Decoder) throws {
+        let value = try Value(json: JSON(from: decoder))
+        guard let typed = Self(neutralValue: value) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath,
+                                                    debugDescription: "expected \(Self.self), got \(value.typeName)"))
+        }
+        self = typed
+    }
+
+    public func encode(to encoder: any Encoder) throws { try neutralValue.json.encode(to: encoder) }
+}
+
+extension Pointer: NeutralCodable {
+    var neutralValue: Value { .pointer(self) }
+    init?(neutralValue: Value) { if case .pointer(let p) = neutralValue { self = p } else { return nil } }
+}
+
+extension GeoPoint: NeutralCodable {
+    var neutralValue: Value { .geoPoint(self) }
+    init?(neutralValue: Value) { if case .geoPoint(let g) = neutralValue { self = g } else { return nil } }
+}
+
+extension FileReference: NeutralCodable {
+    var neutralValue: Value { .file(self) }
+    init?(neutralValue: Value) { if case .file(let f) = neutralValue { self = f } else { return nil } }
 }
