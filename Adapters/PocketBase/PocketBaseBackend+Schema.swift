@@ -55,6 +55,19 @@ extension PocketBaseBackend {
         if schemaWaiters.isEmpty { schemaLocked = false } else { schemaWaiters.removeFirst().resume() }
     }
 
+    /// Runs a schema change under the lock; when the server refuses it (another client changed the same
+    /// collection meanwhile), reloads the definition and tries once more.
+    func changingSchema<T>(_ change: (_ refresh: Bool) async throws -> T) async throws -> T {
+        await lockSchema()
+        defer { unlockSchema() }
+        do {
+            return try await change(false)
+        } catch let e as MBaaSError where (e.kind == .invalidRequest || e.kind == .duplicate) && e.httpStatus != nil {
+            logger.debug("PocketBase schema change refused, retrying with a fresh definition", metadata: ["error": "\(e.message)"])
+            return try await change(true)
+        }
+    }
+
     // MARK: Schemas for reading and querying
 
     /// What is known of a collection for decoding records: its definition (superuser, fetched once) or a
@@ -114,9 +127,15 @@ extension PocketBaseBackend {
             }
             return nil
         }
-        await lockSchema()
-        defer { unlockSchema() }
-        let existing = try await definition(className)
+        return try await changingSchema { refresh in
+            try await self.applyWrite(className: className, changes: changes, acl: acl, refresh: refresh)
+        }
+    }
+
+    private func applyWrite(
+        className: String, changes: [String: PocketBaseRecordCodec.Change], acl: ACL?, refresh: Bool
+    ) async throws -> PocketBaseSchema? {
+        let existing = try await definition(className, refresh: refresh)
         var added: [PocketBaseField] = []
         func has(_ name: String) -> Bool {
             existing?.field(named: name) != nil || added.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame }
@@ -169,9 +188,13 @@ extension PocketBaseBackend {
         try PocketBaseBackend.checkClassName(className)
         try PocketBaseWire.validateFieldName(field)
         guard configuration.managesSchema else { return sampledSchemas[className.lowercased()] }
-        await lockSchema()
-        defer { unlockSchema() }
-        guard let existing = try await definition(className) else {
+        return try await changingSchema { refresh in
+            try await self.applyFileField(className: className, field: field, refresh: refresh)
+        }
+    }
+
+    private func applyFileField(className: String, field: String, refresh: Bool) async throws -> PocketBaseSchema? {
+        guard let existing = try await definition(className, refresh: refresh) else {
             throw MBaaSError(.notFound, "PocketBase has no collection '\(className)' to attach a file to")
         }
         var added: [PocketBaseField] = []
@@ -202,10 +225,13 @@ extension PocketBaseBackend {
     func prepareUsersCollection() async throws {
         guard !usersReady else { return }
         guard configuration.managesSchema else { usersReady = true; return }
-        await lockSchema()
-        defer { unlockSchema() }
+        try await changingSchema { refresh in try await self.applyUsersCollection(refresh: refresh) }
+        usersReady = true
+    }
+
+    private func applyUsersCollection(refresh: Bool) async throws {
         let name = configuration.usersCollection
-        guard var users = try await definition(name) else {
+        guard var users = try await definition(name, refresh: refresh) else {
             throw MBaaSError(.notFound, "PocketBase has no auth collection '\(name)'")
         }
         guard users.isAuth else { throw MBaaSError(.invalidRequest, "PocketBase collection '\(name)' is not an auth collection") }
@@ -242,7 +268,6 @@ extension PocketBaseBackend {
                 as: .superuser)
             remember(try PocketBaseCollection(json: json))
         }
-        usersReady = true
     }
 
     /// The collection of standalone uploads: one protected file per record, its original name, content type and
@@ -250,9 +275,11 @@ extension PocketBaseBackend {
     func prepareFilesCollection() async throws -> Bool {
         let name = configuration.filesCollection
         guard configuration.managesSchema else { return true }
-        await lockSchema()
-        defer { unlockSchema() }
-        if try await definition(name) != nil { return true }
+        return try await changingSchema { refresh in try await self.applyFilesCollection(name: name, refresh: refresh) }
+    }
+
+    private func applyFilesCollection(name: String, refresh: Bool) async throws -> Bool {
+        if try await definition(name, refresh: refresh) != nil { return true }
         let collection = PocketBaseCollection.managed(
             name: name, usersCollectionId: try await usersCollectionId(),
             fields: [.file("file"), .text("name", max: 1000), .text("contentType", max: 255), .number("size")])

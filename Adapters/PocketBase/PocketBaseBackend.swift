@@ -157,6 +157,7 @@ public actor PocketBaseBackend: Backend {
     ) async throws -> HTTPResponse {
         var token = try await authorization(for: acting)
         var retried = false
+        var reloaded = false
         while true {
             var headers: HTTPHeaders = [:]
             var body: Data?
@@ -174,6 +175,16 @@ public actor PocketBaseBackend: Backend {
             let response: HTTPResponse
             do { response = try await context.transport.send(request) } catch { throw MBaaSError.wrap(error) }
             if response.isSuccess { return response }
+            if response.status == 404, !reloaded, acting != .superuser,
+               let collection = try await staleCollectionCache(path: path, body: response.body)
+            {
+                // PocketBase caches collection definitions in memory and can lose one when two clients change
+                // the schema at the same moment; saving the collection again reloads that cache.
+                logger.warning("PocketBase lost collection '\(collection)' from its cache; reloading it")
+                _ = try await send("PATCH", "/api/collections/\(percentEncode(collection))", json: .object([:]), as: .superuser)
+                reloaded = true
+                continue
+            }
             if response.status == 401, token != nil {
                 switch acting {
                 case .superuser where !retried:
@@ -189,6 +200,17 @@ public actor PocketBaseBackend: Backend {
             throw PocketBaseWire.error(status: response.status, body: response.body, headers: response.headers,
                                        operation: operation, now: context.now)
         }
+    }
+
+    /// For a 404 "Missing or invalid collection context" on a collection that exists (superuser view), the
+    /// collection's name; else `nil`.
+    func staleCollectionCache(path: String, body: Data) async throws -> String? {
+        guard configuration.managesSchema, path.hasPrefix("/api/collections/"),
+              let message = (try? JSON.parse(body))?["message"]?.stringValue, message.contains("collection context")
+        else { return nil }
+        let name = path.dropFirst("/api/collections/".count).split(separator: "/").first.map { String($0).removingPercentEncoding ?? String($0) }
+        guard let name, try await definition(name, refresh: true) != nil else { return nil }
+        return name
     }
 
     /// Sends a request and parses the JSON answer.
