@@ -175,3 +175,16 @@ struct MiniClient {
         #expect(Scrubber().scrub(raw).fileData == scrubbed.fileData)
     }
 }
+
+extension ScrubbingTests {
+    @Test func basicCredentialsAreScrubbedInsideTheBase64() {
+        var raw = cassette([interaction("GET", "/me")])
+        raw.interactions[0].request.headers["Authorization"] = BasicCredentials.header(for: "kii-app-0042:very-secret-key")
+        let scrubbed = Scrubber(secrets: [("APP_KEY", "very-secret-key")]).scrub(raw)
+        let header = scrubbed.interactions[0].request.headers["Authorization"]!
+        #expect(BasicCredentials(header: header)?.decoded == "<BASIC_USER>:<APP_KEY>")
+        #expect(!String(decoding: scrubbed.fileData, as: UTF8.self).contains(Data("kii-app-0042:very-secret-key".utf8).base64EncodedString()))
+        let replayed = scrubbed.substituting(["APP_KEY": "k"])
+        #expect(BasicCredentials(header: replayed.interactions[0].request.headers["Authorization"]!)?.decoded == "replay-basic-user:k")
+    }
+}
