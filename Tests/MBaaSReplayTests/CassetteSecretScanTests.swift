@@ -29,6 +29,8 @@ import Testing
         ("password", interaction("POST", "/login", body: .json(.object(["username": "u", "password": "hunter2"])))),
         ("password", interaction("GET", "/login", query: [("password", "hunter2")])),
         ("password", interaction("POST", "/login", headers: ["Content-Type": "text/plain"], body: .text(#"{\"password\":\"hunter2\"}"#))),
+        ("password", interaction("POST", "/signup", headers: ["Content-Type": "multipart/form-data; boundary=b"],
+                                 body: .multipart([RecordedPart(name: "password", body: .text("hunter2"))]))),
         ("long key", interaction("GET", "/c", headers: ["X-NCMB-Application-Key": String(repeating: "6145f91061916580", count: 4)])),
         ("long key", interaction("GET", "/c", response: .object(["key": "Xk9fQ2mZ7pL4sR8tV1wY3bN6cH0jD5gK"]))),
     ]
