@@ -62,7 +62,8 @@ extension Cassette {
     /// The cassette with each placeholder replaced: by `substitutions[placeholder]` (keys may be given as `NAME` or
     /// `<NAME>`), else by ``dummyValue(forPlaceholder:)``. Values are encoded to suit where they land:
     /// percent-encoded in the path and backend URL, form-encoded in `application/x-www-form-urlencoded` bodies,
-    /// raw elsewhere; inside `Authorization: Basic` the credentials are decoded, substituted and re-encoded.
+    /// JSON-escaped in text bodies that are JSON documents, raw elsewhere; inside `Authorization: Basic` the
+    /// credentials are decoded, substituted and re-encoded.
     public func substituting(_ substitutions: [String: String] = [:]) -> Cassette {
         var table: [String: String] = [:]
         for p in placeholders { table[p] = Cassette.dummyValue(forPlaceholder: p) }
@@ -77,12 +78,16 @@ extension Cassette {
             return BasicCredentials.header(for: substitute(basic.decoded, site: .query, table: table))
         }
         guard text.contains("<") else { return text }
+        // In a text body that is a JSON document, placeholders sit inside JSON string literals.
+        var isJSONText = false
+        if case .text = site, RequestMatcher.structuredJSON(text) != nil { isJSONText = true }
         var out = text
         for (placeholder, value) in table.sorted(by: { $0.key.count > $1.key.count }) where out.contains(placeholder) {
             let encoded: String
             switch site {
             case .path, .backendURL: encoded = percentEncode(value)
             case .text(let media) where media == "application/x-www-form-urlencoded": encoded = formEncode(value)
+            case .text where isJSONText: encoded = String(JSON.string(value).printed().dropFirst().dropLast())
             default: encoded = value
             }
             out = out.replacingOccurrences(of: placeholder, with: encoded)

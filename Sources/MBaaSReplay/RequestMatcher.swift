@@ -11,7 +11,7 @@ import MBaaSCore
 /// 3. **query**: the same parameter names with the same values, in any order of names (repeated names keep their
 ///    relative order); a value that is a JSON object or array on both sides (`where=`) is compared as JSON;
 /// 4. **headers**: every recorded header that is not volatile (see ``RequestMatcher/volatileHeaders``) must be
-///    sent with the same value (`Content-Type` by media type and parameters other than `boundary`); headers the
+///    sent with the same value (`Content-Type` by media type only: boundary and charset are ignored); headers the
 ///    live request sends but the cassette does not list are ignored; a header named in the recording's
 ///    `pinnedHeaders` must match exactly even if it is volatile;
 /// 5. **body**, compared semantically: JSON ignoring key order and whitespace (`1` equals `1.0`); multipart part
@@ -137,12 +137,9 @@ public enum RequestMatcher {
         }
     }
 
-    /// `Multipart/Form-Data; boundary=x; charset=UTF-8` -> `multipart/form-data;charset=utf-8`.
-    static func normalizedContentType(_ value: String) -> String {
-        let parts = value.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        return parts.enumerated().filter { $0.offset == 0 || !$0.element.hasPrefix("boundary=") }
-            .map(\.element).joined(separator: ";")
-    }
+    /// `Multipart/Form-Data; boundary=x; charset=UTF-8` -> `multipart/form-data` (parameters such as the boundary
+    /// and charset vary between clients of the same server).
+    static func normalizedContentType(_ value: String) -> String { RecordedBody.mediaType(value) }
 
     // MARK: Bodies
 
@@ -250,7 +247,7 @@ public enum RequestMatcher {
 
     static func jsonPath(_ base: String, _ key: String) -> String {
         let simple = !key.isEmpty && key.unicodeScalars.allSatisfy {
-            CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-"
+            CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-" || $0 == "$"
         } && key.unicodeScalars.allSatisfy(\.isASCII)
         return simple ? "\(base).\(key)" : "\(base)[\(JSON.string(key).printed())]"
     }

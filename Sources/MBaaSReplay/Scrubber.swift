@@ -9,8 +9,9 @@ import MBaaSCore
 /// - **Learned secrets**: string values under ``tokenKeys`` (session and access tokens, typically in login
 ///   responses) become `<TOKEN_1>`, `<TOKEN_2>`…; values under ``secretKeys`` become `<PASSWORD_n>` (keys
 ///   containing "password") or `<SECRET_n>`, wherever they appear: JSON bodies (requests and responses), query
-///   parameters and form fields. The token of `Authorization: Bearer X` becomes a `<TOKEN_n>`; the password of
-///   `Authorization: Basic` becomes a `<PASSWORD_n>` unless already known; any other value of a header in
+///   parameters and form fields. The token of `Authorization: Bearer X` becomes a `<TOKEN_n>`; in
+///   `Authorization: Basic` an unknown user becomes `<BASIC_USER>` and an unknown password a `<PASSWORD_n>` (list
+///   constant, non-secret parts in `secrets` if the replaying client must send them verbatim); any other value of a header in
 ///   ``secretHeaders`` becomes a placeholder named after the header (`X-NCMB-Application-Key` ->
 ///   `<X_NCMB_APPLICATION_KEY>`). The password of a `user:secret@` backend URL becomes `<BACKEND_SECRET>`.
 ///   Learning follows the order of the interactions, so numbering is deterministic.
@@ -139,7 +140,11 @@ public struct Scrubber: Sendable {
                     if parts.count == 2, parts[0].lowercased() == "bearer" { add(parts[1], family: "TOKEN"); continue }
                     if let basic = BasicCredentials(header: value) {
                         let pieces = basic.decoded.split(separator: ":", maxSplits: 1).map(String.init)
-                        if pieces.count == 2, !known(pieces[1]) { add(pieces[1], family: "PASSWORD") }
+                        if pieces.count == 2 {
+                            let scrubbedUser = Scrubber.apply(Scrubber.replacements(for: table), to: pieces[0], site: .query)
+                            if !isPlaceholder(scrubbedUser) { add(pieces[0], family: "BASIC_USER", numbered: false) }
+                            if !known(pieces[1]) { add(pieces[1], family: "PASSWORD") }
+                        }
                         continue
                     }
                     if parts.count == 2 { add(parts[1], family: "TOKEN"); continue }

@@ -39,7 +39,7 @@ public enum SecretScanner {
         var findings: [Finding] = []
         for file in cassetteFiles(under: directory) {
             let data = try Data(contentsOf: file)
-            let relative = String(file.standardizedFileURL.path.dropFirst(directory.standardizedFileURL.path.count))
+            let relative = String(file.resolvingSymlinksInPath().path.dropFirst(directory.resolvingSymlinksInPath().path.count))
                 .trimmingCharacters(in: CharacterSet(charactersIn: "/"))
             findings += scan(data: data).map { var f = $0; f.file = relative; return f }
         }
@@ -79,7 +79,10 @@ public enum SecretScanner {
             for (k, v) in o {
                 let p = RequestMatcher.jsonPath(path, k)
                 out += scan(string: k, key: nil, location: p + " (key)")
-                let effectiveKey = (k == "value" || k == "body" || k == "text") && itemName != nil ? itemName! : k
+                // {"name": "password", "value": …} (query item) or {"name": "password", "body": {"text": …}} (part).
+                var effectiveKey = k
+                if let itemName, k == "value" || k == "body" || k == "json" { effectiveKey = itemName }
+                else if let key, k == "text" || k == "json", o.count == 1 { effectiveKey = key }
                 walk(v, key: effectiveKey, path: p, into: &out)
             }
         default: break
