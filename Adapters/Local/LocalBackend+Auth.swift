@@ -49,7 +49,7 @@ extension LocalBackend {
                 .map { [$0[0], $0[1]] }
         }
         // Hash even for an unknown user, so timing does not reveal which user names exist.
-        let stored = row?[1] ?? Self.dummyHash
+        let stored = row?[1] ?? Self.dummyHash(store.options.passwordHashing)
         let matches = password.isEmpty ? false : try await LocalPasswordHasher.verify(password, against: stored)
         guard let row, matches else {
             throw MBaaSError(.unauthorized, "wrong user name or password")
@@ -126,8 +126,10 @@ extension LocalBackend {
 
     // MARK: Helpers
 
-    /// A hash of a random password with the default cost, verified against when the user name is unknown.
-    private static let dummyHash = "scrypt$15$8$3$AAAAAAAAAAAAAAAAAAAAAA==$" + Data(count: 32).base64EncodedString()
+    /// A hash with the configured cost that no password matches, verified against when the user name is unknown.
+    private static func dummyHash(_ p: LocalPasswordHasher.Parameters) -> String {
+        "scrypt$\(p.logN)$\(p.blockSize)$\(p.parallelism)$AAAAAAAAAAAAAAAAAAAAAA==$" + Data(count: 32).base64EncodedString()
+    }
 
     /// `"user name"`, `"e-mail"` or `nil`.
     static func isTaken(_ db: Database, username: String, email: String?) throws -> String? {
