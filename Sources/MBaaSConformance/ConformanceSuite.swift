@@ -90,4 +90,14 @@ public struct ConformanceSuite: Sendable {
                                                    context: context, url: url)
         return ConformanceReport(results: results, suiteVersion: version)
     }
+
+    /// Replays every scenario from `<cassettes>/<scenario-id>.json` and reports
+    /// (see ``ConformanceRunner/replay(adapter:factory:cassettes:scenarios:substitutions:)``).
+    public func replay(
+        adapter: String, factory: any BackendFactory, cassettes: URL, substitutions: [String: String] = [:]
+    ) async -> ConformanceReport {
+        let results = await ConformanceRunner.replay(adapter: adapter, factory: factory, cassettes: cassettes,
+                                                     scenarios: scenarios, substitutions: substitutions)
+        return ConformanceReport(results: results, suiteVersion: version)
+    }
 }
