@@ -22,11 +22,13 @@ extension PocketBaseBackend {
         configuration.baseURL + PocketBaseWire.filePath(collection: collection, recordId: recordId, filename: filename)
     }
 
-    /// A file token for protected files, reused until 30 seconds before it expires; `nil` for guests.
+    /// A file token for protected files, reused until 30 seconds before it expires (a token whose expiry cannot
+    /// be read is reused until refused); `nil` for guests.
     func fileAccessToken() async throws -> String? {
         guard actsAsSomeone else { return nil }
         let owner = currentSession?.userId ?? "superuser"
-        if let cached = fileToken, cached.owner == owner, let expiry = cached.expiresAt, expiry.timeIntervalSince(context.now) > 30 {
+        if let cached = fileToken, cached.owner == owner,
+           cached.expiresAt.map({ $0.timeIntervalSince(context.now) > 30 }) ?? true {
             return cached.token
         }
         let json = try await sendJSON("POST", "/api/files/token", json: .object([:]), as: .data)
