@@ -1,3 +1,74 @@
-import Testing
+import Foundation
 import MBaaSCore
+import Testing
 @testable import MBaaSPocketBase
+
+@Suite("PocketBase URLs and configuration")
+struct URLTests {
+    func config(_ text: String) throws -> PocketBaseConfiguration {
+        try PocketBaseConfiguration(url: try BackendURL(parsing: text))
+    }
+
+    @Test func superuserOverPlainHTTP() throws {
+        let c = try config("pocketbase+http://admin%40example.com:p%40ss%3Aw%2Fd@127.0.0.1:8090")
+        #expect(c.baseURL == "http://127.0.0.1:8090")
+        #expect(c.credentials == .superuser(email: "admin@example.com", password: "p@ss:w/d"))
+        #expect(c.managesSchema)
+        #expect(c.usersCollection == "users")
+        #expect(c.filesCollection == "mbaas_files")
+        #expect(!c.dataAsSuperuser)
+    }
+
+    @Test func httpsWithPathPrefixAndOptions() throws {
+        let c = try config("pocketbase://admin%40example.com:pw@pb.example.com/pb/?files=uploads&users=members&data=superuser")
+        #expect(c.baseURL == "https://pb.example.com/pb")
+        #expect(c.filesCollection == "uploads")
+        #expect(c.usersCollection == "members")
+        #expect(c.dataAsSuperuser)
+    }
+
+    @Test func appUserAndAnonymous() throws {
+        let user = try config("pocketbase://alice:secret@pb.example.com?auth=users")
+        #expect(user.credentials == .user(collection: "users", identity: "alice", password: "secret"))
+        #expect(!user.managesSchema)
+        let members = try config("pocketbase://bob:pw@pb.example.com?auth=members")
+        #expect(members.usersCollection == "members")
+        let anonymous = try config("pocketbase://pb.example.com:443")
+        #expect(anonymous.credentials == .none)
+        #expect(anonymous.baseURL == "https://pb.example.com:443")
+    }
+
+    @Test(arguments: [
+        "ncmb://a:b@host",
+        "pocketbase://admin@host",
+        "pocketbase://pb.example.com?auth=users",
+        "pocketbase://a:b@host?colour=blue",
+        "pocketbase://a:b@host?data=everyone",
+        "pocketbase://a:b@host?auth=users&data=superuser",
+        "pocketbase://a:b@host?files=bad-name",
+        "pocketbase://a:b@host?users=_superusers",
+    ])
+    func invalidURLs(_ text: String) throws {
+        #expect(throws: MBaaSError.self) { try config(text) }
+        do { _ = try config(text) } catch let e as MBaaSError {
+            #expect(e.kind == .invalidRequest)
+            #expect(!e.message.contains(":b@"))  // the secret never shows
+        }
+    }
+
+    @Test func factoryOpensWithoutNetwork() async throws {
+        let backend = try await PocketBaseBackendFactory().open(
+            try BackendURL(parsing: "pocketbase+http://admin%40example.com:pw@127.0.0.1:1"), context: BackendContext(transport: Refusing()))
+        #expect(backend.adapterName == "pocketbase")
+        #expect(backend.capabilities.has(.atomicBatch))
+        #expect(!backend.capabilities.has(.optimisticLocking))
+        #expect(backend.capabilities.missing([.operator(.regex)])?.contains("regular expressions") == true)
+        #expect(await backend.session == nil)
+    }
+}
+
+struct Refusing: HTTPTransport {
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        throw MBaaSError(.transport, "no network in this test (\(request.method) \(request.url.path))")
+    }
+}
