@@ -153,7 +153,7 @@ extension ConformanceReport {
         func row(_ cells: [String]) -> String { "| " + cells.map { $0.replacingOccurrences(of: "|", with: "\\|") }.joined(separator: " | ") + " |\n" }
         var out = "# MBaaSKit conformance\n\n"
         let scenarioIDs = orderedScenarioIDs
-        out += "Suite `\(suiteVersion)`, \(scenarioIDs.count) scenarios, \(adapters.count) adapters.\n\n"
+        out += "Suite `\(suiteVersion)`, \(plural(scenarioIDs.count, "scenario")), \(plural(adapters.count, "adapter")).\n\n"
         out += "## By group\n\n"
         out += row(["Group"] + adapters)
         out += row(Array(repeating: "---", count: adapters.count + 1))
@@ -185,6 +185,8 @@ extension ConformanceReport {
         return results.compactMap { seen.insert($0.scenario).inserted ? $0.scenario : nil }
     }
 }
+
+func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
 
 // MARK: - Formats
 

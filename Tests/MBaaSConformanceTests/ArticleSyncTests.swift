@@ -15,14 +15,16 @@ import Testing
 
     @Test func everySwiftBlockIsInTheExampleOrItsTest() throws {
         let text = try String(contentsOf: Self.article, encoding: .utf8)
-        let code = Self.lines(try String(contentsOf: Self.testsDirectory.appendingPathComponent("ExampleAdapter.swift"), encoding: .utf8)
-                              + "\n" + String(contentsOf: Self.testsDirectory.appendingPathComponent("ExampleAdapterTests.swift"), encoding: .utf8))
-        let blocks = text.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```").first ?? "" }
+        let adapter = try String(contentsOf: Self.testsDirectory.appendingPathComponent("ExampleAdapter.swift"), encoding: .utf8)
+        let test = try String(contentsOf: Self.testsDirectory.appendingPathComponent("ExampleAdapterTests.swift"), encoding: .utf8)
+        let code: [String] = Self.lines(adapter) + Self.lines(test)
+        let blocks: [String] = text.components(separatedBy: "```swift\n").dropFirst()
+            .map { (chunk: String) -> String in chunk.components(separatedBy: "```").first ?? "" }
         #expect(blocks.count >= 5)
         for block in blocks {
             let quoted = Self.lines(block)
-            let found = code.indices.contains { start in
-                start + quoted.count <= code.count && Array(code[start..<start + quoted.count]) == quoted
+            let found = code.indices.contains { (start: Int) -> Bool in
+                start + quoted.count <= code.count && Array(code[start..<(start + quoted.count)]) == quoted
             }
             #expect(found, "not in the example: \(quoted.first ?? "")")
         }
