@@ -22,6 +22,9 @@ extension ConformanceReport {
             .reduce(into: Counts()) { $0.add($1.outcome) }
     }
 
+    /// The terminal table without skip reasons (``table(listSkips:)``).
+    public var table: String { table(listSkips: false) }
+
     /// The terminal table: one row per adapter, one column per scenario group and a total, then one line per
     /// pair that failed or errored (and, when `listSkips`, was skipped) with its reason.
     public func table(listSkips: Bool = false) -> String {
