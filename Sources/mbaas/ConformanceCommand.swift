@@ -25,16 +25,16 @@ struct ConformanceCommand: AsyncParsableCommand {
         case replay, live
     }
 
-    @Option(name: .customLong("adapter"), help: "Only this adapter (repeatable): local, ncmb, kii, apppot, parse, pocketbase...")
+    @Option(name: .customLong("adapter"), help: ArgumentHelp("Only this adapter (repeatable): local, ncmb, kii, apppot, parse, pocketbase...", valueName: "NAME"))
     var adapters: [String] = []
 
-    @Option(name: .customLong("scenario"), help: "A scenario id or a prefix such as 'queries' (repeatable; 'queries.e*' for a raw prefix).")
+    @Option(name: .customLong("scenario"), help: ArgumentHelp("A scenario id or a prefix such as 'queries' (repeatable; 'queries.e*' for a raw prefix).", valueName: "ID-or-prefix"))
     var scenarios: [String] = []
 
     @Option(help: "replay (cassettes, the default) or live (against --backend).")
     var mode: Mode = .replay
 
-    @Option(help: "The backend URL for --mode live, e.g. pocketbase+http://admin%40example.com:secret@127.0.0.1:8090.")
+    @Option(help: ArgumentHelp("The backend URL for --mode live, e.g. pocketbase+http://admin%40example.com:secret@127.0.0.1:8090.", valueName: "URL"))
     var backend: String?
 
     @Flag(help: "With --mode live: write one cassette per passing scenario into Fixtures/Cassettes/<adapter>/.")
@@ -43,13 +43,13 @@ struct ConformanceCommand: AsyncParsableCommand {
     @Option(help: "table, json, junit or markdown.")
     var format: ConformanceReport.Format = .table
 
-    @Option(help: "Write the report to this file instead of standard output.")
+    @Option(help: ArgumentHelp("Write the report to this file instead of standard output.", valueName: "PATH"))
     var output: String?
 
     @Flag(name: .customLong("check-baseline"), help: "Fail only on regressions against Fixtures/conformance-baseline.json.")
     var checkBaseline = false
 
-    @Option(help: "The fixtures directory (default: ./Fixtures if it exists, else the package's own).")
+    @Option(help: ArgumentHelp("The fixtures directory (default: ./Fixtures if it exists, else the package's own).", valueName: "DIR"))
     var fixtures: String?
 
     func validate() throws {
