@@ -97,7 +97,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "MBaaSLocalTests", dependencies: ["MBaaSCore", "MBaaSLocal"]),
-        .testTarget(name: "MBaaSPocketBaseTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSPocketBase"]),
+        .testTarget(
+            name: "MBaaSPocketBaseTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSPocketBase"]),
         .testTarget(name: "MBaaSNCMBTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSNCMB"]),
         .testTarget(name: "MBaaSKiiTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSKii"]),
         .testTarget(name: "MBaaSAppPotTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSAppPot"]),
