@@ -13,7 +13,7 @@ import MBaaSCore
 /// - `_File` records are the file store's metadata: read and query them here, write them with the ``FileStore`` API.
 extension NCMBBackend {
     public func create(_ record: Record) async throws -> Record {
-        let cls = NCMBClassName(record.className)
+        let cls = try NCMBClassName.validate(record.className)
         try checkWritable(cls)
         if record.id != nil {
             throw MBaaSError(.invalidRequest, "NCMB assigns objectIds: create a record without an id (got '\(record.id!)')")
@@ -23,6 +23,8 @@ extension NCMBBackend {
         let created = try NCMBCreated(json: try json(response))
         guard let id = created.objectId else { throw MBaaSError(.decoding, "create response without objectId") }
         var stored = record
+        // As a get would return it: a null field reads back absent.
+        stored.fields = record.fields.filter { !$0.value.isNull }
         stored.id = id
         stored.createdAt = created.createDate
         stored.updatedAt = created.createDate
@@ -30,7 +32,7 @@ extension NCMBBackend {
     }
 
     public func get(className: String, id: String) async throws -> Record {
-        let cls = NCMBClassName(className)
+        let cls = try NCMBClassName.validate(className)
         if cls == .file {
             let page = try await queryPage(Query(className, predicate: .compare("fileName", .eq, .string(id)), limit: 1))
             guard let record = page.records.first else {
@@ -44,7 +46,7 @@ extension NCMBBackend {
     }
 
     public func update(className: String, id: String, _ update: RecordUpdate) async throws -> Record {
-        let cls = NCMBClassName(className)
+        let cls = try NCMBClassName.validate(className)
         try checkWritable(cls)
         if update.expectedVersion != nil {
             throw MBaaSError.unsupported("expectedVersion", by: "ncmb", reason: capabilities.note(for: .optimisticLocking))
@@ -56,7 +58,7 @@ extension NCMBBackend {
     }
 
     public func delete(className: String, id: String, expectedVersion: String?) async throws {
-        let cls = NCMBClassName(className)
+        let cls = try NCMBClassName.validate(className)
         try checkWritable(cls)
         if expectedVersion != nil {
             throw MBaaSError.unsupported("expectedVersion", by: "ncmb", reason: capabilities.note(for: .optimisticLocking))
@@ -89,7 +91,7 @@ extension NCMBBackend {
     }
 
     private func changeRelation(className: String, id: String, field: String, _ change: NCMBFieldChange) async throws -> Record {
-        let cls = NCMBClassName(className)
+        let cls = try NCMBClassName.validate(className)
         try checkWritable(cls)
         try NCMBCodec.checkFieldName(field)
         let response = try await send("PUT", objectPath(cls, id), body: .json([field: change.json]),

@@ -127,7 +127,8 @@ public actor NCMBBackend: Backend {
         features: [
             .objects, .skip, .count, .multiKeySort, .acl, .fieldOperations, .nestedKeys, .files, .fileList,
             .fileAttachment, .auth, .signUp, .anonymousAuth, .serverLogout, .roles,
-            .valueType("Date"), .valueType("Pointer"), .valueType("GeoPoint"),
+            .valueType("Date"), .valueType("Pointer"), .valueType("GeoPoint"), .valueType("array"),
+            .valueType("object"),
         ],
         operators: [.eq, .ne, .lt, .lte, .gt, .gte, .in, .nin, .exists, .prefix, .regex, .containsAll, .and, .or],
         maxPageSize: NCMBQuery.maxLimit, defaultPageSize: NCMBQuery.defaultLimit, maxBatchSize: 50,
@@ -141,6 +142,7 @@ public actor NCMBBackend: Backend {
             .operator(.regex): "NCMB's $regex has no $options",
             .valueType("Bytes"): "NCMB has no binary type",
             .valueType("File"): "NCMB has no File type: records keep a file's name as a string",
+            .valueType("null"): "NCMB clears a field by setting it to null, so a null field cannot be told from a cleared one: it reads back absent",
         ])
 
     // MARK: Session

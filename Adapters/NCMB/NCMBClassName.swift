@@ -68,6 +68,20 @@ public enum NCMBClassName: Sendable, Hashable {
 
     public var isBuiltIn: Bool { if case .custom = self { false } else { true } }
 
+    /// Checks a class name before it goes on the wire: built-in names, or letters, digits, `_` and `-` starting
+    /// with a letter or digit. Anything else is ``MBaaSError/Kind/invalidRequest``.
+    public static func validate(_ name: String) throws(MBaaSError) -> NCMBClassName {
+        let cls = NCMBClassName(name)
+        guard case .custom = cls else { return cls }
+        let allowed = name.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_" || $0 == "-"
+        }
+        guard let first = name.unicodeScalars.first, allowed, first != "_", first != "-", name.count <= 100 else {
+            throw MBaaSError(.invalidRequest, "'\(name)' is not a valid NCMB class name (letters, digits, '_' and '-', starting with a letter or digit)")
+        }
+        return cls
+    }
+
     /// The neutral name for a class name read from the wire.
     public static func neutral(fromWire name: String) -> String { NCMBClassName(name).neutralName }
     /// The wire name for a neutral (or NCMB) class name.
