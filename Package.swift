@@ -108,7 +108,8 @@ let package = Package(
         ),
         .testTarget(name: "MBaaSKiiTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSKii"]),
         .testTarget(name: "MBaaSAppPotTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSAppPot"]),
-        .testTarget(name: "mbaasTests", dependencies: ["MBaaSCore", "MBaaSReplay"]),
+        // Depends on the executable so that `swift test` builds the `mbaas` binary the CLI tests run.
+        .testTarget(name: "mbaasTests", dependencies: ["MBaaSCore", "MBaaSReplay", "mbaas"]),
     ],
     swiftLanguageModes: [.v6]
 )
