@@ -180,6 +180,25 @@ struct BackendSimulatorTests {
         #expect(try await ncmb.currentUser().id == anon.userId)
     }
 
+    @Test("log in by mail address, role membership changes, scripts on the script host")
+    func extras() async throws {
+        let (ncmb, _) = Self.make()
+        let ann = try await ncmb.signUp(username: "ann", password: "pw", email: "ann@example.com", fields: [:])
+        try await ncmb.logOut(confirmWithServer: true)
+        let byMail = try await ncmb.logIn(mailAddress: "ann@example.com", password: "pw")
+        #expect(byMail.userId == ann.userId && byMail.username == "ann")
+        let role = try await ncmb.createRole(name: "Readers")
+        #expect(try await ncmb.currentUser().roles.isEmpty)
+        try await ncmb.addUsers([ann.userId], toRole: role)
+        #expect(try await ncmb.currentUser().roles == ["Readers"])
+        #expect(try await ncmb.get(className: "_Role", id: role)["belongUser"] == .object(["__type": "Relation", "className": "_User"]))
+        try await ncmb.removeUsers([ann.userId], fromRole: role)
+        #expect(try await ncmb.users(inRole: role).isEmpty)
+        let script = await #expect(throws: MBaaSError.self) { _ = try await ncmb.executeScript("missing.js", body: .object(["a": 1])) }
+        #expect(script?.kind == .notFound)
+        await #expect(throws: MBaaSError.self) { _ = try await ncmb.executeScript("x.js", body: [1]) }
+    }
+
     @Test("files: upload with ACL (acl part first), non-ASCII names, download, list, ACL update, delete")
     func files() async throws {
         let (ncmb, sim) = Self.make()
