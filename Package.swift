@@ -99,7 +99,7 @@ let package = Package(
         .testTarget(name: "MBaaSLocalTests", dependencies: ["MBaaSCore", "MBaaSLocal"]),
         .testTarget(name: "MBaaSPocketBaseTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSPocketBase"]),
         .testTarget(name: "MBaaSNCMBTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSNCMB"]),
-        .testTarget(name: "MBaaSKiiTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSKii"]),
+        .testTarget(name: "MBaaSKiiTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSKii"]),
         .testTarget(name: "MBaaSAppPotTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSAppPot"]),
         .testTarget(name: "mbaasTests", dependencies: ["MBaaSCore"]),
     ],

@@ -9,7 +9,7 @@ import MBaaSCore
 /// kii+http://APP_ID:APP_KEY@127.0.0.1:8080     a local server or emulator over plain HTTP
 /// ```
 /// The REST base is `{http(s)}://{host}[:port]{path}` where the path defaults to `/api`. `APP_KEY` may be left out
-/// (Kii no longer checks it, kii.md §1.2; `-` is sent). Options (query string):
+/// (Kii no longer checks it, kii.md §1.2; the app ID is sent in its place). Options (query string):
 /// - `filesBucket=NAME`: the app-scope bucket holding standalone files (default `mbaas_files`; Kii bucket names may
 ///   not start with `_`, kii.md §3.1).
 /// - `dataType=NAME`: the data type of created objects, sent as `application/vnd.{appID}.{NAME}+json`
@@ -47,11 +47,11 @@ public struct KiiConfiguration: Sendable, Hashable {
     ]
 
     public init(
-        appID: String, appKey: String = "-", baseURL: String = "https://api-jp.kii.com/api", filesBucket: String = "mbaas_files",
+        appID: String, appKey: String? = nil, baseURL: String = "https://api-jp.kii.com/api", filesBucket: String = "mbaas_files",
         dataType: String = "mydata", adminCredentials: AdminCredentials? = nil
     ) {
         self.appID = appID
-        self.appKey = appKey
+        self.appKey = appKey ?? appID
         self.baseURL = baseURL
         self.filesBucket = filesBucket
         self.dataType = dataType
@@ -90,8 +90,9 @@ public struct KiiConfiguration: Sendable, Hashable {
             }
             admin = AdminCredentials(clientID: clientID, clientSecret: secret)
         }
-        // In admin mode the secret is the ClientSecret; it is never sent as the app key.
-        self.init(appID: appID, appKey: admin == nil ? (secret ?? "-") : "-", baseURL: base, filesBucket: files,
+        // In admin mode the secret is the ClientSecret; it is never sent as the app key. Kii no longer checks the app
+        // key (kii.md §1.2), so the app ID stands in when there is none.
+        self.init(appID: appID, appKey: admin == nil ? (secret ?? appID) : appID, baseURL: base, filesBucket: files,
                   dataType: dataType, adminCredentials: admin)
     }
 }

@@ -18,10 +18,10 @@ import Testing
         #expect(try KiiConfiguration(url: BackendURL(parsing: "kii://app1:k@sg")).baseURL == "https://api-sg.kii.com/api")
         let local = try KiiConfiguration(url: BackendURL(parsing: "kii+http://app1@127.0.0.1:8080/kii/api?filesBucket=blobs"))
         #expect(local.baseURL == "http://127.0.0.1:8080/kii/api")
-        #expect(local.appKey == "-" && local.filesBucket == "blobs")
+        #expect(local.appKey == "app1" && local.filesBucket == "blobs")
         let admin = try KiiConfiguration(url: BackendURL(parsing: "kii://app1:s3cret@jp?clientID=cid"))
         #expect(admin.adminCredentials == .init(clientID: "cid", clientSecret: "s3cret"))
-        #expect(admin.appKey == "-", "the client secret is never sent as the app key")
+        #expect(admin.appKey == "app1", "the client secret is never sent as the app key")
         for bad in ["kii://api-jp.kii.com", "kii://a:b@jp?filesBucket=_files", "kii://a:b@jp?colour=red", "kii://a@jp?clientID=x",
                     "ncmb://a:b@jp"] {
             #expect(throws: MBaaSError.self, "\(bad)") { try KiiConfiguration(url: BackendURL(parsing: bad)) }
