@@ -72,7 +72,14 @@ import Testing
             return status == 404 ? "kii.md §4.3 a query on a missing bucket is 404 BUCKET_NOT_FOUND"
                 : "kii.md §4.1-4.4 QueryRequest → results/nextPaginationKey or aggregations"
         }
-        if path.hasSuffix("/body") { return "kii.md §5.1 object body \(method) with its own Content-Type" }
+        if path.hasSuffix("/body") {
+            switch (method, status) {
+            case ("PUT", _): return "kii.md §5.1 body upload: raw bytes with the file's Content-Type → 200 {modifiedAt}"
+            case ("GET", 200): return "kii.md §5.1 body download → 200 with the stored Content-Type"
+            case ("DELETE", 204): return "kii.md §5.1 body delete → 204"
+            default: return "kii.md §5.1 OBJECT_BODY_NOT_FOUND / OBJECT_NOT_FOUND 404"
+            }
+        }
         if path.contains("/acl") { return "kii.md §6.1 ACL list, grant (PUT) and revoke (DELETE)" }
         if path.hasSuffix("/objects"), method == "POST" {
             return status == 201 ? "kii.md §3.2 create → 201 {objectID,createdAt,dataType}, ETag \"1\""
