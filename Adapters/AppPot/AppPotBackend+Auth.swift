@@ -14,6 +14,9 @@ import MBaaSCore
 ///   is already expired or unknown (120, 121) counts as logged out.
 /// - ``currentUser()``: `GET users/{userId}`.
 /// - ``signUp(username:password:email:fields:)`` is `unsupported`: AppPot users are created by administrators.
+/// - A backend opened from a URL naming a user (`user=`, password as the URL's secret) logs that user in on the
+///   first call that needs the session (data, files, ``currentUser()``); ``session`` is `nil` until then, and an
+///   explicit ``logIn(username:password:)``, ``logOut(confirmWithServer:)`` or ``restore(_:)`` cancels it.
 extension AppPotBackend {
     public func signUp(username: String, password: String, email: String?, fields: [String: Value]) async throws -> Session {
         throw MBaaSError.unsupported("signing users up", by: adapterName, reason: capabilities.note(for: .signUp))
@@ -38,6 +41,7 @@ extension AppPotBackend {
             s.session = session
             s.groupIds = info.groupIds
             s.roles = info.roleNames
+            s.autoLoginPending = false
         }
         logger.debug("apppot logged in", metadata: ["userId": "\(info.userId)"])
         return session
@@ -48,6 +52,7 @@ extension AppPotBackend {
         defer {
             state.withLock { s in
                 if s.session?.token == session?.token { s.session = nil; s.groupIds = []; s.roles = [] }
+                s.autoLoginPending = false
             }
         }
         guard confirmWithServer, let session else { return }
@@ -61,7 +66,7 @@ extension AppPotBackend {
     }
 
     public func currentUser() async throws -> User {
-        guard let session = state.current.session else {
+        guard let session = try await currentSession() else {
             throw MBaaSError(.unauthorized, "not logged in to AppPot")
         }
         let (_, json) = try await call("GET", ["users", session.userId], token: .user)
@@ -90,6 +95,7 @@ extension AppPotBackend {
             s.session = session
             s.groupIds = AppPotBackend.list(session?.extras["groupIds"])
             s.roles = AppPotBackend.list(session?.extras["roles"])
+            s.autoLoginPending = false
         }
     }
 

@@ -79,7 +79,7 @@ extension AppPotBackend {
         var results = [BatchResult?](repeating: nil, count: records.count)
         do {
             try AppPotIdentifier.check(className, what: "class name")
-            let (userId, groupIds) = identity
+            let (userId, groupIds) = try await identity()
             if userId == nil { _ = try await token(for: .user) }  // without a session: log in first (or anonymousData)
             var merged: [String: Value] = [:]
             for r in records {
@@ -137,7 +137,7 @@ extension AppPotBackend {
         var results = [BatchResult?](repeating: nil, count: updates.count)
         do {
             try AppPotIdentifier.check(className, what: "class name")
-            let (userId, groupIds) = identity
+            let (userId, groupIds) = try await identity()
             let schema = schema(for: className)
             let now = context.now
             var rows: [(Int, JSONObject, JSONObject)] = []

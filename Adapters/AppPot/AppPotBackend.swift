@@ -45,10 +45,11 @@ public final class AppPotBackend: Backend {
     public init(configuration: AppPotConfiguration, context: BackendContext = BackendContext()) {
         self.configuration = configuration
         self.context = context
+        state.withLock { $0.autoLoginPending = configuration.loginUser != nil }
     }
 
-    /// Opens from a backend URL (see ``AppPotConfiguration``). Does not log in; the factory does when the URL
-    /// names a user.
+    /// Opens from a backend URL (see ``AppPotConfiguration``). Sends nothing: a user the URL names is logged in
+    /// by the first call that needs the session.
     public convenience init(url: BackendURL, context: BackendContext = BackendContext()) throws {
         self.init(configuration: try AppPotConfiguration(url: url), context: context)
     }
@@ -62,6 +63,8 @@ struct AppPotClientState: Sendable {
     var groupIds: [String] = []
     var roles: [String] = []
     var anonymousToken: String?
+    /// The URL's user has not been logged in yet (cleared by the first attempt and by logIn/logOut/restore).
+    var autoLoginPending = false
     var schemas: [String: AppPotClassSchema] = [:]
     var transactionCounter = 0
     var boundaryCounter = 0
@@ -116,12 +119,31 @@ extension AppPotBackend {
         case .none: return Token(value: nil, anonymous: false)
         case .anonymous: return Token(value: try await anonymousToken(), anonymous: true)
         case .user:
-            if let s = state.current.session { return Token(value: s.token, anonymous: false) }
+            if let s = try await currentSession() { return Token(value: s.token, anonymous: false) }
             if configuration.anonymousData { return Token(value: try await anonymousToken(), anonymous: true) }
             throw MBaaSError(.unauthorized, "AppPot data and file calls need a logged-in user: call logIn first (or open with anonymousData=true if your server accepts the anonymous token)")
         case .userOrAnonymous:
-            if let s = state.current.session { return Token(value: s.token, anonymous: false) }
+            if let s = try await currentSession() { return Token(value: s.token, anonymous: false) }
             return Token(value: try await anonymousToken(), anonymous: true)
+        }
+    }
+
+    /// The session, logging in the URL's user first when that is still pending (once: a failed attempt is not
+    /// repeated unless it failed for want of a response).
+    func currentSession() async throws -> Session? {
+        let (session, pending) = state.withLock { s -> (Session?, Bool) in
+            let pending = s.session == nil && s.autoLoginPending
+            s.autoLoginPending = false
+            return (s.session, pending)
+        }
+        if let session { return session }
+        guard pending, let user = configuration.loginUser, let password = configuration.loginPassword else { return nil }
+        do {
+            return try await logIn(username: user, password: password)
+        } catch {
+            let e = MBaaSError.wrap(error)
+            if e.kind == .transport { state.withLock { if $0.session == nil { $0.autoLoginPending = true } } }
+            throw e
         }
     }
 
@@ -226,8 +248,9 @@ extension AppPotBackend {
         return "mbaaskit-apppot-\(n)"
     }
 
-    /// The logged-in user's id and groups (`nil` user without a session).
-    var identity: (userId: String?, groupIds: [String]) {
+    /// The logged-in user's id and groups (`nil` user without a session), logging in the URL's user if pending.
+    func identity() async throws -> (userId: String?, groupIds: [String]) {
+        _ = try await currentSession()
         let s = state.current
         return (s.session?.userId, s.groupIds)
     }

@@ -11,7 +11,7 @@ public enum AppPotCapabilities {
             .objects, .multiKeySort, .skip, .count, .batch, .optimisticLocking, .acl, .files, .auth, .serverLogout,
             .roles,
             .valueType("string"), .valueType("int"), .valueType("double"), .valueType("bool"), .valueType("Date"),
-            .valueType("null"), .valueType("array"), .valueType("object"), .valueType("Pointer"),
+            .valueType("array"), .valueType("object"), .valueType("Pointer"),
             .valueType("GeoPoint"), .valueType("Bytes"), .valueType("File"),
         ],
         operators: [.eq, .ne, .lt, .lte, .gt, .gte, .in, .nin, .exists, .prefix, .and, .or, .not],
@@ -29,6 +29,7 @@ public enum AppPotCapabilities {
             .operator(.containsAll): containsAllNote,
             .acl: "ACLs map to AppPot scopes: public = all (3), owner only = user (1), the owner's groups = group (2); per-user grants beyond the owner, role grants and read-only grants are unsupported",
             .valueType("array"): "arrays, objects, pointers, geo points, bytes and file references are stored as their neutral JSON text in a varchar column (queryable by equality only)",
+            .valueType("null"): "an AppPot NULL column cannot be told from an unset one: a null field reads back as absent (as after a delete)",
             .operator(.prefix): "LIKE 'prefix%' on the server; case sensitivity follows the server database's collation",
         ])
 }

@@ -14,7 +14,7 @@ import MBaaSCore
 /// - `company`, `app`, `version`: the company id, app id and app version (required; `version` is an opaque path
 ///   segment: `1.0`, `1.0.0`, `1_0_0`).
 /// - `device`: the device UDID sent with the anonymous token request and the login (default `mbaaskit`).
-/// - `user`: log in as this user when the backend is opened, with the URL's secret as the password.
+/// - `user`: log in as this user (the URL's secret is the password) on the first call that needs a session.
 /// - `anonymousData=true`: send data and file calls made without a user session with the anonymous token
 ///   instead of refusing them (for servers that allow it; see ``AppPotBackend``).
 public struct AppPotConfiguration: Sendable, Hashable {
@@ -26,7 +26,7 @@ public struct AppPotConfiguration: Sendable, Hashable {
     public var appVersion: String
     public var appKey: String
     public var deviceUDID: String
-    /// A user to log in as when opened (``AppPotBackendFactory``), with ``loginPassword``.
+    /// A user to log in as on the first call that needs a session, with ``loginPassword``.
     public var loginUser: String?
     public var loginPassword: String?
     public var anonymousData: Bool

@@ -147,11 +147,21 @@ struct AuthTests {
         #expect(expired == nil)
     }
 
-    @Test("the login user in the URL logs in when opened")
+    @Test("the URL's user is logged in by the first call that needs a session; opening sends nothing")
     func urlLogin() async throws {
-        let (b, _) = try await makeBackend(url: simulatorURL.replacingOccurrences(of: "APP_KEY@", with: "APP_KEY:carol-pass@") + "&user=carol")
+        let url = simulatorURL.replacingOccurrences(of: "APP_KEY@", with: "APP_KEY:carol-pass@") + "&user=carol"
+        let (b, sim) = try await makeBackend(url: url)
+        let before = await b.session
+        #expect(before == nil && sim.requestCount == 0)
+        #expect(try await b.queryPage(Query("Memo")).records.isEmpty)
         let s = await b.session
         #expect(s?.userId == "22")
+        // After an explicit logout the URL's user is not logged in again behind the caller's back.
+        try await b.logOut(confirmWithServer: false)
+        await #expect(throws: MBaaSError.self) { try await b.queryPage(Query("Memo")) }
+        let (wrong, _) = try await makeBackend(url: url.replacingOccurrences(of: "carol-pass", with: "nope"))
+        let e = try await #require(throws: MBaaSError.self) { try await wrong.currentUser() }
+        #expect(e.vendorCode == "111")
     }
 
     @Test("sign-up is unsupported and declared")
