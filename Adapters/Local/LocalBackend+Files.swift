@@ -1,0 +1,261 @@
+import Foundation
+import GRDB
+import MBaaSCore
+
+/// Files: bytes in ``LocalFileArea`` under random storage names, metadata (name, type, size, ACL, attachment) in
+/// the `files` table. Names are unique; any Unicode is allowed.
+///
+/// - Upload copies the source in 256 KiB chunks to a partial file, calling `progress` after each chunk and
+///   checking for cancellation between chunks (a cancelled upload removes its partial file and stores nothing),
+///   then records the metadata in one transaction. An existing name is `duplicate` (delete it first): nothing is
+///   overwritten silently.
+/// - An upload with an `attachment` is stored as `<Class>/<id>/<field>/<name>`, needs write access to the record,
+///   and sets the record's field to the `File` value in the same transaction (replacing, and deleting, the file
+///   the field held before). Deleting the file removes the field; deleting the record deletes its files.
+/// - Download and list need read access to the file's ACL (an unreadable file is `notFound`); delete needs write
+///   access (`forbidden`). A file uploaded without an ACL is public; an attachment defaults to its record's ACL.
+extension LocalBackend {
+    public func upload(_ upload: FileUpload) async throws -> FileReference {
+        try LocalValidation.fileName(upload.name)
+        if let a = upload.attachment {
+            try LocalValidation.className(a.className)
+            try LocalValidation.fieldName(a.field)
+        }
+        let store = self.store
+        let attachment = upload.attachment
+        let name = attachment.map { "\($0.className)/\($0.objectId)/\($0.field)/\(upload.name)" } ?? upload.name
+        let contentType = upload.contentType ?? guessContentType(forFileName: upload.name)
+
+        // Fail fast (name taken, record missing or not writable) before copying any byte.
+        _ = try await reading { db, principal in
+            _ = try store.checkUpload(db, name: name, attachment: attachment, principal: principal)
+            return true
+        }
+        let (storage, size) = try await store.files.copy(upload.source, name: upload.name, progress: upload.progress)
+        do {
+            if Task.isCancelled { throw CancellationError() }
+            let (reference, unlink) = try await writing { db, principal in
+                try store.commitUpload(db, name: name, storage: storage, contentType: contentType, size: size, acl: upload.acl,
+                                       attachment: attachment, principal: principal)
+            }
+            store.files.remove(unlink)
+            store.logger.debug("local: stored file", metadata: ["name": "\(name)", "bytes": "\(size)"])
+            return reference
+        } catch {
+            store.files.remove([storage])
+            if error is CancellationError || (error as? MBaaSError)?.underlying is CancellationError {
+                throw LocalFileArea.cancelled(upload.name)
+            }
+            throw error
+        }
+    }
+
+    public func download(_ file: FileReference) async throws -> Data {
+        let store = self.store
+        let storage = try await reading { db, principal in
+            guard let row = try store.fileRow(db, name: file.name), principal.canRead(row.acl) else {
+                throw MBaaSError(.notFound, "file '\(file.name)' not found")
+            }
+            return row.storage
+        }
+        return try await store.files.read(storage, name: file.name)
+    }
+
+    public func deleteFile(_ file: FileReference) async throws {
+        let store = self.store
+        let storage = try await writing { db, principal in
+            try store.deleteFile(db, name: file.name, principal: principal, now: store.nowMillis)
+        }
+        store.files.remove([storage])
+    }
+
+    /// Files readable by the session's user, oldest first (newest last), optionally only names starting with
+    /// `prefix` (case-sensitive) and at most `limit`.
+    public func listFiles(prefix: String?, limit: Int?) async throws -> [FileInfo] {
+        if let limit, limit < 0 { throw MBaaSError(.invalidRequest, "limit must be >= 0, got \(limit)") }
+        return try await reading { db, principal in
+            let grant = principal.sqlGrant("f.acl", "read")
+            var sql = "SELECT \(LocalStore.fileColumns) FROM files f WHERE \(grant.sql)"
+            var arguments = grant.arguments
+            if let prefix {
+                sql += " AND substr(f.name, 1, ?) = ?"
+                arguments += [prefix.unicodeScalars.count, prefix]
+            }
+            sql += " ORDER BY f.seq LIMIT ?"
+            arguments += [limit ?? -1]
+            return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map { try LocalStore.fileRow($0).info }
+        }
+    }
+}
+
+/// One row of `files`.
+struct LocalFileRow: Sendable {
+    var name: String
+    var storage: String
+    var contentType: String?
+    var size: Int64
+    var createdAt: Int64
+    var updatedAt: Int64
+    var acl: ACL?
+    var attachment: FileAttachment?
+
+    var reference: FileReference {
+        FileReference(name: name, contentType: contentType, size: size, attachment: attachment)
+    }
+
+    var info: FileInfo {
+        FileInfo(reference: reference, createdAt: LocalTime.date(createdAt), updatedAt: LocalTime.date(updatedAt), acl: acl)
+    }
+}
+
+extension LocalStore {
+    static let fileColumns = "f.name, f.storage, f.content_type, f.size, f.created_at, f.updated_at, f.acl, f.att_class, f.att_id, f.att_field"
+
+    static func fileRow(_ row: Row) throws -> LocalFileRow {
+        var attachment: FileAttachment?
+        if let c: String = row[7], let id: String = row[8], let field: String = row[9] {
+            attachment = FileAttachment(className: c, objectId: id, field: field)
+        }
+        let aclText: String? = row[6]
+        return LocalFileRow(name: row[0], storage: row[1], contentType: row[2], size: row[3], createdAt: row[4],
+                            updatedAt: row[5], acl: try aclText.map { try ACL(json: JSON.parse($0)) }, attachment: attachment)
+    }
+
+    func fileRow(_ db: Database, name: String) throws -> LocalFileRow? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT \(Self.fileColumns) FROM files f WHERE f.name = ?"), arguments: [name])
+            .map(Self.fileRow)
+    }
+
+    /// Checks an upload can proceed; returns the attachment's record (checked for write access).
+    func checkUpload(_ db: Database, name: String, attachment: FileAttachment?, principal: LocalPrincipal) throws -> StoredRecord? {
+        if let existing = try fileRow(db, name: name), existing.attachment == nil || existing.attachment != attachment {
+            throw MBaaSError(.duplicate, "a file named '\(name)' already exists; delete it first or choose another name")
+        }
+        guard let a = attachment else { return nil }
+        return try loadForWrite(db, className: a.className, id: a.objectId, principal: principal, expectedVersion: nil)
+    }
+
+    /// Records an uploaded file (and attaches it); returns its reference and the storage names to unlink.
+    func commitUpload(_ db: Database, name: String, storage: String, contentType: String, size: Int64, acl: ACL?,
+                      attachment: FileAttachment?, principal: LocalPrincipal) throws -> (FileReference, [String]) {
+        let record = try checkUpload(db, name: name, attachment: attachment, principal: principal)
+        let now = nowMillis
+        var unlink: [String] = []
+        if let a = attachment {
+            // The field's previous file (any name) is replaced.
+            unlink = try String.fetchAll(
+                db.cachedStatement(sql: "SELECT storage FROM files WHERE att_class = ? AND att_id = ? AND att_field = ?"),
+                arguments: [a.className, a.objectId, a.field])
+            try db.cachedStatement(sql: "DELETE FROM files WHERE att_class = ? AND att_id = ? AND att_field = ?")
+                .execute(arguments: [a.className, a.objectId, a.field])
+        }
+        let fileACL = acl ?? record?.record.acl
+        try db.cachedStatement(sql: """
+            INSERT INTO files(name, storage, content_type, size, created_at, updated_at, acl, att_class, att_id, att_field)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [name, storage, contentType, size, now, now, Self.encodeACL(fileACL),
+                                     attachment?.className, attachment?.objectId, attachment?.field])
+        let reference = FileReference(name: name, contentType: contentType, size: size, attachment: attachment)
+        if let stored = record, let a = attachment {
+            var fields = stored.record.fields
+            fields[a.field] = .file(reference)
+            try write(db, seq: stored.seq, fields: fields, acl: stored.record.acl, version: stored.versionNumber + 1, now: now)
+        }
+        return (reference, unlink)
+    }
+
+    /// Deletes a file's row (clearing its attachment field); returns the storage name to unlink.
+    func deleteFile(_ db: Database, name: String, principal: LocalPrincipal, now: Int64) throws -> String {
+        guard let row = try fileRow(db, name: name), principal.canRead(row.acl) || principal.canWrite(row.acl) else {
+            throw MBaaSError(.notFound, "file '\(name)' not found")
+        }
+        guard principal.canWrite(row.acl) else {
+            throw MBaaSError(.forbidden, "the ACL of file '\(name)' does not let \(principal.userId.map { "user \($0)" } ?? "anonymous users") delete it")
+        }
+        if let a = row.attachment, var stored = try load(db, className: a.className, id: a.objectId),
+           case .file(let held)? = stored.record.fields[a.field], held.name == name {
+            stored.record.fields[a.field] = nil
+            try write(db, seq: stored.seq, fields: stored.record.fields, acl: stored.record.acl,
+                      version: stored.versionNumber + 1, now: now)
+        }
+        try db.cachedStatement(sql: "DELETE FROM files WHERE name = ?").execute(arguments: [name])
+        return row.storage
+    }
+}
+
+extension LocalFileArea {
+    static let chunkSize = 256 * 1024
+
+    static func cancelled(_ name: String) -> MBaaSError {
+        MBaaSError(.transport, "cancelled: the upload of '\(name)' was cancelled and nothing was stored", underlying: CancellationError())
+    }
+
+    /// Copies the source to a new storage file in chunks, with progress and cancellation between chunks.
+    /// Returns the storage name and the size. A failure or cancellation removes the partial file.
+    func copy(_ source: FileSource, name: String, progress: (@Sendable (TransferProgress) -> Void)?) async throws
+        -> (String, Int64)
+    {
+        try ensureDirectory()
+        let storage = LocalRandom.alphanumeric(24)
+        let partial = directory.appendingPathComponent(".partial-" + storage)
+        guard FileManager.default.createFile(atPath: partial.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            throw MBaaSError(.unavailable, "cannot create a file in \(directory.path)")
+        }
+        var done: Int64 = 0
+        do {
+            let out = try FileHandle(forWritingTo: partial)
+            defer { try? out.close() }
+            switch source {
+            case .data(let data):
+                let total = Int64(data.count)
+                var offset = data.startIndex
+                repeat {
+                    if Task.isCancelled { throw CancellationError() }
+                    let end = min(offset + Self.chunkSize, data.endIndex)
+                    try out.write(contentsOf: data[offset..<end])
+                    done += Int64(end - offset)
+                    offset = end
+                    progress?(TransferProgress(completedBytes: done, totalBytes: total))
+                } while offset < data.endIndex
+            case .url(let url):
+                let input: FileHandle
+                do { input = try FileHandle(forReadingFrom: url) } catch {
+                    throw MBaaSError(.invalidRequest, "cannot read \(url.path): \(error.localizedDescription)")
+                }
+                defer { try? input.close() }
+                let total = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
+                while true {
+                    if Task.isCancelled { throw CancellationError() }
+                    let chunk = try input.read(upToCount: Self.chunkSize) ?? Data()
+                    if chunk.isEmpty { break }
+                    try out.write(contentsOf: chunk)
+                    done += Int64(chunk.count)
+                    progress?(TransferProgress(completedBytes: done, totalBytes: total))
+                }
+                if done == 0 { progress?(TransferProgress(completedBytes: 0, totalBytes: 0)) }
+            }
+            try out.close()
+            try FileManager.default.moveItem(at: partial, to: url(forStorage: storage))
+        } catch {
+            try? FileManager.default.removeItem(at: partial)
+            if error is CancellationError { throw Self.cancelled(name) }
+            if let e = error as? MBaaSError { throw e }
+            throw MBaaSError(.unavailable, "cannot store '\(name)': \(error.localizedDescription)")
+        }
+        return (storage, done)
+    }
+
+    /// The bytes of a stored file.
+    func read(_ storage: String, name: String) async throws -> Data {
+        do {
+            return try Data(contentsOf: url(forStorage: storage))
+        } catch {
+            throw MBaaSError(.unavailable, "the bytes of file '\(name)' are missing from \(directory.path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Removes storage files (after the transaction that forgot them committed); errors are ignored.
+    func remove(_ storages: [String]) {
+        for s in storages { try? FileManager.default.removeItem(at: url(forStorage: s)) }
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import GRDB
+import MBaaSCore
+
+extension LocalBackend {
+    /// Creates a record (a given `id` is kept: 1 to 128 of `[A-Za-z0-9_.-]`; a taken one is `duplicate`).
+    public func create(_ record: MBaaSCore.Record) async throws -> MBaaSCore.Record {
+        let store = self.store
+        return try await writing { db, _ in try store.insert(db, record, now: store.nowMillis) }
+    }
+
+    /// The record, or `notFound` (also when the session's user may not read it).
+    public func get(className: String, id: String) async throws -> MBaaSCore.Record {
+        try LocalValidation.className(className)
+        let store = self.store
+        return try await reading { db, principal in
+            guard let stored = try store.load(db, className: className, id: id), principal.canRead(stored.record.acl) else {
+                throw MBaaSError(.notFound, "record \(className)/\(id) not found")
+            }
+            return stored.record
+        }
+    }
+
+    /// Applies the changes in one transaction (field operations are atomic); `forbidden` without write access,
+    /// `conflict` on a stale `expectedVersion`.
+    public func update(className: String, id: String, _ update: RecordUpdate) async throws -> MBaaSCore.Record {
+        let store = self.store
+        return try await writing { db, principal in
+            try store.update(db, className: className, id: id, update, principal: principal, now: store.nowMillis)
+        }
+    }
+
+    /// Deletes the record and the files attached to it.
+    public func delete(className: String, id: String, expectedVersion: String?) async throws {
+        let store = self.store
+        let unlink = try await writing { db, principal in
+            try store.delete(db, className: className, id: id, expectedVersion: expectedVersion, principal: principal)
+        }
+        store.files.remove(unlink)
+    }
+
+    public func queryPage(_ query: Query) async throws -> RecordPage {
+        try LocalValidation.className(query.className)
+        try query.validate(against: capabilities, backend: adapterName)
+        let plan = try LocalQueryPlan(query: query, capabilities: capabilities)
+        return try await reading { db, principal in try plan.page(db, principal: principal) }
+    }
+
+    public func count(_ query: Query) async throws -> Int {
+        try LocalValidation.className(query.className)
+        var q = query
+        q.limit = nil
+        q.skip = nil
+        q.cursor = nil
+        q.sort = []
+        try q.validate(against: capabilities, backend: adapterName)
+        let plan = try LocalQueryPlan(query: q, capabilities: capabilities)
+        return try await reading { db, principal in try plan.count(db, principal: principal) }
+    }
+
+    /// Applies every operation in one transaction. If one fails, nothing is written and every result is that
+    /// failure, its message prefixed with the operation's position (`operation 3 of 5 (update Memo/x): …`).
+    /// Errors that concern the whole call (an expired session, a busy database, too many operations) are thrown.
+    public func batch(_ operations: [BatchOperation]) async throws -> [BatchResult] {
+        guard operations.count <= capabilities.maxBatchSize else {
+            throw MBaaSError(.invalidRequest, "a batch holds at most \(capabilities.maxBatchSize) operations, got \(operations.count)")
+        }
+        guard !operations.isEmpty else { return [] }
+        let store = self.store, token = sessionTokenHash
+        do {
+            let (records, unlink) = try await store.writer.write { db in
+                let principal = try store.principal(db, tokenHash: token)
+                let now = store.nowMillis
+                var records: [Record] = []
+                var unlink: [String] = []
+                records.reserveCapacity(operations.count)
+                for (i, op) in operations.enumerated() {
+                    do {
+                        switch op {
+                        case .create(let r):
+                            records.append(try store.insert(db, r, now: now))
+                        case .update(let c, let id, let u):
+                            records.append(try store.update(db, className: c, id: id, u, principal: principal, now: now))
+                        case .delete(let c, let id):
+                            unlink += try store.delete(db, className: c, id: id, expectedVersion: nil, principal: principal)
+                            records.append(Record(className: c, id: id))
+                        }
+                    } catch {
+                        throw LocalBatchFailure(index: i, count: operations.count, operation: op, error: LocalStore.mapError(error))
+                    }
+                }
+                return (records, unlink)
+            }
+            store.files.remove(unlink)
+            return records.map(BatchResult.success)
+        } catch let failure as LocalBatchFailure {
+            return Array(repeating: .failure(failure.mbaasError), count: operations.count)
+        } catch {
+            throw handle(error, tokenHash: token)
+        }
+    }
+
+    /// Adds an index on `key` (an SQLite expression index on `(class, json_extract(fields, '$."key"'))`, the exact
+    /// expression queries use), so equality, range and sort on that key avoid a full scan of the class. One index
+    /// serves every class; calling again is a no-op.
+    public func createIndex(className: String, key: String) async throws {
+        try LocalValidation.className(className)
+        let expression = try LocalQueryCompiler.sortExpression(forKey: key, qualified: false)
+        let name = "records_idx_" + LocalTokens.hash(key).prefix(16)
+        let store = self.store
+        _ = try await writing { db, _ in
+            try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(name) ON records(class, \(expression))")
+            store.logger.debug("local: created index", metadata: ["class": "\(className)", "key": "\(key)"])
+            return true
+        }
+    }
+}
+
+/// One batch operation failed; the transaction rolls back and every result reports it.
+struct LocalBatchFailure: Error {
+    var index: Int
+    var count: Int
+    var operation: BatchOperation
+    var error: MBaaSError
+
+    var mbaasError: MBaaSError {
+        let what: String
+        switch operation {
+        case .create(let r): what = "create \(r.className)" + (r.id.map { "/\($0)" } ?? "")
+        case .update(let c, let id, _): what = "update \(c)/\(id)"
+        case .delete(let c, let id): what = "delete \(c)/\(id)"
+        }
+        var e = error
+        e.message = "operation \(index + 1) of \(count) (\(what)) failed, nothing was written: \(error.message)"
+        return e
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import GRDB
+import Logging
+import MBaaSCore
+
+/// The embedded backend: records, files and users in one SQLite database (through GRDB), with no server and no
+/// account. The default target of migrations and the backend behind `sqlite:` URLs.
+///
+/// ```swift
+/// let backend = try LocalBackend(path: "app.db")          // or LocalBackend.inMemory()
+/// let memo = try await backend.create(Record(className: "Memo", fields: ["title": "rent", "money": 50]))
+/// ```
+///
+/// - Records: one row each, fields as neutral JSON queried with SQLite JSON1 (see ``LocalQueryCompiler`` notes in
+///   the module docs and ``createIndex(className:key:)``); every ``QueryOperator``, nested dotted keys,
+///   multi-key sort, skip, keyset cursors, count and selected keys run in SQL. Versions are integer counters.
+///   Batches run in one transaction (all or nothing).
+/// - Files: bytes in a directory next to the database (`<path>-files/`, or ``Options/filesDirectory``), metadata
+///   in the database. Uploads copy in chunks, report progress, and remove partial files when cancelled.
+/// - Users: scrypt password hashes (swift-crypto), random session tokens stored as SHA-256 hashes with an expiry.
+///   ACLs are enforced for the session's user, its ``setRoles(_:forUser:)`` roles and ``setGroups(_:forUser:)``
+///   groups. There is no master key: every instance, including ones sharing a database file, obeys the ACLs.
+///
+/// Each instance has its own session; several instances (and processes) may share one database file (WAL mode,
+/// writers wait up to ``Options/busyTimeout``).
+public actor LocalBackend: Backend {
+    /// Tuning knobs; the defaults suit apps and the CLI.
+    public struct Options: Sendable {
+        /// How long a session lasts after log-in.
+        public var sessionLifetime: TimeInterval
+        /// The scrypt cost of new password hashes (stored hashes keep their own parameters).
+        public var passwordHashing: LocalPasswordHasher.Parameters
+        /// Where file bytes go; by default `<database path>-files/`, or a temporary directory for `:memory:`.
+        public var filesDirectory: URL?
+        /// How long a write waits for another connection's lock before failing with `unavailable`.
+        public var busyTimeout: TimeInterval
+
+        public init(
+            sessionLifetime: TimeInterval = 30 * 86400, passwordHashing: LocalPasswordHasher.Parameters = .default,
+            filesDirectory: URL? = nil, busyTimeout: TimeInterval = 10
+        ) {
+            self.sessionLifetime = sessionLifetime
+            self.passwordHashing = passwordHashing
+            self.filesDirectory = filesDirectory
+            self.busyTimeout = busyTimeout
+        }
+    }
+
+    public nonisolated let adapterName = "local"
+    public nonisolated let capabilities: Capabilities = LocalBackend.declaredCapabilities
+    /// The database file path, or `:memory:`.
+    public nonisolated let path: String
+    nonisolated let store: LocalStore
+    var currentSession: Session?
+
+    /// Opens (creating if needed) the database at `path` (`:memory:` for a private in-memory database) and
+    /// migrates its schema. The directory must exist.
+    public init(path: String, context: BackendContext = BackendContext(), options: Options = Options()) throws(MBaaSError) {
+        self.path = path
+        var config = Configuration()
+        config.label = "mbaas-local"
+        config.busyMode = .timeout(options.busyTimeout)
+        config.prepareDatabase { db in
+            db.add(function: LocalRegex.function())
+            if !db.configuration.readonly { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        }
+        let writer: any DatabaseWriter
+        let files: LocalFileArea
+        do {
+            if path == ":memory:" {
+                writer = try DatabaseQueue(configuration: config)
+                if let dir = options.filesDirectory {
+                    files = LocalFileArea(directory: dir, isTemporary: false)
+                } else {
+                    let base = context.dataDirectory ?? FileManager.default.temporaryDirectory
+                    files = LocalFileArea(directory: base.appendingPathComponent("mbaas-local-memory-\(LocalRandom.alphanumeric(12))"),
+                                          isTemporary: true)
+                }
+            } else {
+                writer = try DatabasePool(path: path, configuration: config)
+                files = LocalFileArea(directory: options.filesDirectory ?? URL(fileURLWithPath: path + "-files"), isTemporary: false)
+            }
+            try LocalSchema.migrator().migrate(writer)
+        } catch {
+            let e = LocalStore.mapError(error)
+            throw MBaaSError(e.kind == .duplicate ? .unavailable : e.kind, "cannot open the Local database at '\(path)': \(e.message)",
+                             vendorCode: e.vendorCode)
+        }
+        self.store = LocalStore(writer: writer, clock: context.clock, logger: context.logger, files: files, options: options)
+        context.logger.debug("local: opened database", metadata: ["path": "\(path)", "files": "\(files.directory.path)"])
+    }
+
+    /// A private in-memory database (files in a temporary directory removed by ``close()``).
+    public static func inMemory(context: BackendContext = BackendContext(), options: Options = Options()) throws(MBaaSError)
+        -> LocalBackend
+    {
+        try LocalBackend(path: ":memory:", context: context, options: options)
+    }
+
+    /// Closes the database; removes the temporary file directory of an in-memory backend.
+    public func close() async {
+        if let pool = store.writer as? DatabasePool { try? pool.close() }
+        if let queue = store.writer as? DatabaseQueue { try? queue.close() }
+        if store.files.isTemporary { try? FileManager.default.removeItem(at: store.files.directory) }
+    }
+
+    // MARK: Capabilities
+
+    static let declaredCapabilities = Capabilities(
+        features: Set<Capabilities.Feature>([
+            .objects, .multiKeySort, .skip, .selectKeys, .count, .batch, .atomicBatch, .optimisticLocking, .acl,
+            .fieldOperations, .nestedKeys, .files, .fileList, .fileAttachment, .auth, .signUp, .serverLogout, .roles,
+        ]).union(["null", "bool", "int", "double", "string", "Date", "Bytes", "array", "object", "Pointer", "File", "GeoPoint"]
+            .map(Capabilities.Feature.valueType)),
+        operators: Set(QueryOperator.allCases),
+        maxPageSize: 1000, defaultPageSize: 100, maxBatchSize: 1000,
+        notes: [
+            .anonymousAuth: "the Local backend has no anonymous users; calls without a session act as anonymous for ACLs",
+        ])
+
+    // MARK: Running operations
+
+    /// The SHA-256 of the current session token, as the sessions table stores it.
+    var sessionTokenHash: String? { currentSession.map { LocalTokens.hash($0.token) } }
+
+    /// Runs `body` in a read transaction with the acting principal.
+    func reading<T: Sendable>(_ body: @escaping @Sendable (Database, LocalPrincipal) throws -> T) async throws -> T {
+        let store = self.store, token = sessionTokenHash
+        do {
+            return try await store.writer.read { db in try body(db, try store.principal(db, tokenHash: token)) }
+        } catch {
+            throw handle(error, tokenHash: token)
+        }
+    }
+
+    /// Runs `body` in one write transaction with the acting principal; any throw rolls everything back.
+    func writing<T: Sendable>(_ body: @escaping @Sendable (Database, LocalPrincipal) throws -> T) async throws -> T {
+        let store = self.store, token = sessionTokenHash
+        do {
+            return try await store.writer.write { db in try body(db, try store.principal(db, tokenHash: token)) }
+        } catch {
+            throw handle(error, tokenHash: token)
+        }
+    }
+
+    /// Maps an error to ``MBaaSError``; an invalid session ends the session.
+    func handle(_ error: any Error, tokenHash: String?) -> MBaaSError {
+        if error is LocalSessionInvalid {
+            if tokenHash != nil, sessionTokenHash == tokenHash { currentSession = nil }
+            return MBaaSError(.unauthorized, "the session has expired or was logged out; log in again")
+        }
+        return LocalStore.mapError(error)
+    }
+}
+
+/// Where file bytes live: one directory, created on first upload.
+struct LocalFileArea: Sendable {
+    let directory: URL
+    /// Removed by `close()` (the in-memory backend's own temporary directory).
+    let isTemporary: Bool
+
+    func url(forStorage name: String) -> URL { directory.appendingPathComponent(name) }
+
+    func ensureDirectory() throws(MBaaSError) {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw MBaaSError(.unavailable, "cannot create the file directory \(directory.path): \(error.localizedDescription)")
+        }
+    }
+}

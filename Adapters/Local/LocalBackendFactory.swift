@@ -1,0 +1,43 @@
+import Foundation
+import MBaaSCore
+
+/// Opens ``LocalBackend``s from `sqlite:` URLs.
+///
+/// | URL | database |
+/// |---|---|
+/// | `sqlite:demo.db` | `demo.db` relative to the current directory |
+/// | `sqlite:///var/data/app.db` | the absolute path `/var/data/app.db` |
+/// | `sqlite::memory:` | a private in-memory database |
+///
+/// Options: `?files=DIR` puts file bytes in `DIR` instead of `<database>-files/`.
+public struct LocalBackendFactory: BackendFactory {
+    public let schemes = ["sqlite"]
+    public let adapterName = "local"
+    public let options: LocalBackend.Options
+
+    public init(options: LocalBackend.Options = LocalBackend.Options()) {
+        self.options = options
+    }
+
+    public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
+        let path = try Self.databasePath(url)
+        var options = self.options
+        if let dir = url.option("files") { options.filesDirectory = URL(fileURLWithPath: dir) }
+        return try LocalBackend(path: path, context: context, options: options)
+    }
+
+    /// The database path a URL names; `sqlite://host/...` and empty paths are `invalidRequest`.
+    public static func databasePath(_ url: BackendURL) throws(MBaaSError) -> String {
+        guard url.scheme == "sqlite" else {
+            throw MBaaSError(.invalidRequest, "the Local backend opens sqlite: URLs, not \(url.scheme):")
+        }
+        if let host = url.host {
+            throw MBaaSError(.invalidRequest,
+                             "sqlite://\(host)… names a host; use sqlite:RELATIVE/PATH, sqlite:///ABSOLUTE/PATH or sqlite::memory:")
+        }
+        guard !url.path.isEmpty else {
+            throw MBaaSError(.invalidRequest, "the sqlite: URL has no path; use sqlite:FILE.db or sqlite::memory:")
+        }
+        return url.path
+    }
+}

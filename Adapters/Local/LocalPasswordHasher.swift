@@ -1,0 +1,83 @@
+import Crypto
+import CryptoExtras
+import Foundation
+import MBaaSCore
+
+/// Salted, deliberately slow password hashes with scrypt (swift-crypto's `KDF.Scrypt`, BoringSSL underneath).
+///
+/// Stored form: `scrypt$<log2 N>$<r>$<p>$<salt base64>$<key base64>`, so every hash keeps the parameters it was
+/// made with and the cost can be raised later without breaking old passwords. Verification derives the key
+/// again and compares in constant time (`SymmetricKey ==`).
+public enum LocalPasswordHasher {
+    /// scrypt cost parameters.
+    public struct Parameters: Sendable, Hashable {
+        /// log2 of the CPU/memory cost N.
+        public var logN: Int
+        /// The block size r.
+        public var blockSize: Int
+        /// The parallelism p.
+        public var parallelism: Int
+
+        public init(logN: Int, blockSize: Int, parallelism: Int) {
+            self.logN = logN
+            self.blockSize = blockSize
+            self.parallelism = parallelism
+        }
+
+        /// N = 2^15, r = 8, p = 3: 32 MiB and roughly 0.1–0.3 s per hash, one of OWASP's recommended
+        /// equivalents for scrypt.
+        public static let `default` = Parameters(logN: 15, blockSize: 8, parallelism: 3)
+    }
+
+    static let saltBytes = 16
+    static let keyBytes = 32
+
+    /// A new hash of `password` with a random salt.
+    static func hash(_ password: String, parameters: Parameters) async throws(MBaaSError) -> String {
+        let salt = LocalRandom.bytes(saltBytes)
+        let key = try derive(password, salt: salt, parameters)
+        return ["scrypt", String(parameters.logN), String(parameters.blockSize), String(parameters.parallelism),
+                Data(salt).base64EncodedString(), key.withUnsafeBytes { Data($0).base64EncodedString() }]
+            .joined(separator: "$")
+    }
+
+    /// Whether `password` matches a stored hash (constant-time comparison).
+    static func verify(_ password: String, against stored: String) async throws(MBaaSError) -> Bool {
+        let parts = stored.split(separator: "$").map(String.init)
+        guard parts.count == 6, parts[0] == "scrypt", let logN = Int(parts[1]), let r = Int(parts[2]), let p = Int(parts[3]),
+              (1...24).contains(logN), let salt = Data(base64Encoded: parts[4]), let expected = Data(base64Encoded: parts[5])
+        else {
+            throw MBaaSError(.decoding, "a stored password hash is not in the scrypt format")
+        }
+        let derived = try derive(password, salt: Array(salt), Parameters(logN: logN, blockSize: r, parallelism: p),
+                                 outputByteCount: expected.count)
+        return derived == SymmetricKey(data: expected)
+    }
+
+    private static func derive(_ password: String, salt: [UInt8], _ p: Parameters, outputByteCount: Int = keyBytes)
+        throws(MBaaSError) -> SymmetricKey
+    {
+        guard !password.isEmpty else { throw MBaaSError(.invalidRequest, "the password is empty") }
+        do {
+            return try KDF.Scrypt.deriveKey(
+                from: Array(password.utf8), salt: salt, outputByteCount: outputByteCount, rounds: 1 << p.logN,
+                blockSize: p.blockSize, parallelism: p.parallelism)
+        } catch {
+            throw MBaaSError(.unavailable, "password hashing failed: \(error)")
+        }
+    }
+}
+
+/// Session tokens: 32 random bytes (base64url) given to the client; the database keeps only their SHA-256.
+enum LocalTokens {
+    static func newToken() -> String {
+        Data(LocalRandom.bytes(32)).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Lowercase hex SHA-256 of the text.
+    static func hash(_ text: String) -> String {
+        SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,211 @@
+import Foundation
+import GRDB
+import Logging
+import MBaaSCore
+
+/// Who is acting: the session's user with its roles and groups, or anonymous.
+struct LocalPrincipal: Sendable {
+    var userId: String?
+    var roles: [String]
+    var groups: [String]
+
+    static let anonymous = LocalPrincipal(userId: nil, roles: [], groups: [])
+
+    /// A record or file without an ACL is public.
+    func canRead(_ acl: ACL?) -> Bool { acl?.canRead(user: userId, roles: roles, groups: groups) ?? true }
+    func canWrite(_ acl: ACL?) -> Bool { acl?.canWrite(user: userId, roles: roles, groups: groups) ?? true }
+
+    /// An SQL condition true when `column` (neutral ACL JSON or NULL) grants `verb` (`read`/`write`) to this
+    /// principal. Principal names are validated (`[A-Za-z0-9_.-]`), so they embed in the JSON paths safely;
+    /// they are bound as parameters anyway.
+    func sqlGrant(_ column: String, _ verb: String) -> (sql: String, arguments: StatementArguments) {
+        var keys = ["*"]
+        if let userId { keys.append(userId) }
+        keys += roles.map { "role:\($0)" } + groups.map { "group:\($0)" }
+        let sql = "(\(column) IS NULL OR " + keys.map { _ in "json_extract(\(column), ?) = 1" }.joined(separator: " OR ") + ")"
+        return (sql, StatementArguments(keys.map { "$.\"\($0)\".\(verb)" }))
+    }
+}
+
+/// A session that no longer exists or has expired; the backend clears its session and reports `unauthorized`.
+struct LocalSessionInvalid: Error {}
+
+/// One row of `records`, decoded.
+struct StoredRecord: Sendable {
+    var seq: Int64
+    var record: Record
+    var versionNumber: Int64
+}
+
+/// The database side of ``LocalBackend``: synchronous operations on a GRDB `Database`, run inside the
+/// transactions the backend opens. Sendable and stateless apart from its configuration.
+struct LocalStore: Sendable {
+    let writer: any DatabaseWriter
+    let clock: @Sendable () -> Date
+    let logger: Logger
+    let files: LocalFileArea
+    let options: LocalBackend.Options
+
+    var nowMillis: Int64 { LocalTime.millis(clock()) }
+
+    // MARK: Principal
+
+    /// Resolves the acting principal from a session token hash; an unknown or expired session throws
+    /// ``LocalSessionInvalid``.
+    func principal(_ db: Database, tokenHash: String?) throws -> LocalPrincipal {
+        guard let tokenHash else { return .anonymous }
+        let stmt = try db.cachedStatement(sql: """
+            SELECT s.user_id, s.expires_at, u.roles, u.groups FROM sessions s JOIN users u ON u.id = s.user_id
+            WHERE s.token_hash = ?
+            """)
+        guard let row = try Row.fetchOne(stmt, arguments: [tokenHash]) else { throw LocalSessionInvalid() }
+        let expires: Int64 = row[1]
+        guard expires > nowMillis else { throw LocalSessionInvalid() }
+        return LocalPrincipal(userId: row[0], roles: try Self.stringList(row[2]), groups: try Self.stringList(row[3]))
+    }
+
+    static func stringList(_ text: String) throws -> [String] {
+        guard let items = try JSON.parse(text).arrayValue else { return [] }
+        return items.compactMap(\.stringValue)
+    }
+
+    // MARK: Record rows
+
+    static let recordColumns = "r.seq, r.id, r.created_at, r.updated_at, r.version, r.acl, r.fields"
+
+    /// Decodes a row selected with ``recordColumns`` (at the start of the row).
+    static func decodeRecord(className: String, row: Row, keys: Set<String>? = nil) throws -> StoredRecord {
+        let id: String = row[1]
+        let version: Int64 = row[4]
+        var record = Record(
+            className: className, id: id, createdAt: LocalTime.date(row[2]), updatedAt: LocalTime.date(row[3]),
+            version: String(version))
+        do {
+            if let aclText: String = row[5] { record.acl = try ACL(json: JSON.parse(aclText)) }
+            let fieldsText: String = row[6]
+            guard case .object(let object) = try JSON.parse(fieldsText) else {
+                throw MBaaSError(.decoding, "fields are not a JSON object")
+            }
+            var fields: [String: Value] = [:]
+            fields.reserveCapacity(object.count)
+            for (k, v) in object where keys?.contains(k) ?? true { fields[k] = try Value(json: v, path: k) }
+            record.fields = fields
+        } catch {
+            throw MBaaSError(.decoding, "stored record \(className)/\(id) cannot be read: \(error)")
+        }
+        return StoredRecord(seq: row[0], record: record, versionNumber: version)
+    }
+
+    /// The neutral JSON text of a record's fields (keys sorted, typed values in their `__type` form).
+    static func encodeFields(_ fields: [String: Value]) -> String { Value.object(fields).json.printed() }
+
+    static func encodeACL(_ acl: ACL?) -> String? { acl.map { $0.json.printed() } }
+
+    /// The stored record, or `nil`.
+    func load(_ db: Database, className: String, id: String) throws -> StoredRecord? {
+        let stmt = try db.cachedStatement(sql: "SELECT \(Self.recordColumns) FROM records r WHERE r.class = ? AND r.id = ?")
+        guard let row = try Row.fetchOne(stmt, arguments: [className, id]) else { return nil }
+        return try Self.decodeRecord(className: className, row: row)
+    }
+
+    /// The stored record, checked for `write` (and existence); `notFound` or `forbidden`.
+    func loadForWrite(_ db: Database, className: String, id: String, principal: LocalPrincipal,
+                      expectedVersion: String?) throws -> StoredRecord {
+        guard let stored = try load(db, className: className, id: id) else {
+            throw MBaaSError(.notFound, "record \(className)/\(id) not found")
+        }
+        guard principal.canWrite(stored.record.acl) else {
+            throw MBaaSError(.forbidden, "the ACL of \(className)/\(id) does not let \(principal.userId.map { "user \($0)" } ?? "anonymous users") write it")
+        }
+        if let expectedVersion, expectedVersion != stored.record.version {
+            throw MBaaSError(.conflict, "\(className)/\(id) changed: its version is \(stored.record.version ?? "?"), expected \(expectedVersion); nothing was written")
+        }
+        return stored
+    }
+
+    // MARK: Writes
+
+    /// Inserts a new record (validated) and returns it as stored.
+    func insert(_ db: Database, _ record: Record, now: Int64) throws -> Record {
+        try LocalValidation.className(record.className)
+        try LocalValidation.fields(record.fields)
+        let id = record.id ?? LocalRandom.id()
+        if record.id != nil { try LocalValidation.recordId(id) }
+        let stmt = try db.cachedStatement(sql: """
+            INSERT INTO records(class, id, created_at, updated_at, version, acl, fields) VALUES (?, ?, ?, ?, 1, ?, ?)
+            """)
+        do {
+            try stmt.execute(arguments: [record.className, id, now, now, Self.encodeACL(record.acl), Self.encodeFields(record.fields)])
+        } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
+            throw MBaaSError(.duplicate, "record \(record.className)/\(id) already exists")
+        }
+        return Record(className: record.className, id: id, createdAt: LocalTime.date(now), updatedAt: LocalTime.date(now),
+                      version: "1", acl: record.acl, fields: record.fields)
+    }
+
+    /// Applies a partial update (after the ACL and version checks) and returns the whole record.
+    func update(_ db: Database, className: String, id: String, _ update: RecordUpdate, principal: LocalPrincipal,
+                now: Int64) throws -> Record {
+        try LocalValidation.className(className)
+        var stored = try loadForWrite(db, className: className, id: id, principal: principal,
+                                      expectedVersion: update.expectedVersion)
+        var fields = stored.record.fields
+        for (name, op) in update.changes.sorted(by: { $0.key < $1.key }) {
+            try LocalValidation.fieldName(name)
+            fields[name] = try LocalFieldOperations.apply(op, to: fields[name], field: name)
+            if let v = fields[name] { try LocalValidation.value(v, path: name) }
+        }
+        let acl = update.acl ?? stored.record.acl
+        try write(db, seq: stored.seq, fields: fields, acl: acl, version: stored.versionNumber + 1, now: now)
+        stored.record.fields = fields
+        stored.record.acl = acl
+        stored.record.version = String(stored.versionNumber + 1)
+        stored.record.updatedAt = LocalTime.date(now)
+        return stored.record
+    }
+
+    /// Rewrites a record's fields, ACL and version.
+    func write(_ db: Database, seq: Int64, fields: [String: Value], acl: ACL?, version: Int64, now: Int64) throws {
+        let stmt = try db.cachedStatement(sql: "UPDATE records SET fields = ?, acl = ?, version = ?, updated_at = ? WHERE seq = ?")
+        try stmt.execute(arguments: [Self.encodeFields(fields), Self.encodeACL(acl), version, now, seq])
+    }
+
+    /// Deletes a record and the files attached to it; returns the storage names to unlink after commit.
+    func delete(_ db: Database, className: String, id: String, expectedVersion: String?,
+                principal: LocalPrincipal) throws -> [String] {
+        try LocalValidation.className(className)
+        let stored = try loadForWrite(db, className: className, id: id, principal: principal,
+                                      expectedVersion: expectedVersion)
+        let attached = try String.fetchAll(
+            db.cachedStatement(sql: "SELECT storage FROM files WHERE att_class = ? AND att_id = ?"), arguments: [className, id])
+        try db.cachedStatement(sql: "DELETE FROM files WHERE att_class = ? AND att_id = ?").execute(arguments: [className, id])
+        try db.cachedStatement(sql: "DELETE FROM records WHERE seq = ?").execute(arguments: [stored.seq])
+        return attached
+    }
+
+    // MARK: Errors
+
+    /// Maps any error to an ``MBaaSError``, keeping SQLite's extended result code as the vendor code.
+    static func mapError(_ error: any Error) -> MBaaSError {
+        switch error {
+        case let e as MBaaSError: return e
+        case let e as DatabaseError:
+            let code = "SQLITE_\(e.extendedResultCode.rawValue)"
+            let message = e.message ?? "\(e.resultCode)"
+            switch e.resultCode {
+            case .SQLITE_BUSY, .SQLITE_LOCKED:
+                return MBaaSError(.unavailable, "the database is busy (another connection holds a lock): \(message)", vendorCode: code)
+            case .SQLITE_CONSTRAINT:
+                return MBaaSError(.duplicate, message, vendorCode: code)
+            case .SQLITE_READONLY, .SQLITE_PERM, .SQLITE_AUTH:
+                return MBaaSError(.forbidden, "the database cannot be written: \(message)", vendorCode: code)
+            case .SQLITE_CANTOPEN, .SQLITE_NOTADB, .SQLITE_CORRUPT, .SQLITE_IOERR, .SQLITE_FULL:
+                return MBaaSError(.unavailable, "database file problem: \(message)", vendorCode: code)
+            default:
+                return MBaaSError(.unavailable, "SQLite error: \(message)", vendorCode: code)
+            }
+        default:
+            return MBaaSError.wrap(error)
+        }
+    }
+}

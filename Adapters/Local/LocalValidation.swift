@@ -1,0 +1,121 @@
+import Foundation
+import MBaaSCore
+
+/// Input checks shared by every Local operation. Each throws ``MBaaSError/Kind/invalidRequest`` naming the
+/// problem, before anything is written.
+enum LocalValidation {
+    /// The longest class name accepted.
+    static let maxClassNameLength = 64
+
+    /// Class names are `[A-Za-z][A-Za-z0-9_]*`, at most 64 characters.
+    static func className(_ name: String) throws(MBaaSError) {
+        let bytes = Array(name.utf8)
+        guard let first = bytes.first, isLetter(first), bytes.count <= maxClassNameLength,
+              bytes.allSatisfy({ isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "_") })
+        else {
+            throw MBaaSError(.invalidRequest,
+                             "invalid class name '\(name)': use [A-Za-z][A-Za-z0-9_]*, at most \(maxClassNameLength) characters")
+        }
+    }
+
+    /// Record ids (generated or given by the client): 1 to 128 of `[A-Za-z0-9_.-]`.
+    static func recordId(_ id: String) throws(MBaaSError) {
+        let bytes = Array(id.utf8)
+        guard !bytes.isEmpty, bytes.count <= 128, bytes.allSatisfy(isNameByte) else {
+            throw MBaaSError(.invalidRequest, "invalid record id '\(id)': use 1 to 128 of [A-Za-z0-9_.-]")
+        }
+    }
+
+    /// A top-level field name: not reserved, not empty, no `.` (dots address nested keys in queries), no leading
+    /// `$` (query operators), no `"` or control characters, at most 128 characters.
+    static func fieldName(_ name: String) throws(MBaaSError) {
+        if Record.reservedFieldNames.contains(name) {
+            throw MBaaSError(.invalidRequest,
+                             "field name '\(name)' is reserved for record metadata (\(Record.reservedFieldNames.sorted().joined(separator: ", ")))")
+        }
+        guard !name.isEmpty, name.count <= 128, !name.hasPrefix("$"),
+              !name.unicodeScalars.contains(where: { $0 == "." || $0 == "\"" || $0.value < 0x20 })
+        else {
+            throw MBaaSError(.invalidRequest,
+                             "invalid field name '\(name)': must be 1 to 128 characters without '.', '\"', control characters or a leading '$'")
+        }
+    }
+
+    /// A value that can be stored and read back exactly: finite numbers, GeoPoints in range, and no plain object
+    /// with a `__type` member (it would read back as a typed value).
+    static func value(_ value: Value, path: String) throws(MBaaSError) {
+        switch value {
+        case .double(let d) where !d.isFinite:
+            throw MBaaSError(.invalidRequest, "\(path): \(d) cannot be stored (numbers must be finite)")
+        case .geoPoint(let g) where !(-90...90).contains(g.latitude) || !(-180...180).contains(g.longitude):
+            throw MBaaSError(.invalidRequest, "\(path): GeoPoint out of range (\(g.latitude), \(g.longitude))")
+        case .array(let items):
+            for (i, item) in items.enumerated() { try self.value(item, path: "\(path)[\(i)]") }
+        case .object(let members):
+            if members["__type"] != nil {
+                throw MBaaSError(.invalidRequest, "\(path): an object member named '__type' is reserved for typed values")
+            }
+            for (k, v) in members { try self.value(v, path: "\(path).\(k)") }
+        default:
+            break
+        }
+    }
+
+    /// Checks every field name and value of a record's fields.
+    static func fields(_ fields: [String: Value]) throws(MBaaSError) {
+        for (name, value) in fields {
+            try fieldName(name)
+            try self.value(value, path: name)
+        }
+    }
+
+    /// Role and group names: 1 to 64 of `[A-Za-z0-9_.-]`, so they embed safely in ACL keys.
+    static func principalName(_ name: String, kind: String) throws(MBaaSError) {
+        let bytes = Array(name.utf8)
+        guard !bytes.isEmpty, bytes.count <= 64, bytes.allSatisfy(isNameByte) else {
+            throw MBaaSError(.invalidRequest, "invalid \(kind) name '\(name)': use 1 to 64 of [A-Za-z0-9_.-]")
+        }
+    }
+
+    /// File names: any Unicode, 1 to 1024 characters, no NUL.
+    static func fileName(_ name: String) throws(MBaaSError) {
+        guard !name.isEmpty, name.count <= 1024, !name.unicodeScalars.contains("\u{0}") else {
+            throw MBaaSError(.invalidRequest, "invalid file name '\(name)': must be 1 to 1024 characters without NUL")
+        }
+    }
+
+    private static func isLetter(_ b: UInt8) -> Bool { (65...90).contains(b) || (97...122).contains(b) }
+    private static func isDigit(_ b: UInt8) -> Bool { (48...57).contains(b) }
+    private static func isNameByte(_ b: UInt8) -> Bool {
+        isLetter(b) || isDigit(b) || b == UInt8(ascii: "_") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".")
+    }
+}
+
+/// Random identifiers and tokens from the system's cryptographically secure generator.
+enum LocalRandom {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+
+    /// `count` random alphanumerics (62 symbols, unbiased).
+    static func alphanumeric(_ count: Int) -> String {
+        var rng = SystemRandomNumberGenerator()
+        var out = [UInt8]()
+        out.reserveCapacity(count)
+        for _ in 0..<count { out.append(alphabet[Int(rng.next(upperBound: UInt64(alphabet.count)))]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// A record or user id: 16 random alphanumerics (about 95 bits).
+    static func id() -> String { alphanumeric(16) }
+
+    /// `count` random bytes.
+    static func bytes(_ count: Int) -> [UInt8] {
+        var rng = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &rng) }
+    }
+}
+
+/// Milliseconds since 1970, the resolution of every stored timestamp.
+enum LocalTime {
+    static func millis(_ date: Date) -> Int64 { ISO8601.millis(date) }
+    static func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
+}

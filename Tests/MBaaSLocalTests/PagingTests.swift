@@ -1,0 +1,124 @@
+import Foundation
+import MBaaSCore
+import MBaaSLocal
+import Testing
+
+@Suite("Local sort, paging, count, selected keys")
+struct PagingTests {
+    /// 23 records: n = 0..<23, money = n % 5 (ties), title = "t<n>"; every third has no money.
+    private func numbered(_ count: Int = 23) async throws -> LocalBackend {
+        let b = try memoryBackend()
+        var ops: [BatchOperation] = []
+        for n in 0..<count {
+            var fields: [String: Value] = ["n": .int(Int64(n)), "title": .string("t\(String(format: "%02d", n))")]
+            if n % 3 != 0 { fields["money"] = .int(Int64(n % 5)) }
+            ops.append(.create(Record(className: "Row", fields: fields)))
+        }
+        for start in stride(from: 0, to: ops.count, by: 500) {
+            for r in try await b.batch(Array(ops[start..<min(start + 500, ops.count)])) { if case .failure(let e) = r { throw e } }
+        }
+        return b
+    }
+
+    @Test func multiKeySort() async throws {
+        let b = try await numbered()
+        let page = try await b.queryPage(Query("Row", sort: [SortKey("money", ascending: false), SortKey("title", ascending: false)], limit: 100))
+        let rows = page.records.map { ($0["money"]?.intValue, $0["title"]!.stringValue!) }
+        // Expected: money descending (missing last), then title descending.
+        let expected = rows.sorted { a, b in
+            switch (a.0, b.0) {
+            case let (x?, y?) where x != y: return x > y
+            case (nil, _?): return false
+            case (_?, nil): return true
+            default: return a.1 > b.1
+            }
+        }
+        #expect(rows.map(\.1) == expected.map(\.1))
+        #expect(rows.first?.0 == 4 && rows.last?.0 == nil)
+        #expect(page.nextCursor == nil)
+
+        let ascending = try await b.queryPage(Query("Row").sorted("money", "-n").limit(3))
+        #expect(ascending.records.map { $0["n"]!.intValue! } == [21, 18, 15])   // missing money first, then n descending
+    }
+
+    @Test(arguments: [(23, 7, 4), (21, 7, 3), (5, 100, 1)])
+    func sequenceFollowsCursorsOverPages(count: Int, pageSize: Int, pages: Int) async throws {
+        let b = try await numbered(count)
+        let query = Query("Row").sorted("-money", "title")
+        let all = try await b.queryPage(query.limit(1000)).records
+        #expect(all.count == count)
+
+        let fetches = Collector<Int>()
+        let sequence = RecordSequence(query: query, pageSize: pageSize) { q in
+            let page = try await b.queryPage(q)
+            fetches.append(page.records.count)
+            return page
+        }
+        let streamed = try await sequence.collect()
+        #expect(fetches.all.count == pages, "page sizes: \(fetches.all)")
+        #expect(streamed.map(\.id) == all.map(\.id))
+        #expect(Set(streamed.map(\.id)).count == count)
+    }
+
+    @Test func limitCapsTheSequenceAndSkipOffsetsTheFirstPage() async throws {
+        let b = try await numbered()
+        let ordered = try await b.queryPage(Query("Row").sorted("n").limit(1000)).records
+        let limited = try await b.records(matching: Query("Row").sorted("n").limit(10), pageSize: 4).collect()
+        #expect(limited.map(\.id) == ordered.prefix(10).map(\.id))
+        let skipped = try await b.queryPage(Query("Row").sorted("n").skip(3).limit(5))
+        #expect(skipped.records.map(\.id) == ordered[3..<8].map(\.id))
+        let rest = try await b.queryPage(Query("Row", sort: [SortKey("n")], limit: 100, skip: 999, cursor: skipped.nextCursor))
+        #expect(rest.records.map(\.id) == ordered[8...].map(\.id))                    // the cursor wins over skip
+        #expect(try await b.queryPage(Query("Row", limit: 0)).records.isEmpty)
+    }
+
+    @Test func cursorsSurviveWritesBetweenPages() async throws {
+        let b = try await numbered(10)
+        let first = try await b.queryPage(Query("Row").sorted("n").limit(4))
+        // Delete one already seen and insert one that sorts before the cursor: nothing repeats or goes missing.
+        try await b.delete(className: "Row", id: first.records[0].id!)
+        _ = try await b.create(Record(className: "Row", fields: ["n": -1]))
+        let rest = try await b.records(matching: Query("Row", sort: [SortKey("n")], cursor: first.nextCursor), pageSize: 3).collect()
+        #expect(rest.map { $0["n"]!.intValue! } == Array(4..<10))
+    }
+
+    @Test func cursorOfAnotherSortIsRejected() async throws {
+        let b = try await numbered()
+        let page = try await b.queryPage(Query("Row").sorted("n").limit(2))
+        let cursor = try #require(page.nextCursor)
+        await expectError(.invalidRequest) { try await b.queryPage(Query("Row", sort: [SortKey("title")], cursor: cursor)) }
+        await expectError(.invalidRequest) { try await b.queryPage(Query("Row", cursor: "garbage")) }
+    }
+
+    @Test func countIgnoresPagingAndPageSizeIsCapped() async throws {
+        let b = try await numbered()
+        #expect(try await b.count(Query("Row")) == 23)
+        #expect(try await b.count(Query("Row", predicate: Field("money") >= 3, limit: 1, skip: 2)) == 5)
+        #expect(try await b.count(Query("Nothing")) == 0)
+        let big = try await numbered(1005)
+        let page = try await big.queryPage(Query("Row", limit: 5000))
+        #expect(page.records.count == big.capabilities.maxPageSize)
+        #expect(page.nextCursor != nil)
+        #expect(try await big.records(matching: Query("Row", limit: 5000)).collect().count == 1005)
+    }
+
+    @Test func selectedKeysKeepMetadata() async throws {
+        let b = try await numbered(3)
+        let page = try await b.queryPage(Query("Row", sort: [SortKey("n")], keys: ["title"]))
+        #expect(page.records.map(\.fields) == [["title": "t00"], ["title": "t01"], ["title": "t02"]])
+        #expect(page.records.allSatisfy { $0.id != nil && $0.createdAt != nil && $0.version == "1" })
+        let none = try await b.queryPage(Query("Row", keys: []))
+        #expect(none.records.allSatisfy { $0.fields.isEmpty } && none.records.count == 3)
+    }
+
+    @Test func indexedKeysGiveTheSameAnswers() async throws {
+        let b = try await numbered()
+        let q = Query("Row", predicate: Field("money") >= 2, sort: [SortKey("money", ascending: false), SortKey("n")])
+        let before = try await b.records(matching: q, pageSize: 4).collect()
+        try await b.createIndex(className: "Row", key: "money")
+        try await b.createIndex(className: "Row", key: "money")
+        let after = try await b.records(matching: q, pageSize: 4).collect()
+        #expect(after.map(\.id) == before.map(\.id))
+        #expect(before.count == 9)
+    }
+}
