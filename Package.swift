@@ -100,7 +100,7 @@ let package = Package(
         .testTarget(name: "MBaaSPocketBaseTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSPocketBase"]),
         .testTarget(name: "MBaaSNCMBTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSNCMB"]),
         .testTarget(name: "MBaaSKiiTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSKii"]),
-        .testTarget(name: "MBaaSAppPotTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSAppPot"]),
+        .testTarget(name: "MBaaSAppPotTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSAppPot"]),
         .testTarget(name: "mbaasTests", dependencies: ["MBaaSCore"]),
     ],
     swiftLanguageModes: [.v6]

@@ -8,8 +8,9 @@ import MBaaSCore
 /// - Updates read the row first and send it whole with the changes applied (AppPot's update rows carry every
 ///   column; whether missing columns are kept is not documented), so the result is the whole record. Only
 ///   `set` and `delete` (null) changes exist; the other field operations are `unsupported`.
-/// - Every write carries a fresh `transactionId` (duplicate-submit guard, errCode 211) and sets it as the
-///   request's idempotency key, so a retrying transport may resend it safely.
+/// - With `transactions=true` in the URL every write carries a fresh `transactionId` (duplicate-submit guard) and
+///   sets it as the request's idempotency key, so a ``MBaaSCore/RetryingTransport`` may resend it: if the first
+///   attempt did land, the server answers errCode 211, thrown as ``MBaaSError/Kind/duplicate``.
 /// - ``batch(_:)`` sends each run of consecutive operations of one kind on one class as one batch request. It is
 ///   not atomic: each row has its own result (`-1` for a failed row). An error the server reports for a whole
 ///   request fails every operation of that request.
@@ -176,7 +177,7 @@ extension AppPotBackend {
                         row[key] = try AppPotValueCodec.wire(sets[key]!, column: schema?.columns[key], field: key)
                     }
                     row["scopeType"] = .int(Int64(scope.rawValue))
-                    if let c = current["createTime"], !c.isNull { row["createTime"] = c }
+                    if let c = current["createTime"], !c.isNull { row["createTime"] = AppPotValueCodec.integer(c).map(JSON.int) ?? c }
                     row["updateTime"] = .int(ISO8601.millis(now))
                     if let v = update.expectedVersion ?? current["serverUpdateTime"]?.stringValue {
                         row["serverUpdateTime"] = .string(v)

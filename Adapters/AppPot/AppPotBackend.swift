@@ -41,6 +41,8 @@ public final class AppPotBackend: Backend {
     public var capabilities: Capabilities { AppPotCapabilities.standard }
 
     let state = Protected(AppPotClientState())
+    /// Distinguishes this instance's transaction ids from every other client's.
+    let instanceNonce = String(UUID().uuidString.prefix(8)).lowercased()
 
     public init(configuration: AppPotConfiguration, context: BackendContext = BackendContext()) {
         self.configuration = configuration
@@ -229,14 +231,17 @@ extension AppPotBackend {
         }
     }
 
-    /// A fresh duplicate-submit guard: `{deviceUDID}_{epoch ms}_{n}` (reference A7 samples
-    /// `deviceUDID_20142305104705.550`). Deterministic for a given clock, so recorded requests replay.
-    func nextTransactionId() -> String {
+    /// A fresh duplicate-submit guard when the URL asks for them (`transactions=true`), else `nil`:
+    /// `{deviceUDID}_{epoch ms}_{instance}_{n}` (reference A7 samples `deviceUDID_20142305104705.550`). The server
+    /// remembers every id it has seen, so ids must never repeat across clients of the app: the instance part is
+    /// random, which is why recorded conformance runs leave this off (their requests must replay byte for byte).
+    func nextTransactionId() -> String? {
+        guard configuration.transactionIds else { return nil }
         let n = state.withLock { s -> Int in
             s.transactionCounter += 1
             return s.transactionCounter
         }
-        return "\(configuration.deviceUDID)_\(ISO8601.millis(context.now))_\(n)"
+        return "\(configuration.deviceUDID)_\(ISO8601.millis(context.now))_\(instanceNonce)_\(n)"
     }
 
     /// A deterministic multipart boundary (random ones would make recorded uploads differ on every run).

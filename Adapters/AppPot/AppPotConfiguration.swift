@@ -17,6 +17,8 @@ import MBaaSCore
 /// - `user`: log in as this user (the URL's secret is the password) on the first call that needs a session.
 /// - `anonymousData=true`: send data and file calls made without a user session with the anonymous token
 ///   instead of refusing them (for servers that allow it; see ``AppPotBackend``).
+/// - `transactions=true`: give every write a `transactionId` (duplicate-submit guard) and make it safe to retry
+///   (see ``AppPotBackend``).
 public struct AppPotConfiguration: Sendable, Hashable {
     /// `https://host[:port]` (or `http://` for `apppot+http`).
     public var serverBase: String
@@ -30,6 +32,8 @@ public struct AppPotConfiguration: Sendable, Hashable {
     public var loginUser: String?
     public var loginPassword: String?
     public var anonymousData: Bool
+    /// Send a `transactionId` with every write.
+    public var transactionIds: Bool
 
     public static let defaultContextRoot = "apppot"
     public static let defaultDeviceUDID = "mbaaskit"
@@ -37,7 +41,7 @@ public struct AppPotConfiguration: Sendable, Hashable {
     public init(
         serverBase: String, contextRoot: String = AppPotConfiguration.defaultContextRoot, companyId: String,
         appId: String, appVersion: String, appKey: String, deviceUDID: String = AppPotConfiguration.defaultDeviceUDID,
-        loginUser: String? = nil, loginPassword: String? = nil, anonymousData: Bool = false
+        loginUser: String? = nil, loginPassword: String? = nil, anonymousData: Bool = false, transactionIds: Bool = false
     ) {
         self.serverBase = serverBase
         self.contextRoot = contextRoot
@@ -49,6 +53,7 @@ public struct AppPotConfiguration: Sendable, Hashable {
         self.loginUser = loginUser
         self.loginPassword = loginPassword
         self.anonymousData = anonymousData
+        self.transactionIds = transactionIds
     }
 
     /// Reads a backend URL (see the type's documentation); errors name the missing or wrong part.
@@ -70,7 +75,7 @@ public struct AppPotConfiguration: Sendable, Hashable {
         let app = try required("app", "app id")
         let version = try required("version", "app version")
         let root = url.path.split(separator: "/").joined(separator: "/")
-        let known: Set<String> = ["company", "app", "version", "device", "user", "anonymousData"]
+        let known: Set<String> = ["company", "app", "version", "device", "user", "anonymousData", "transactions"]
         if let unknown = url.options.keys.sorted().first(where: { !known.contains($0) }) {
             throw MBaaSError(.invalidRequest, "unknown AppPot URL option '\(unknown)' (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -78,19 +83,20 @@ public struct AppPotConfiguration: Sendable, Hashable {
         if user != nil, url.secret == nil {
             throw MBaaSError(.invalidRequest, "AppPot URL option 'user' needs the password as the URL's secret (apppot://APP_KEY:PASSWORD@...)")
         }
-        var anonymous = false
-        if let a = url.option("anonymousData") {
+        func flag(_ name: String) throws(MBaaSError) -> Bool {
+            guard let a = url.option(name) else { return false }
             switch a.lowercased() {
-            case "", "1", "true", "yes": anonymous = true
-            case "0", "false", "no": anonymous = false
-            default: throw MBaaSError(.invalidRequest, "AppPot URL option anonymousData takes true or false, got '\(a)'")
+            case "", "1", "true", "yes": return true
+            case "0", "false", "no": return false
+            default: throw MBaaSError(.invalidRequest, "AppPot URL option \(name) takes true or false, got '\(a)'")
             }
         }
         self.init(
             serverBase: url.httpBase, contextRoot: root.isEmpty ? AppPotConfiguration.defaultContextRoot : root,
             companyId: company, appId: app, appVersion: version, appKey: key,
             deviceUDID: url.option("device").flatMap { $0.isEmpty ? nil : $0 } ?? AppPotConfiguration.defaultDeviceUDID,
-            loginUser: user, loginPassword: user == nil ? nil : url.secret, anonymousData: anonymous)
+            loginUser: user, loginPassword: user == nil ? nil : url.secret, anonymousData: try flag("anonymousData"),
+            transactionIds: try flag("transactions"))
     }
 
     /// The API base path: `/{contextRoot}/api/{companyId}/{appId}/{appVersion}` (each segment percent-encoded).

@@ -34,7 +34,7 @@ enum AppPotCassettes {
         case ("GET", "users", _): return "\(reference) A10 GET users/{id} gives {user} (member shape assumed: POST users fields plus userId)" + suffix
         case ("POST", "schemas", _): return "\(reference) A6 POST schemas {appId, appVersion, companyId, isResetDatabase, tables[primary_key objectId, columns varchar/integer/long]}" + suffix
         case ("POST", "data", _) where tail.count == 3 && tail[1] == "batch":
-            return "\(reference) A7 POST data/batch/\(tail[2]) {objectName, transactionId, \(tail[2] == "deleteData" ? "objectIds[{objectId, serverUpdateTime}]" : "data[rows]")}; results per row in request order" + suffix
+            return "\(reference) A7 POST data/batch/\(tail[2]) {objectName, transactionId?, \(tail[2] == "deleteData" ? "objectIds[{objectId, serverUpdateTime}]" : "data[rows]")}; results per row in request order" + suffix
         case ("GET", "data", _):
             return status == 404 ? "\(reference) A7 GET data/{Class}/{id} for a missing record (assumed: HTTP 404, errCode 130)"
                 : "\(reference) A7 GET data/{Class}/{id} answers {Class:[row]} with every value as a string" + suffix

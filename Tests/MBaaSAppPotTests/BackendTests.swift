@@ -404,3 +404,52 @@ final class Progress: @unchecked Sendable {
     func add(_ n: Int64) { lock.withLock { items.append(n) } }
     var values: [Int64] { lock.withLock { items } }
 }
+
+/// Keeps every request sent through it.
+final class CapturingTransport: HTTPTransport, @unchecked Sendable {
+    let base: any HTTPTransport
+    private let lock = NSLock()
+    private var sent: [HTTPRequest] = []
+    init(_ base: any HTTPTransport) { self.base = base }
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        lock.withLock { sent.append(request) }
+        return try await base.send(request)
+    }
+    var requests: [HTTPRequest] { lock.withLock { sent } }
+}
+
+@Suite("AppPot duplicate-submit guard")
+struct TransactionTests {
+    func addDataRequests(transactions: Bool) async throws -> (AppPotSimulator, [HTTPRequest]) {
+        let sim = AppPotSimulator()
+        let capture = CapturingTransport(sim)
+        let b = try await AppPotBackendFactory().open(
+            try BackendURL(parsing: simulatorURL + (transactions ? "&transactions=true" : "")),
+            context: BackendContext(transport: capture, clock: fixedClock))
+        _ = try await b.logIn(username: "alice", password: "alice-pass")
+        _ = try await b.create(Record(className: "Memo", fields: ["n": 1]))
+        _ = try await b.create(Record(className: "Memo", fields: ["n": 2]))
+        return (sim, capture.requests.filter { $0.url.path.hasSuffix("/data/batch/addData") })
+    }
+
+    @Test("transactions=true: every write has its own transactionId, usable as the idempotency key; a resent one is 211")
+    func guarded() async throws {
+        let (sim, adds) = try await addDataRequests(transactions: true)
+        #expect(adds.count == 2)
+        let ids = try adds.map { try #require(try JSON.parse($0.body!)["transactionId"]?.stringValue) }
+        #expect(ids[0] != ids[1] && ids.allSatisfy { $0.hasPrefix("UDID1_1700000000000_") })
+        #expect(adds.map(\.idempotencyKey) == ids)
+        guard case .failure(let e) = AppPotEnvelope.check(try await sim.send(adds[0])) else {
+            Issue.record("a resent transaction was accepted")
+            return
+        }
+        #expect(e.kind == .duplicate && e.vendorCode == "211")
+    }
+
+    @Test("without the option no transactionId is sent and writes are not marked retryable")
+    func unguarded() async throws {
+        let (_, adds) = try await addDataRequests(transactions: false)
+        #expect(adds.count == 2)
+        #expect(try adds.allSatisfy { try JSON.parse($0.body!)["transactionId"] == nil && $0.idempotencyKey == nil })
+    }
+}
