@@ -453,3 +453,50 @@ struct TransactionTests {
         #expect(try adds.allSatisfy { try JSON.parse($0.body!)["transactionId"] == nil && $0.idempotencyKey == nil })
     }
 }
+
+/// Answers every request with a function of it.
+struct StubTransport: HTTPTransport {
+    let answer: @Sendable (HTTPRequest) -> HTTPResponse
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse { answer(request) }
+}
+
+@Suite("AppPot 404 as an empty result")
+struct EmptyResultTests {
+    func backend(_ queryAnswer: HTTPResponse) async throws -> AppPotBackend {
+        let stub = StubTransport { request in
+            if request.url.path.hasSuffix("/anonymousTokens") { return HTTPResponse(status: 200, body: AppPotEnvelope.success(results: "anon").data()) }
+            if request.url.path.hasSuffix("/auth/login") {
+                return HTTPResponse(status: 200, body: AppPotAuthInfo(userToken: "user", userId: "1").loginResponse.data())
+            }
+            return queryAnswer
+        }
+        let b = try await AppPotBackendFactory().open(try BackendURL(parsing: simulatorURL), context: BackendContext(transport: stub, clock: fixedClock))
+        _ = try await b.logIn(username: "u", password: "p")
+        return b as! AppPotBackend
+    }
+
+    @Test("HTTP 404 with or without an envelope is an empty page and a zero count", arguments: [
+        HTTPResponse(status: 404, body: Data()),
+        HTTPResponse(status: 404, body: Data("Not Found".utf8)),
+        HTTPResponse(status: 404, body: AppPotEnvelope.error(code: 993, description: "Table empty or does not exist").data()),
+        HTTPResponse(status: 200, body: AppPotEnvelope.error(code: 995, description: "Table empty or does not exist").data()),
+    ])
+    func empty(_ answer: HTTPResponse) async throws {
+        let b = try await backend(answer)
+        let page = try await b.queryPage(Query("Memo").filter(Field("n") > 1))
+        #expect(page.records.isEmpty && page.nextCursor == nil)
+        #expect(try await b.count(Query("Memo")) == 0)
+    }
+
+    @Test("other query errors are errors; token errors end the session")
+    func errors() async throws {
+        let bad = try await backend(HTTPResponse(status: 200, body: AppPotEnvelope.error(code: 220, description: "Cannot execute query").data()))
+        let e = try await #require(throws: MBaaSError.self) { try await bad.queryPage(Query("Memo")) }
+        #expect(e.kind == .invalidRequest && e.vendorCode == "220")
+        let expired = try await backend(HTTPResponse(status: 404, body: AppPotEnvelope.error(code: 120, description: "Token expired").data()))
+        let t = try await #require(throws: MBaaSError.self) { try await expired.queryPage(Query("Memo")) }
+        #expect(t.kind == .unauthorized)
+        let s = await expired.session
+        #expect(s == nil)
+    }
+}
