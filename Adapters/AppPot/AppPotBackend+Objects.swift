@@ -93,7 +93,7 @@ extension AppPotBackend {
             for (i, r) in records.enumerated() {
                 do {
                     let scope = try AppPotScope.from(acl: r.acl, userId: userId, groupIds: groupIds)
-                    if let id = r.id { try AppPotIdentifier.check(id, what: "object id") }
+                    if let id = r.id { try AppPotBackend.checkObjectId(id) }
                     try checkColumns(r.fields, of: schema)
                     let fields = r.fields.filter { !$0.value.isNull }
                     let row = try AppPotRowCodec.encodeRow(fields: fields, schema: schema, scope: scope, objectId: r.id,
@@ -285,6 +285,16 @@ extension AppPotBackend {
             for i in results.indices where results[i] == nil { results[i] = .failure(e) }
         }
         return results.map { $0! }
+    }
+
+    /// A client-chosen object id: non-empty, at most 255 characters (the `objectId` column), no `/`. The JS SDK's
+    /// offline ids are `{Class}_{uuid}`.
+    static func checkObjectId(_ id: String) throws {
+        guard !id.isEmpty, id.count <= AppPotColumnType.defaultStringLength, !id.contains("/"),
+              !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }),
+              id != AppPotWriteResult.failedObjectId else {
+            throw MBaaSError(.invalidRequest, "AppPot object id '\(id)' is not valid: 1 to 255 characters, no '/' or control characters, not -1")
+        }
     }
 
     /// errCode 130 means "does not exist or data blocking": a record that is gone is `notFound`, one that is

@@ -272,6 +272,10 @@ struct RecordTests {
     func batch() async throws {
         let (b, sim) = try await aliceBackend()
         let seed = try await b.create(Record(className: "Memo", id: "Memo_fixed", fields: ["title": "seed"]))
+        let uuid = "Memo_0F0E0D0C-0B0A-4909-8807-060504030201"
+        #expect(try await b.create(Record(className: "Memo", id: uuid, fields: ["title": "offline id"])).id == uuid)
+        let badId = try await #require(throws: MBaaSError.self) { try await b.create(Record(className: "Memo", id: "a/b", fields: [:])) }
+        #expect(badId.kind == .invalidRequest)
         let n = sim.requestCount
         let results = try await b.batch([
             .create(Record(className: "Memo", fields: ["title": "a"])),
@@ -289,7 +293,7 @@ struct RecordTests {
         #expect(a.fields["title"] == "a")
         #expect(dup.vendorCode == "-1")
         #expect(changed.fields["title"] == "changed")
-        #expect(try await b.count(Query("Memo")) == 2)
+        #expect(try await b.count(Query("Memo")) == 3)
         let tooMany = try await #require(throws: MBaaSError.self) {
             try await b.batch(Array(repeating: .delete(className: "Memo", id: "x"), count: 101))
         }
