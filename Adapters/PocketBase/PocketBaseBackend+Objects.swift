@@ -48,6 +48,11 @@ extension PocketBaseBackend {
 
     func updateBody(className: String, _ update: RecordUpdate) async throws -> (body: JSONObject, schema: PocketBaseSchema?) {
         let changes = try Self.changes(of: update)
+        try Self.checkClassName(className)
+        if configuration.managesSchema, try await definition(className) == nil {
+            // Never create a collection for an update: the record cannot exist.
+            throw MBaaSError(.notFound, "no PocketBase collection '\(className)'")
+        }
         let schema = try await prepareWrite(className: className, changes: changes, acl: update.acl)
         var body = try PocketBaseRecordCodec.body(changes: changes, schema: schema)
         if let acl = update.acl {
