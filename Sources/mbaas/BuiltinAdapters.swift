@@ -1,3 +1,4 @@
+import MBaaSAppPot
 import MBaaSCore
 import MBaaSLocal
 
@@ -6,6 +7,7 @@ enum BuiltinAdapters {
     static func registry() -> BackendRegistry {
         BackendRegistry([
             LocalBackendFactory(),
+            AppPotBackendFactory(),
         ])
     }
 }

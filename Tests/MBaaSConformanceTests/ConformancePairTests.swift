@@ -1,4 +1,5 @@
 import Foundation
+import MBaaSAppPot
 import MBaaSConformance
 import MBaaSCore
 import MBaaSLocal
@@ -14,6 +15,7 @@ import Testing
         // scenarios check does not depend on it.
         "local": LocalBackendFactory(options: LocalBackend.Options(
             passwordHashing: LocalPasswordHasher.Parameters(logN: 10, blockSize: 8, parallelism: 1))),
+        "apppot": AppPotBackendFactory(),
     ]
 
     static let fixtures = ConformanceFixtures(root: ConformanceSuite.bundledFixtures)
