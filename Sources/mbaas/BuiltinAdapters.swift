@@ -1,5 +1,8 @@
+import MBaaSAppPot
 import MBaaSCore
+import MBaaSKii
 import MBaaSLocal
+import MBaaSNCMB
 import MBaaSPocketBase
 
 /// The adapters the `mbaas` CLI can open, by URL scheme. One line per adapter.
@@ -8,6 +11,9 @@ enum BuiltinAdapters {
         BackendRegistry([
             LocalBackendFactory(),
             PocketBaseBackendFactory(),
+            NCMBBackendFactory(),
+            KiiBackendFactory(),
+            AppPotBackendFactory(),
         ])
     }
 }

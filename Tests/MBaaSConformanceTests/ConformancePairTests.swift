@@ -1,7 +1,10 @@
 import Foundation
 import MBaaSConformance
 import MBaaSCore
+import MBaaSAppPot
+import MBaaSKii
 import MBaaSLocal
+import MBaaSNCMB
 import MBaaSPocketBase
 import Testing
 
@@ -16,6 +19,9 @@ import Testing
         "local": LocalBackendFactory(options: LocalBackend.Options(
             passwordHashing: LocalPasswordHasher.Parameters(logN: 10, blockSize: 8, parallelism: 1))),
         "pocketbase": PocketBaseBackendFactory(),
+        "ncmb": NCMBBackendFactory(),
+        "kii": KiiBackendFactory(),
+        "apppot": AppPotBackendFactory(),
     ]
 
     static let fixtures = ConformanceFixtures(root: ConformanceSuite.bundledFixtures)
