@@ -157,7 +157,7 @@ public actor PocketBaseBackend: Backend {
     ) async throws -> HTTPResponse {
         var token = try await authorization(for: acting)
         var retried = false
-        var reloaded = false
+        var reloads = 0
         while true {
             var headers: HTTPHeaders = [:]
             var body: Data?
@@ -175,14 +175,15 @@ public actor PocketBaseBackend: Backend {
             let response: HTTPResponse
             do { response = try await context.transport.send(request) } catch { throw MBaaSError.wrap(error) }
             if response.isSuccess { return response }
-            if response.status == 404, !reloaded, acting != .superuser,
+            if response.status == 404, reloads < 3, acting != .superuser,
                let collection = try await staleCollectionCache(path: path, body: response.body)
             {
-                // PocketBase caches collection definitions in memory and can lose one when two clients change
-                // the schema at the same moment; saving the collection again reloads that cache.
+                // PocketBase caches collection definitions in memory and can lose one when clients change the
+                // schema at the same moment; saving the collection again reloads that cache (a few times at most,
+                // as another concurrent change can race the reload too).
                 logger.warning("PocketBase lost collection '\(collection)' from its cache; reloading it")
                 _ = try await send("PATCH", "/api/collections/\(percentEncode(collection))", json: .object([:]), as: .superuser)
-                reloaded = true
+                reloads += 1
                 continue
             }
             if response.status == 401, token != nil {

@@ -3,7 +3,8 @@ import MBaaSCore
 import Testing
 @testable import MBaaSPocketBase
 
-@Suite("PocketBase live: users, ACL, files", .enabled(if: Live.isAvailable, Live.skipReason))
+extension LiveTests {
+@Suite("PocketBase live: users, ACL, files")
 struct LiveAuthFileTests {
     @Test("sign up, log in, current user, refresh, log out")
     func auth() async throws {
@@ -184,6 +185,8 @@ struct LiveAuthFileTests {
             Issue.record("a deleted file must be gone")
         } catch let e as MBaaSError { #expect(e.kind == .notFound) }
     }
+}
+
 }
 
 final class ProgressBox: @unchecked Sendable {

@@ -3,7 +3,8 @@ import MBaaSCore
 import Testing
 @testable import MBaaSPocketBase
 
-@Suite("PocketBase live: records and queries", .enabled(if: Live.isAvailable, Live.skipReason))
+extension LiveTests {
+@Suite("PocketBase live: records and queries")
 struct LiveObjectTests {
     @Test("create, get, update, delete keep every neutral value type")
     func crudRoundTrip() async throws {
@@ -184,4 +185,5 @@ struct LiveObjectTests {
         }
         #expect(try await backend.count(Query(cls)) == 1)  // rolled back
     }
+}
 }
