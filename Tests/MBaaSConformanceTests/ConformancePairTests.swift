@@ -2,6 +2,7 @@ import Foundation
 import MBaaSConformance
 import MBaaSCore
 import MBaaSLocal
+import MBaaSNCMB
 import Testing
 
 /// Every (adapter, scenario) pair: Local live (each scenario on a fresh database), and every adapter with a
@@ -14,6 +15,7 @@ import Testing
         // scenarios check does not depend on it.
         "local": LocalBackendFactory(options: LocalBackend.Options(
             passwordHashing: LocalPasswordHasher.Parameters(logN: 10, blockSize: 8, parallelism: 1))),
+        "ncmb": NCMBBackendFactory(),
     ]
 
     static let fixtures = ConformanceFixtures(root: ConformanceSuite.bundledFixtures)
