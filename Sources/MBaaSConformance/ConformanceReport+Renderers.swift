@@ -22,6 +22,9 @@ extension ConformanceReport {
             .reduce(into: Counts()) { $0.add($1.outcome) }
     }
 
+    /// The terminal table without skip reasons (``table(listSkips:)``).
+    public var table: String { table(listSkips: false) }
+
     /// The terminal table: one row per adapter, one column per scenario group and a total, then one line per
     /// pair that failed or errored (and, when `listSkips`, was skipped) with its reason.
     public func table(listSkips: Bool = false) -> String {
@@ -153,7 +156,7 @@ extension ConformanceReport {
         func row(_ cells: [String]) -> String { "| " + cells.map { $0.replacingOccurrences(of: "|", with: "\\|") }.joined(separator: " | ") + " |\n" }
         var out = "# MBaaSKit conformance\n\n"
         let scenarioIDs = orderedScenarioIDs
-        out += "Suite `\(suiteVersion)`, \(scenarioIDs.count) scenarios, \(adapters.count) adapters.\n\n"
+        out += "Suite `\(suiteVersion)`, \(plural(scenarioIDs.count, "scenario")), \(plural(adapters.count, "adapter")).\n\n"
         out += "## By group\n\n"
         out += row(["Group"] + adapters)
         out += row(Array(repeating: "---", count: adapters.count + 1))
@@ -185,6 +188,8 @@ extension ConformanceReport {
         return results.compactMap { seen.insert($0.scenario).inserted ? $0.scenario : nil }
     }
 }
+
+func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
 
 // MARK: - Formats
 

@@ -27,7 +27,8 @@ public struct ConformanceSuite: Sendable {
             hash = hash &* 0x0000_0100_0000_01B3
         }
         let hex = String(hash, radix: 16)
-        return "\(ConformanceSuite.formatVersion)+" + String(repeating: "0", count: max(0, 16 - hex.count)) + hex.prefix(8)
+        let padded = String(repeating: "0", count: max(0, 16 - hex.count)) + hex
+        return "\(ConformanceSuite.formatVersion)+" + padded.prefix(8)
     }
 
     /// The scenario groups in order of first appearance.

@@ -17,6 +17,7 @@ import Testing
         // The version is stable for the same scenarios and changes with them.
         #expect(suite.version == (try ConformanceSuite.bundled()).version)
         #expect(suite.version.hasPrefix("1+"))
+        #expect(suite.version.count == 10)
         #expect(ConformanceSuite(scenarios: Array(suite.scenarios.dropLast())).version != suite.version)
     }
 

@@ -101,7 +101,9 @@ actor MemoryBackend: Backend {
         if let bad = record.fields.keys.first(where: Record.reservedFieldNames.contains) {
             throw MBaaSError(.invalidRequest, "'\(bad)' is a reserved field name")
         }
-        if record.acl != nil { throw MBaaSError.unsupported("ACLs", by: adapterName, reason: capabilities.note(for: Capabilities.Feature.acl)) }
+        if record.acl != nil {
+            throw MBaaSError.unsupported("ACLs", by: adapterName, reason: capabilities.note(for: Capabilities.Feature.acl))
+        }
         if record.id != nil { throw MBaaSError(.invalidRequest, "the example assigns ids itself") }
         let (id, seq) = await server.nextID("r")
         let now = context.now

@@ -68,7 +68,8 @@ import Testing
     }
 
     @Test func tableCellsAndProblems() {
-        let table = report.table()
+        let table = report.table
+        #expect(table == report.table(listSkips: false))
         #expect(table.contains("local    1/1 ✓        1/1 ✓         2/2 ✓\n"))
         #expect(table.contains("kii      0/1 ✓ 1 ✗    0/1 ✓ 1 skip  0/2 ✓ 1 skip 1 ✗\n"))
         #expect(table.contains("✗ kii objects.crud.basic [failed]: step 2 `get`"))

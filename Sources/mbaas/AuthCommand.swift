@@ -1,0 +1,119 @@
+import ArgumentParser
+import Foundation
+import MBaaSCore
+
+/// `mbaas auth signup|login|logout|whoami`. Sessions are saved in the session file (mode 0600) per backend URL;
+/// tokens are never printed.
+struct AuthCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "auth", abstract: "Sign up, log in and out; later commands on the same URL act as that user.",
+        subcommands: [SignUp.self, LogIn.self, LogOut.self, WhoAmI.self])
+
+    /// `--password P` or `--password-stdin`.
+    struct PasswordOptions: ParsableArguments {
+        @Option(help: "The password (visible to other local users in the process list; prefer --password-stdin)")
+        var password: String?
+        @Flag(name: .customLong("password-stdin"), help: "Read the password from the first line of stdin")
+        var passwordStdin = false
+
+        func validate() throws {
+            if password != nil && passwordStdin { throw ValidationError("use either --password or --password-stdin") }
+            if password == nil && !passwordStdin { throw ValidationError("a password is needed: --password P or --password-stdin") }
+        }
+
+        func read() throws(MBaaSError) -> String {
+            if let password { return password }
+            guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+                throw MBaaSError(.invalidRequest, "--password-stdin: no password on stdin")
+            }
+            return line
+        }
+    }
+
+    struct SignUp: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "signup", abstract: "Create a user and log in as it.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Backend URL") var url: String
+        @Argument(help: "User name") var username: String
+        @OptionGroup var password: PasswordOptions
+        @Option(help: "E-mail address") var email: String?
+        @Option(help: "Extra user fields as a neutral JSON object") var fields: String?
+
+        func run() async throws {
+            try await runReportingErrors {
+                let secret = try password.read()
+                let extra = try fields.map { text throws(MBaaSError) in try Record.fields(fromJSONText: text) } ?? [:]
+                let session = try await OpenedBackend.with(url, global) {
+                    try await $0.signUp(username: username, password: secret, email: email, fields: extra)
+                }
+                emit(sessionJSON(session), table: sessionTable(session, verb: "signed up and logged in"), format: global.resolvedFormat)
+            }
+        }
+    }
+
+    struct LogIn: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "login", abstract: "Log in; the session is saved for this URL.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Backend URL") var url: String
+        @Argument(help: "User name") var username: String
+        @OptionGroup var password: PasswordOptions
+
+        func run() async throws {
+            try await runReportingErrors {
+                let secret = try password.read()
+                let session = try await OpenedBackend.with(url, global) { try await $0.logIn(username: username, password: secret) }
+                emit(sessionJSON(session), table: sessionTable(session, verb: "logged in"), format: global.resolvedFormat)
+            }
+        }
+    }
+
+    struct LogOut: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "logout", abstract: "Forget the saved session of this URL.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Backend URL") var url: String
+        @Flag(help: "Also end the session on the server (fails if the server no longer knows it; it is forgotten anyway)")
+        var server = false
+
+        func run() async throws {
+            try await runReportingErrors {
+                let wasLoggedIn = try await OpenedBackend.with(url, global) { backend in
+                    let had = await backend.session != nil
+                    try await backend.logOut(confirmWithServer: server)
+                    return had
+                }
+                emit(.object(["loggedOut": .bool(wasLoggedIn)]), table: wasLoggedIn ? "logged out" : "was not logged in",
+                     format: global.resolvedFormat)
+            }
+        }
+    }
+
+    struct WhoAmI: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "whoami", abstract: "Show the logged-in user.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Backend URL") var url: String
+
+        func run() async throws {
+            try await runReportingErrors {
+                let user = try await OpenedBackend.with(url, global) { try await $0.currentUser() }
+                var pairs: [(String, String)] = [("id", user.id), ("username", user.username ?? "")]
+                if let email = user.email { pairs.append(("email", email)) }
+                if !user.roles.isEmpty { pairs.append(("roles", user.roles.joined(separator: ", "))) }
+                if !user.groups.isEmpty { pairs.append(("groups", user.groups.joined(separator: ", "))) }
+                for k in user.fields.keys.sorted() { pairs.append((k, display(user.fields[k]))) }
+                emit(user.json, table: TextTable.keyValue(pairs), format: global.resolvedFormat)
+            }
+        }
+    }
+}
+
+/// A session without its tokens.
+func sessionJSON(_ s: Session) -> JSON {
+    var o: JSONObject = ["userId": .string(s.userId)]
+    if let u = s.username { o["username"] = .string(u) }
+    if let e = s.expiresAt { o["expiresAt"] = .string(ISO8601.format(e)) }
+    return .object(o)
+}
+
+func sessionTable(_ s: Session, verb: String) -> String {
+    "\(verb) as \(s.username ?? s.userId) (user id \(s.userId))" + (s.expiresAt.map { "; session expires \(ISO8601.format($0))" } ?? "")
+}

@@ -1,0 +1,128 @@
+import ArgumentParser
+import Foundation
+import MBaaSCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `mbaas files upload|download|delete|list`.
+struct FilesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "files", abstract: "Upload, download, delete and list files.",
+        subcommands: [Upload.self, Download.self, Delete.self, List.self])
+
+    struct Upload: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Upload a local file and print its reference.",
+            discussion: "With --attach Class/id/field the file is attached to that record's field.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Backend URL") var url: String
+        @Argument(help: "The local file to upload") var path: String
+        @Option(help: "Name to store it under (default: the file's name)") var name: String?
+        @Option(name: .customLong("content-type"), help: "Content type (default: guessed from the name)") var contentType: String?
+        @Option(help: "Attach to a record field: Class/id/field") var attach: String?
+        @Option(help: "ACL as neutral JSON") var acl: String?
+
+        func run() async throws {
+            try await runReportingErrors {
+                let source = URL(fileURLWithPath: path)
+                guard FileManager.default.isReadableFile(atPath: source.path) else {
+                    throw MBaaSError(.invalidRequest, "cannot read the local file \(path)")
+                }
+                var attachment: FileAttachment?
+                if let attach {
+                    let parts = attach.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+                    guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty }) else {
+                        throw MBaaSError(.invalidRequest, "--attach takes Class/id/field, got '\(attach)'")
+                    }
+                    attachment = FileAttachment(className: parts[0], objectId: parts[1], field: parts[2])
+                }
+                let showProgress = isatty(STDERR_FILENO) != 0
+                let upload = FileUpload(
+                    name: name ?? source.lastPathComponent, source: .url(source), contentType: contentType,
+                    acl: try parseACLArgument(acl), attachment: attachment,
+                    progress: showProgress ? printProgress : nil)
+                let reference = try await OpenedBackend.with(url, global) { try await $0.upload(upload) }
+                if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+                emit(Value.file(reference).json, table: fileTable([FileInfo(reference: reference)]), format: global.resolvedFormat)
+            }
+        }
+    }
+
+    struct Download: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Download a file (to stdout unless --output is given).")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Backend URL") var url: String
+        @Argument(help: "The stored file name") var name: String
+        @Option(name: [.short, .long], help: "Write the bytes to this path") var output: String?
+
+        func run() async throws {
+            try await runReportingErrors {
+                let data = try await OpenedBackend.with(url, global) { try await $0.download(name: name) }
+                guard let output else {
+                    FileHandle.standardOutput.write(data)
+                    return
+                }
+                do { try data.write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
+                    throw MBaaSError(.unavailable, "cannot write \(output): \(error.localizedDescription)")
+                }
+                emit(.object(["name": .string(name), "path": .string(output), "size": .int(Int64(data.count))]),
+                     table: "wrote \(data.count) bytes to \(output)", format: global.resolvedFormat)
+            }
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a stored file.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Backend URL") var url: String
+        @Argument(help: "The stored file name") var name: String
+
+        func run() async throws {
+            try await runReportingErrors {
+                try await OpenedBackend.with(url, global) { try await $0.deleteFile(FileReference(name: name)) }
+                emit(.object(["name": .string(name), "deleted": true]), table: "deleted \(name)", format: global.resolvedFormat)
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List stored files, newest last.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Backend URL") var url: String
+        @Option(help: "Only names starting with this") var prefix: String?
+        @Option(help: "At most this many") var limit: Int?
+
+        func run() async throws {
+            try await runReportingErrors {
+                let files = try await OpenedBackend.with(url, global) { try await $0.listFiles(prefix: prefix, limit: limit) }
+                emit(.object(["results": .array(files.map(fileJSON))]),
+                     table: fileTable(files) + "\n(\(files.count) file\(files.count == 1 ? "" : "s"))", format: global.resolvedFormat)
+            }
+        }
+    }
+}
+
+/// Shows upload progress on stderr (only when stderr is a terminal).
+@Sendable func printProgress(_ p: TransferProgress) {
+    let percent = p.fractionCompleted.map { " \(Int($0 * 100))%" } ?? ""
+    FileHandle.standardError.write(Data("\ruploading \(p.completedBytes) bytes\(percent)".utf8))
+}
+
+/// A listed file: the neutral `File` value plus its dates and ACL.
+func fileJSON(_ info: FileInfo) -> JSON {
+    guard case .object(var o) = Value.file(info.reference).json else { return .null }
+    if let c = info.createdAt { o["createdAt"] = .string(ISO8601.format(c)) }
+    if let u = info.updatedAt { o["updatedAt"] = .string(ISO8601.format(u)) }
+    if let acl = info.acl { o["acl"] = acl.json }
+    return .object(o)
+}
+
+func fileTable(_ files: [FileInfo]) -> String {
+    TextTable(headers: ["name", "size", "contentType", "createdAt"], rows: files.map { f in
+        [f.reference.name, f.reference.size.map(String.init) ?? "", f.reference.contentType ?? "",
+         f.createdAt.map(ISO8601.format) ?? ""]
+    }).rendered
+}

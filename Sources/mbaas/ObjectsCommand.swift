@@ -1,0 +1,186 @@
+import ArgumentParser
+import Foundation
+import MBaaSCore
+
+/// `mbaas objects create|get|update|delete|query`.
+struct ObjectsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "objects", abstract: "Create, read, update, delete and query records.",
+        subcommands: [Create.self, Get.self, Update.self, Delete.self, QueryRecords.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a record from neutral JSON fields and print it.",
+            discussion: #"Example: mbaas objects create sqlite:demo.db Memo '{"title":"rent","money":50,"due":{"__type":"Date","iso":"2025-04-01T00:00:00.000Z"}}'"#)
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Backend URL, e.g. sqlite:demo.db") var url: String
+        @Argument(help: "Class name") var className: String
+        @Argument(help: "Fields as a neutral JSON object") var fields: String
+        @Option(help: "Use this id instead of a generated one") var id: String?
+        @Option(help: #"ACL as neutral JSON, e.g. {"*":{"read":true}}"#) var acl: String?
+
+        func run() async throws {
+            try await runReportingErrors {
+                let record = Record(className: className, id: id, acl: try parseACLArgument(acl),
+                                    fields: try Record.fields(fromJSONText: fields))
+                let created = try await OpenedBackend.with(url, global) { try await $0.create(record) }
+                emit(created.json, table: recordTable(created), format: global.resolvedFormat)
+            }
+        }
+    }
+
+    struct Get: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print one record.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Backend URL") var url: String
+        @Argument(help: "Class name") var className: String
+        @Argument(help: "Record id") var id: String
+
+        func run() async throws {
+            try await runReportingErrors {
+                let record = try await OpenedBackend.with(url, global) { try await $0.get(className: className, id: id) }
+                emit(record.json, table: recordTable(record), format: global.resolvedFormat)
+            }
+        }
+    }
+
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change some fields of a record and print the whole record.",
+            discussion: """
+                Fields are neutral JSON values to set. Parse-style operations also work: \
+                {"money":{"__op":"Increment","amount":5}}, {"old":{"__op":"Delete"}}, \
+                {"tags":{"__op":"Add"|"AddUnique"|"Remove","objects":["a"]}}.
+                """)
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Backend URL") var url: String
+        @Argument(help: "Class name") var className: String
+        @Argument(help: "Record id") var id: String
+        @Argument(help: "Fields to change, as a neutral JSON object") var fields: String
+        @Option(name: .customLong("expected-version"), help: "Fail with a conflict unless the record is at this version")
+        var expectedVersion: String?
+        @Option(help: "Replace the ACL (neutral JSON)") var acl: String?
+
+        func run() async throws {
+            try await runReportingErrors {
+                let update = RecordUpdate(changes: try parseChanges(fields), expectedVersion: expectedVersion,
+                                          acl: try parseACLArgument(acl))
+                let record = try await OpenedBackend.with(url, global) { try await $0.update(className: className, id: id, update) }
+                emit(record.json, table: recordTable(record), format: global.resolvedFormat)
+            }
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a record.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Backend URL") var url: String
+        @Argument(help: "Class name") var className: String
+        @Argument(help: "Record id") var id: String
+        @Option(name: .customLong("expected-version"), help: "Fail with a conflict unless the record is at this version")
+        var expectedVersion: String?
+
+        func run() async throws {
+            try await runReportingErrors {
+                try await OpenedBackend.with(url, global) {
+                    try await $0.delete(className: className, id: id, expectedVersion: expectedVersion)
+                }
+                emit(.object(["class": .string(className), "id": .string(id), "deleted": true]),
+                     table: "deleted \(className)/\(id)", format: global.resolvedFormat)
+            }
+        }
+    }
+
+    struct QueryRecords: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "query", abstract: "Find records, page after page.",
+            discussion: #"""
+                --where takes the neutral query JSON: {"money":{"$gte":50},"$or":[{"tag":{"$in":["a","b"]}},{"note":{"$exists":false}}]} \
+                (operators $eq $ne $lt $lte $gt $gte $in $nin $exists $prefix $regex(+$options) $all, $and $or $not). \
+                Without --limit one page of the backend's default size is printed; --all prints every match. \
+                Larger limits are fetched page by page.
+                """#)
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Backend URL") var url: String
+        @Argument(help: "Class name") var className: String
+        @Option(name: .customLong("where"), help: "Filter, as neutral query JSON") var whereJSON: String?
+        @Option(parsing: .unconditional, help: "Sort keys, comma-separated; '-' for descending: -money,title") var order: String?
+        @Option(help: "At most this many records") var limit: Int?
+        @Option(help: "Skip this many records first") var skip: Int?
+        @Option(help: "Only these fields, comma-separated") var keys: String?
+        @Option(name: .customLong("page-size"), help: "Records per request") var pageSize: Int?
+        @Flag(help: "Also count every match (ignoring limit and skip)") var count = false
+        @Flag(help: "Print every match") var all = false
+
+        func validate() throws {
+            if let limit, limit < 0 { throw ValidationError("--limit must be >= 0") }
+            if let skip, skip < 0 { throw ValidationError("--skip must be >= 0") }
+            if let pageSize, pageSize < 1 { throw ValidationError("--page-size must be >= 1") }
+            if all, limit != nil { throw ValidationError("--all and --limit exclude each other") }
+        }
+
+        func run() async throws {
+            try await runReportingErrors {
+                var query = try whereJSON.map { try Query.parse(className: className, whereJSON: $0) } ?? Query(className)
+                if let order { query.sort = SortKey.list(order) }
+                query.skip = skip
+                query.keys = keys.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+                let (records, total) = try await OpenedBackend.with(url, global) { backend in
+                    let pageLimit = min(pageSize ?? backend.capabilities.maxPageSize, backend.capabilities.maxPageSize)
+                    query.limit = all ? nil : (limit ?? backend.capabilities.defaultPageSize)
+                    var records: [Record] = []
+                    if query.limit != 0 {
+                        for try await record in backend.records(matching: query, pageSize: min(pageLimit, query.limit ?? pageLimit)) {
+                            records.append(record)
+                        }
+                    }
+                    return (records, count ? try await backend.count(query) : nil)
+                }
+                var result: JSONObject = ["results": .array(records.map(\.json))]
+                if let total { result["count"] = .int(Int64(total)) }
+                var table = recordsTable(records) + "\n(\(records.count) record\(records.count == 1 ? "" : "s"))"
+                if let total { table += "\ncount: \(total)" }
+                emit(.object(result), table: table, format: global.resolvedFormat)
+            }
+        }
+    }
+}
+
+/// Parses `objects update` fields: neutral values to set, or Parse-style `{"__op":...}` operations.
+func parseChanges(_ text: String) throws(MBaaSError) -> [String: FieldOperation] {
+    guard let object = try parseJSONArgument(text, name: "fields").objectValue else {
+        throw MBaaSError(.invalidRequest, "fields must be a JSON object")
+    }
+    var changes: [String: FieldOperation] = [:]
+    for (key, json) in object {
+        if Record.reservedFieldNames.contains(key) {
+            throw MBaaSError(.invalidRequest, "fields: '\(key)' is reserved for record metadata")
+        }
+        guard let op = json["__op"] else {
+            changes[key] = .set(try Value(json: json, path: key))
+            continue
+        }
+        func objects() throws(MBaaSError) -> [Value] {
+            guard let items = json["objects"]?.arrayValue else {
+                throw MBaaSError(.invalidRequest, "\(key): '\(op.stringValue ?? "")' needs an 'objects' array")
+            }
+            var values: [Value] = []
+            for (i, item) in items.enumerated() { values.append(try Value(json: item, path: "\(key).objects[\(i)]")) }
+            return values
+        }
+        switch op.stringValue {
+        case "Increment":
+            guard let amount = json["amount"], amount.doubleValue != nil else {
+                throw MBaaSError(.invalidRequest, "\(key): 'Increment' needs a number 'amount'")
+            }
+            changes[key] = .increment(try Value(json: amount, path: "\(key).amount"))
+        case "Delete": changes[key] = .delete
+        case "Add": changes[key] = .add(try objects())
+        case "AddUnique": changes[key] = .addUnique(try objects())
+        case "Remove": changes[key] = .remove(try objects())
+        default:
+            throw MBaaSError(.invalidRequest, "\(key): unknown __op \(op.printed()) (Increment, Delete, Add, AddUnique, Remove)")
+        }
+    }
+    return changes
+}

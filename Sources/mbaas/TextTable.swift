@@ -1,0 +1,76 @@
+import MBaaSCore
+
+/// Plain-text tables for `--format table`.
+struct TextTable {
+    var headers: [String]
+    var rows: [[String]]
+    var maxWidth = 40
+
+    var rendered: String {
+        let cells = ([headers] + rows).map { $0.map { Self.clip($0, maxWidth) } }
+        var widths = Array(repeating: 0, count: headers.count)
+        for row in cells { for (i, c) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], c.count) } }
+        func line(_ row: [String]) -> String {
+            row.enumerated().map { i, c in c + String(repeating: " ", count: widths[i] - c.count) }
+                .joined(separator: "  ").trimmingTrailingSpaces()
+        }
+        var out = [line(cells[0]), line(widths.map { String(repeating: "-", count: $0) })]
+        out += cells.dropFirst().map(line)
+        return out.joined(separator: "\n")
+    }
+
+    private static func clip(_ s: String, _ n: Int) -> String {
+        let flat = s.replacingOccurrences(of: "\n", with: "⏎")
+        return flat.count <= n ? flat : String(flat.prefix(n - 1)) + "…"
+    }
+
+    /// A two-column key/value table.
+    static func keyValue(_ pairs: [(String, String)]) -> String {
+        TextTable(headers: ["key", "value"], rows: pairs.map { [$0.0, $0.1] }, maxWidth: 100).rendered
+    }
+}
+
+extension String {
+    func trimmingTrailingSpaces() -> String {
+        var s = self
+        while s.last == " " { s.removeLast() }
+        return s
+    }
+}
+
+/// A short human form of a value for tables.
+func display(_ value: Value?) -> String {
+    guard let value else { return "" }
+    switch value {
+    case .null: return "null"
+    case .bool(let b): return b ? "true" : "false"
+    case .int(let i): return String(i)
+    case .double(let d): return String(d)
+    case .string(let s): return s
+    case .date(let d): return ISO8601.format(d)
+    case .bytes(let b): return "<\(b.count) bytes>"
+    case .pointer(let p): return "→\(p.className)/\(p.objectId)"
+    case .file(let f): return "file:\(f.name)"
+    case .geoPoint(let g): return "(\(g.latitude), \(g.longitude))"
+    case .array, .object: return value.json.printed([.sortedKeys])
+    }
+}
+
+/// One record as a key/value table.
+func recordTable(_ r: Record) -> String {
+    var pairs: [(String, String)] = [("class", r.className), ("id", r.id ?? "")]
+    if let c = r.createdAt { pairs.append(("createdAt", ISO8601.format(c))) }
+    if let u = r.updatedAt { pairs.append(("updatedAt", ISO8601.format(u))) }
+    if let v = r.version { pairs.append(("version", v)) }
+    if let acl = r.acl { pairs.append(("acl", acl.json.printed())) }
+    for key in r.fields.keys.sorted() { pairs.append((key, display(r.fields[key]))) }
+    return TextTable.keyValue(pairs)
+}
+
+/// Records as one table: id, every field (in order of first appearance, sorted per record), updatedAt.
+func recordsTable(_ records: [Record]) -> String {
+    var keys: [String] = []
+    for r in records { for k in r.fields.keys.sorted() where !keys.contains(k) { keys.append(k) } }
+    let rows = records.map { r in [r.id ?? ""] + keys.map { display(r.fields[$0]) } + [r.updatedAt.map(ISO8601.format) ?? ""] }
+    return TextTable(headers: ["id"] + keys + ["updatedAt"], rows: rows).rendered
+}
