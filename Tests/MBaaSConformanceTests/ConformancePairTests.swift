@@ -1,6 +1,7 @@
 import Foundation
 import MBaaSConformance
 import MBaaSCore
+import MBaaSKii
 import MBaaSLocal
 import Testing
 
@@ -14,6 +15,7 @@ import Testing
         // scenarios check does not depend on it.
         "local": LocalBackendFactory(options: LocalBackend.Options(
             passwordHashing: LocalPasswordHasher.Parameters(logN: 10, blockSize: 8, parallelism: 1))),
+        "kii": KiiBackendFactory(),
     ]
 
     static let fixtures = ConformanceFixtures(root: ConformanceSuite.bundledFixtures)
