@@ -1,7 +1,11 @@
 import Foundation
 import MBaaSConformance
 import MBaaSCore
+import MBaaSAppPot
+import MBaaSKii
 import MBaaSLocal
+import MBaaSNCMB
+import MBaaSPocketBase
 import Testing
 
 /// Every (adapter, scenario) pair: Local live (each scenario on a fresh database), and every adapter with a
@@ -14,6 +18,10 @@ import Testing
         // scenarios check does not depend on it.
         "local": LocalBackendFactory(options: LocalBackend.Options(
             passwordHashing: LocalPasswordHasher.Parameters(logN: 10, blockSize: 8, parallelism: 1))),
+        "ncmb": NCMBBackendFactory(),
+        "kii": KiiBackendFactory(),
+        "apppot": AppPotBackendFactory(),
+        "pocketbase": PocketBaseBackendFactory(),
     ]
 
     static let fixtures = ConformanceFixtures(root: ConformanceSuite.bundledFixtures)
