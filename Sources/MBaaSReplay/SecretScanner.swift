@@ -29,7 +29,10 @@ public enum SecretScanner {
         }
     }
 
-    static let validatorKeys: Set<String> = ["etag", "md5", "sha1", "sha256", "hash", "checksum", "digest", "base64"]
+    /// Keys whose values are checksums, encodings or media types (a multipart `boundary=` is random, not secret).
+    static let validatorKeys: Set<String> = [
+        "etag", "md5", "sha1", "sha256", "hash", "checksum", "digest", "base64", "content-type",
+    ]
 
     /// Scans every `*.json` file under `directory` (recursively). A missing directory has no findings.
     public static func scanCassettes(under directory: URL) throws -> [Finding] {
@@ -96,7 +99,7 @@ public enum SecretScanner {
             out.append(Finding(file: nil, location: location, kind: kind, excerpt: redact(match)))
         }
         let lowerKey = key?.lowercased() ?? ""
-        if isSecretKey(lowerKey), !s.isEmpty, !isPlaceholderValue(s) { report("password", s) }
+        if isSecretKey(lowerKey, value: s), !isPlaceholderValue(s) { report("password", s) }
         for m in matches(#"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"#, in: s) { report("JWT", m) }
         for m in matches(#"(?i)bearer[ \t]+[^\s"'<,;][^\s"',;]{5,}"#, in: s) { report("bearer token", m) }
         for m in matches(#"(?i)(password|passwd|client_secret)\\?"?\s*(\\?"\s*:\s*\\?"|=)\s*[^\s"\\&<,}]+"#, in: s) {
@@ -108,8 +111,13 @@ public enum SecretScanner {
         return out
     }
 
-    static func isSecretKey(_ key: String) -> Bool {
-        key.contains("password") || key == "client_secret" || key == "clientsecret" || key == "secret"
+    /// Whether the value of `key` is a credential. Any non-empty `password`/`client_secret` value is; a bare
+    /// `secret` key is common as an ordinary record field name, so its value counts only when it is long enough
+    /// (8+ characters) to be a credential rather than a word like `"mine"`.
+    static func isSecretKey(_ key: String, value: String) -> Bool {
+        guard !value.isEmpty else { return false }
+        if key.contains("password") || key == "client_secret" || key == "clientsecret" { return true }
+        return key == "secret" && value.count >= 8
     }
 
     static func isPlaceholderValue(_ s: String) -> Bool {

@@ -10,10 +10,10 @@ enum BuiltinAdapters {
     static func registry() -> BackendRegistry {
         BackendRegistry([
             LocalBackendFactory(),
+            PocketBaseBackendFactory(),
             NCMBBackendFactory(),
             KiiBackendFactory(),
             AppPotBackendFactory(),
-            PocketBaseBackendFactory(),
         ])
     }
 }

@@ -18,10 +18,10 @@ import Testing
         // scenarios check does not depend on it.
         "local": LocalBackendFactory(options: LocalBackend.Options(
             passwordHashing: LocalPasswordHasher.Parameters(logN: 10, blockSize: 8, parallelism: 1))),
+        "pocketbase": PocketBaseBackendFactory(),
         "ncmb": NCMBBackendFactory(),
         "kii": KiiBackendFactory(),
         "apppot": AppPotBackendFactory(),
-        "pocketbase": PocketBaseBackendFactory(),
     ]
 
     static let fixtures = ConformanceFixtures(root: ConformanceSuite.bundledFixtures)

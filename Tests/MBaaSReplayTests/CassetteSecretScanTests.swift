@@ -62,4 +62,14 @@ import Testing
         let findings = SecretScanner.scan(json: clean.json)
         #expect(findings.isEmpty, "\(findings)")
     }
+
+    @Test func recordFieldsNamedSecretAndMultipartBoundariesAreNotCredentials() throws {
+        let ordinary = SecretScanner.scan(json: .object([
+            "headers": .object(["Content-Type": "multipart/form-data; boundary=Boundary-6145f91061916580c742f806bab67649"]),
+            "fields": .object(["secret": "mine"]),
+        ]))
+        #expect(ordinary.isEmpty, "\(ordinary)")
+        let credential = SecretScanner.scan(json: .object(["secret": "s3cr3t-value-9f8e"]))
+        #expect(credential.map(\.kind) == ["password"], "a long value under 'secret' is still a credential")
+    }
 }
