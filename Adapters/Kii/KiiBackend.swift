@@ -54,7 +54,9 @@ public actor KiiBackend: Backend {
             .acl: "Kii stores object ACLs (READ_EXISTING_OBJECT, WRITE_EXISTING_OBJECT) and this adapter writes them, "
                 + "but app-scope buckets grant READ_OBJECTS_IN_BUCKET to every caller by default and only the app "
                 + "admin may change that, so a record's read ACL is not enforced in app scope; records read back "
-                + "carry no ACL (Kii serves it separately, see KiiBackend.acl(className:id:))",
+                + "carry no ACL (Kii serves it separately, see KiiBackend.acl(className:id:)). Role principals have no "
+            + "Kii subject and are refused; bucket verbs beyond create/query/read (DROP_BUCKET_WITH_ALL_CONTENT) and "
+            + "scope verbs are reachable only through KiiBackend.aclList(resource:)",
             .anonymousAuth: "Kii pseudo users are not exposed",
             .serverLogout: "Kii has no token revocation call; logOut is local",
             .roles: "Kii has groups but no roles, and users/me does not list groups",

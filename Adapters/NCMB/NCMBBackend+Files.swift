@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import MBaaSCore
 
@@ -27,9 +26,7 @@ extension NCMBBackend {
             parts.append(MultipartForm.Part(name: "acl", filename: "acl", data: try NCMBCodec.encode(acl).data()))
         }
         parts.append(MultipartForm.Part(name: "file", filename: upload.name, contentType: contentType, data: data))
-        // A boundary derived from the bytes: stable for the same upload, and never found inside it.
-        let digest = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined().prefix(32)
-        let form = MultipartForm(parts: parts, boundary: "ncmb-\(digest)")
+        let form = MultipartForm(parts: parts, boundary: Self.boundary(avoiding: parts.map(\.data)))
         try checkCancelled()
         let response = try await send("POST", filePath(upload.name), body: .multipart(form),
                                       timeout: configuration.timeout * 4, context: "upload \(upload.name)")
@@ -95,6 +92,18 @@ extension NCMBBackend {
         let response = try await send("PUT", filePath(name), body: .json(["acl": try NCMBCodec.encode(acl)]),
                                       context: "update file \(name)")
         _ = try NCMBUpdated(json: try json(response))
+    }
+
+    /// A fixed, readable multipart boundary (stable requests, stable cassettes), with a counter appended while it
+    /// occurs in the content.
+    static func boundary(avoiding contents: [Data]) -> String {
+        var candidate = "MBaaSKit-NCMB-Boundary"
+        var n = 0
+        while contents.contains(where: { $0.range(of: Data(candidate.utf8)) != nil }) {
+            n += 1
+            candidate = "MBaaSKit-NCMB-Boundary-\(n)"
+        }
+        return candidate
     }
 
     /// `/files/<percent-encoded name>`

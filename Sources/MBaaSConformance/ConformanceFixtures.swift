@@ -33,14 +33,12 @@ public struct ConformanceFixtures: Sendable, Hashable {
     /// The cassette directory of an adapter.
     public func cassettes(for adapter: String) -> URL { cassettes.appendingPathComponent(adapter) }
 
-    /// Adapters with a cassette directory (`Cassettes/<adapter>/`), sorted.
+    /// Adapters with a cassette directory holding at least one cassette (`Cassettes/<adapter>/*.json`), sorted.
     public func cassetteAdapters() -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: cassettes.path)) ?? []
         return names.filter { name in
-            var isDirectory: ObjCBool = false
-            return !name.hasPrefix(".")
-                && FileManager.default.fileExists(atPath: cassettes.appendingPathComponent(name).path, isDirectory: &isDirectory)
-                && isDirectory.boolValue
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: cassettes(for: name).path)) ?? []
+            return !name.hasPrefix(".") && files.contains { $0.hasSuffix(".json") }
         }.sorted()
     }
 

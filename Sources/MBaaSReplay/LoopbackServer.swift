@@ -54,10 +54,10 @@ public final class LoopbackServer: @unchecked Sendable {
         self.maxRequestBytes = maxRequestBytes
         self.idleTimeout = idleTimeout
         self.slots = DispatchSemaphore(value: max(1, maxConnections))
-        #if canImport(Darwin)
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #else
+        #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard fd >= 0 else { throw MBaaSError(.transport, "loopback server: socket() failed (errno \(errno))") }
         var yes: Int32 = 1

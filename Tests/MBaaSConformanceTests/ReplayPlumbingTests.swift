@@ -82,4 +82,17 @@ import Testing
                 == "pocketbase+http://a%40b.c:p%20w@127.0.0.1:8090/x?k=v")
         #expect(ConformanceRunner.urlString(try BackendURL(parsing: "sqlite::memory:")) == "sqlite::memory:")
     }
+
+    @Test func fixturesListAdaptersWithCassettesOnly() throws {
+        let root = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let fixtures = ConformanceFixtures(root: root)
+        for (dir, file) in [("kii", "a.b.json"), ("empty", nil), ("notes", "README.md"), ("ncmb", "x.y.json")] as [(String, String?)] {
+            try FileManager.default.createDirectory(at: fixtures.cassettes(for: dir), withIntermediateDirectories: true)
+            if let file { try Data("{}".utf8).write(to: fixtures.cassettes(for: dir).appendingPathComponent(file)) }
+        }
+        #expect(fixtures.cassetteAdapters() == ["kii", "ncmb"])
+        #expect(ConformanceFixtures.locate(explicit: root.path).baseline.path == root.appendingPathComponent("conformance-baseline.json").path)
+        #expect(ConformanceFixtures.locate(currentDirectory: root).root == ConformanceSuite.bundledFixtures)
+    }
 }

@@ -271,6 +271,24 @@ func simulated(_ sim: KiiSimulator, admin: Bool = false) -> KiiBackend {
         #expect(try await alice.acl(className: "Memo", id: r.id!) == ACL([.everyone: .read, .user(a.userId): .readWrite]))
     }
 
+    @Test func bucketACLsOpenAUserBucketToOthers() async throws {
+        let sim = KiiSimulator()
+        let alice = simulated(sim), bob = simulated(sim)
+        let a = try await alice.signUp(username: "alice", password: "pw-Secret1")
+        let b = try await bob.signUp(username: "bob", password: "pw-Secret1")
+        _ = try await alice.create(Record(className: "users/me/Shared", fields: ["t": "hello"]))
+        let shared = "users/\(a.userId)/Shared"
+        await #expect { try await bob.queryPage(Query(shared)) } throws: { ($0 as! MBaaSError).kind == .forbidden }
+        let before = try await alice.classACL(className: "users/me/Shared")
+        #expect(before[.user(a.userId)] == .readWrite && before[.user(b.userId)] == ACL.Access())
+        try await alice.setClassACL(ACL([.user(a.userId): .readWrite, .user(b.userId): .read]), className: "users/me/Shared")
+        #expect(try await bob.queryPage(Query(shared)).records.map { $0.fields["t"] } == ["hello"])
+        #expect(try await alice.classACL(className: "users/me/Shared")[.user(b.userId)] == .read)
+        let grants = await sim.log.filter { $0.method == "PUT" && $0.url.path.contains("/acl/") }.map(\.url.path)
+        #expect(grants == ["/api/apps/simapp/users/me/buckets/Shared/acl/QUERY_OBJECTS_IN_BUCKET/UserID:\(b.userId)",
+                           "/api/apps/simapp/users/me/buckets/Shared/acl/READ_OBJECTS_IN_BUCKET/UserID:\(b.userId)"])
+    }
+
     // MARK: Files
 
     @Test func attachmentsAreObjectBodiesWithTheirContentType() async throws {

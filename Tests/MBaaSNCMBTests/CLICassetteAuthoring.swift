@@ -3,7 +3,7 @@ import MBaaSCore
 import MBaaSReplay
 import Testing
 
-/// Authors `Fixtures/Cassettes/ncmb-cli/session.json`, the cassette the CLI end-to-end test
+/// Authors `Fixtures/CLICassettes/ncmb/session.json`, the cassette the CLI end-to-end test
 /// (`Tests/mbaasTests/NCMBCLITests.swift`) replays: the built `mbaas` binary runs a fixed script of object, file
 /// and auth commands against the simulator behind a loopback server, through a recording transport.
 /// A generator, not a test: it runs only with `MBAAS_AUTHOR_CASSETTES=1` (build the `mbaas` product first).
@@ -58,7 +58,7 @@ struct CLICassetteAuthoring {
         for i in cassette.interactions.indices {
             cassette.interactions[i].fact = ConformanceCassetteTests.fact(for: cassette.interactions[i])
         }
-        let file = ConformanceCassetteTests.fixtures.appendingPathComponent("Cassettes/ncmb-cli/session.json")
+        let file = ConformanceCassetteTests.fixtures.appendingPathComponent("CLICassettes/ncmb/session.json")
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         try cassette.write(to: file)
         #expect(cassette.interactions.count >= 9)

@@ -148,4 +148,11 @@ struct CodecTests {
         let login = #expect(throws: MBaaSError.self) { try NCMBLoginRequest(json: JSON.parse(#"{"userName":"u"}"#)) }
         #expect(login?.vendorCode == "E400003")
     }
+
+    @Test("the multipart boundary is fixed and readable, and avoids the content")
+    func boundary() {
+        #expect(NCMBBackend.boundary(avoiding: [Data("abc".utf8)]) == "MBaaSKit-NCMB-Boundary")
+        #expect(NCMBBackend.boundary(avoiding: [Data("x--MBaaSKit-NCMB-Boundary\r\n".utf8)]) == "MBaaSKit-NCMB-Boundary-1")
+        #expect(NCMBBackend.boundary(avoiding: [Data("MBaaSKit-NCMB-Boundary-1".utf8)]) == "MBaaSKit-NCMB-Boundary-2")
+    }
 }

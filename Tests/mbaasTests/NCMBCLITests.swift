@@ -5,7 +5,7 @@ import Testing
 
 /// The `mbaas` binary end to end against NCMB: `ncmb signature` on the documented vectors, and object, file and
 /// auth commands on an `ncmb+http://` URL served by a loopback server that replays an authored cassette
-/// (`Fixtures/Cassettes/ncmb-cli/session.json`, written by `MBAAS_AUTHOR_CASSETTES=1 swift test --filter
+/// (`Fixtures/CLICassettes/ncmb/session.json`, written by `MBAAS_AUTHOR_CASSETTES=1 swift test --filter
 /// CLICassetteAuthoring` from the NCMB simulator).
 @Suite("mbaas CLI against NCMB")
 struct NCMBCLITests {
@@ -50,7 +50,7 @@ struct NCMBCLITests {
     func commands() throws {
         let binary = try #require(Self.mbaasBinary())
         let cassette = try Cassette.load(
-            from: Self.root.appendingPathComponent("Fixtures/Cassettes/ncmb-cli/session.json"),
+            from: Self.root.appendingPathComponent("Fixtures/CLICassettes/ncmb/session.json"),
             substitutions: ["<APPLICATION_KEY>": Self.appKey, "<BACKEND_SECRET>": Self.clientKey, "<CLI_PASSWORD>": Self.password])
         let replay = ReplayingTransport(cassette: cassette, strict: false)
         let server = try LoopbackServer { request in
