@@ -77,6 +77,11 @@ public actor LocalBackend: Backend {
                                           isTemporary: true)
                 }
             } else {
+                let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: parent.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                    throw MBaaSError(.invalidRequest, "the directory \(parent.path) does not exist; create it first")
+                }
                 writer = try DatabasePool(path: path, configuration: config)
                 files = LocalFileArea(directory: options.filesDirectory ?? URL(fileURLWithPath: path + "-files"), isTemporary: false)
             }
