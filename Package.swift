@@ -97,11 +97,20 @@ let package = Package(
             ]
         ),
         .testTarget(name: "MBaaSLocalTests", dependencies: ["MBaaSCore", "MBaaSLocal"]),
-        .testTarget(name: "MBaaSPocketBaseTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSPocketBase"]),
-        .testTarget(name: "MBaaSNCMBTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSNCMB"]),
-        .testTarget(name: "MBaaSKiiTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSKii"]),
-        .testTarget(name: "MBaaSAppPotTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSAppPot"]),
-        .testTarget(name: "mbaasTests", dependencies: ["MBaaSCore"]),
+        .testTarget(
+            name: "MBaaSPocketBaseTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSPocketBase"]),
+        .testTarget(
+            name: "MBaaSNCMBTests",
+            dependencies: [
+                "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSNCMB",
+                // The simulator checks request signatures with its own HMAC code, not the adapter's signer.
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .testTarget(name: "MBaaSKiiTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSKii"]),
+        .testTarget(name: "MBaaSAppPotTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSAppPot"]),
+        // Depends on the executable so that `swift test` builds the `mbaas` binary the CLI tests run.
+        .testTarget(name: "mbaasTests", dependencies: ["MBaaSCore", "MBaaSReplay", "mbaas"]),
     ],
     swiftLanguageModes: [.v6]
 )

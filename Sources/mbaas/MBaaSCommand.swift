@@ -14,5 +14,8 @@ struct MBaaSCommand: AsyncParsableCommand {
             non-zero exit status: 2 invalid request or unsupported, 3 not found, 4 unauthorized or forbidden, \
             5 conflict or duplicate, 6 backend unavailable or unreachable, 1 anything else.
             """,
-        subcommands: [ObjectsCommand.self, FilesCommand.self, AuthCommand.self, BenchCommand.self])
+        subcommands: [
+            ObjectsCommand.self, FilesCommand.self, AuthCommand.self, ConformanceCommand.self, NCMBCommand.self,
+            BenchCommand.self,
+        ])
 }

@@ -1,0 +1,105 @@
+import Foundation
+import MBaaSCore
+
+/// Login against the company's user directory (reference A5).
+///
+/// - ``logIn(username:password:)``: anonymous token, then `POST auth/login` with
+///   `{"username","password","appId","deviceUDID","isPush":false,"appVersion","companyId"}`; the answer's
+///   `authInfor` (the server's spelling) or `authInfo` gives the user token, its validity (`validTime`, ms), the
+///   user id, account and names, and the groups with their roles (flat or nested shape).
+/// - The session keeps the user's group ids and role names in `extras` (`groupIds`, `roles`, comma-separated),
+///   so a restored session maps ACLs to scopes without a network call.
+/// - ``logOut(confirmWithServer:)``: `POST auth/logout {}`; without confirmation it only forgets the session
+///   (the AppPot SDKs' logout without `mustSyncWithServer`), which works offline. A server answer that the token
+///   is already expired or unknown (120, 121) counts as logged out.
+/// - ``currentUser()``: `GET users/{userId}`.
+/// - ``signUp(username:password:email:fields:)`` is `unsupported`: AppPot users are created by administrators.
+/// - A backend opened from a URL naming a user (`user=`, password as the URL's secret) logs that user in on the
+///   first call that needs the session (data, files, ``currentUser()``); ``session`` is `nil` until then, and an
+///   explicit ``logIn(username:password:)``, ``logOut(confirmWithServer:)`` or ``restore(_:)`` cancels it.
+extension AppPotBackend {
+    public func signUp(username: String, password: String, email: String?, fields: [String: Value]) async throws -> Session {
+        throw MBaaSError.unsupported("signing users up", by: adapterName, reason: capabilities.note(for: .signUp))
+    }
+
+    public func logIn(username: String, password: String) async throws -> Session {
+        guard !username.isEmpty else { throw MBaaSError(.invalidRequest, "user name is empty") }
+        let body = AppPotLoginRequest(
+            username: username, password: password, appId: configuration.appId, deviceUDID: configuration.deviceUDID,
+            appVersion: configuration.appVersion, companyId: configuration.companyId)
+        let (_, json) = try await call("POST", ["auth", "login"], body: .json(body.json), token: .anonymous)
+        guard let json else { throw MBaaSError(.decoding, "AppPot login answered an empty body") }
+        let info = try AppPotAuthInfo(loginResponse: json)
+        var extras: [String: String] = ["groupIds": info.groupIds.joined(separator: ","),
+                                        "roles": info.roleNames.joined(separator: ",")]
+        if let first = info.firstName { extras["firstName"] = first }
+        if let last = info.lastName { extras["lastName"] = last }
+        let session = Session(
+            token: info.userToken, userId: info.userId, username: info.account ?? username,
+            expiresAt: info.validTime.map { context.now.addingTimeInterval(Double($0) / 1000) }, extras: extras)
+        state.withLock { s in
+            s.session = session
+            s.groupIds = info.groupIds
+            s.roles = info.roleNames
+            s.autoLoginPending = false
+        }
+        logger.debug("apppot logged in", metadata: ["userId": "\(info.userId)"])
+        return session
+    }
+
+    public func logOut(confirmWithServer: Bool) async throws {
+        let session = state.current.session
+        defer {
+            state.withLock { s in
+                if s.session?.token == session?.token { s.session = nil; s.groupIds = []; s.roles = [] }
+                s.autoLoginPending = false
+            }
+        }
+        guard confirmWithServer, let session else { return }
+        let (response, _) = try await send("POST", ["auth", "logout"], body: .json(.object([:])), token: .user)
+        do {
+            _ = try check(response, token: Token(value: session.token, anonymous: false))
+        } catch let error as MBaaSError {
+            if let code = error.vendorCode.flatMap(Int.init), AppPotErrorCode.endsSession(code) { return }
+            throw error
+        }
+    }
+
+    public func currentUser() async throws -> User {
+        guard let session = try await currentSession() else {
+            throw MBaaSError(.unauthorized, "not logged in to AppPot")
+        }
+        let (_, json) = try await call("GET", ["users", session.userId], token: .user)
+        let info = try AppPotUserInfo(response: json ?? .null)
+        let known = state.current
+        let groups = info.groupsAndRoles.map { AppPotAuthInfo.distinct($0.map(\.groupId)) } ?? known.groupIds
+        let roles = info.groupsAndRoles.map { AppPotAuthInfo.distinct($0.compactMap(\.roleName)) } ?? known.roles
+        var fields: [String: Value] = [:]
+        if let f = info.firstName ?? session.extras["firstName"] { fields["firstName"] = .string(f) }
+        if let l = info.lastName ?? session.extras["lastName"] { fields["lastName"] = .string(l) }
+        if let g = info.groupsAndRoles {
+            var names: [String: Value] = [:]
+            for e in g { if let n = e.groupName { names[e.groupId] = .string(n) } }
+            if !names.isEmpty { fields["groupNames"] = .object(names) }
+        }
+        return User(id: info.userId, username: info.account ?? session.username, groups: groups, roles: roles,
+                    fields: fields)
+    }
+
+    public var session: Session? {
+        get async { state.current.session }
+    }
+
+    public func restore(_ session: Session?) async {
+        state.withLock { s in
+            s.session = session
+            s.groupIds = AppPotBackend.list(session?.extras["groupIds"])
+            s.roles = AppPotBackend.list(session?.extras["roles"])
+            s.autoLoginPending = false
+        }
+    }
+
+    static func list(_ text: String?) -> [String] {
+        (text ?? "").split(separator: ",").map(String.init).filter { !$0.isEmpty }
+    }
+}

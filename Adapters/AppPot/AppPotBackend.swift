@@ -1,0 +1,262 @@
+import Foundation
+import Logging
+import MBaaSCore
+
+/// A client of one AppPot app (NCDC's mBaaS), speaking the v2 REST API under
+/// `/{contextRoot}/api/{companyId}/{appId}/{appVersion}/`.
+///
+/// ```swift
+/// let backend = try await registry.open("apppot://APP_KEY@trial.apppot.net/apppot?company=24&app=jp.co.example.App&version=1.0")
+/// try await backend.logIn(username: "alice", password: "...")
+/// let memo = try await backend.create(Record(className: "Memo", fields: ["title": "rent", "money": 50]))
+/// ```
+///
+/// # Sessions and tokens
+/// The adapter gets an anonymous token (`GET anonymousTokens`) when it first needs one, logs in with it
+/// (`POST auth/login`) and then sends the user token as `apppot-token`. The anonymous token serves only what the
+/// reference documents for it: login, device registration, schema creation and logs. Data and file calls need a
+/// user session and are ``MBaaSError/Kind/unauthorized`` without one (no request is sent), unless the URL option
+/// `anonymousData=true` says the server accepts the anonymous token for them. Token expiry (errCode 120) and an
+/// unknown token (121) end the session.
+///
+/// # Classes
+/// AppPot stores rows in tables that must exist before data is written (`POST schemas`). ``defineClass(_:columns:resetDatabase:)``
+/// and ``defineClass(_:resetDatabase:)`` (from a typed ``Model``) create them; creating a record in a class this
+/// client does not know yet defines the class from the record's fields first (see
+/// ``AppPotColumnType/derived(from:)``). Values come back as strings and are converted with the class's schema
+/// as this client knows it; ``registerClass(_:)`` declares a class that already exists without a server call.
+/// A field that is not a column of a known class is ``MBaaSError/Kind/invalidRequest``: AppPot tables have fixed
+/// columns.
+///
+/// # Versions
+/// `serverUpdateTime` is the record's ``MBaaSCore/Record/version``. An update or delete sends the version the
+/// caller expects (or the current one, read first, when the caller gives none); a stale one is answered with
+/// errCode 130 and thrown as ``MBaaSError/Kind/conflict``.
+///
+/// Instances are independent: each has its own session, schema cache and transport. Safe to use from many tasks.
+public final class AppPotBackend: Backend {
+    public let configuration: AppPotConfiguration
+    public let context: BackendContext
+    public var adapterName: String { "apppot" }
+    public var capabilities: Capabilities { AppPotCapabilities.standard }
+
+    let state = Protected(AppPotClientState())
+    /// Distinguishes this instance's transaction ids from every other client's.
+    let instanceNonce = String(UUID().uuidString.prefix(8)).lowercased()
+
+    public init(configuration: AppPotConfiguration, context: BackendContext = BackendContext()) {
+        self.configuration = configuration
+        self.context = context
+        state.withLock { $0.autoLoginPending = configuration.loginUser != nil }
+    }
+
+    /// Opens from a backend URL (see ``AppPotConfiguration``). Sends nothing: a user the URL names is logged in
+    /// by the first call that needs the session.
+    public convenience init(url: BackendURL, context: BackendContext = BackendContext()) throws {
+        self.init(configuration: try AppPotConfiguration(url: url), context: context)
+    }
+
+    var logger: Logger { context.logger }
+}
+
+/// Mutable state of one client, behind a lock.
+struct AppPotClientState: Sendable {
+    var session: Session?
+    var groupIds: [String] = []
+    var roles: [String] = []
+    var anonymousToken: String?
+    /// The URL's user has not been logged in yet (cleared by the first attempt and by logIn/logOut/restore).
+    var autoLoginPending = false
+    var schemas: [String: AppPotClassSchema] = [:]
+    var transactionCounter = 0
+    var boundaryCounter = 0
+}
+
+/// A value behind a lock (no `Mutex`: it needs iOS 18/macOS 15).
+final class Protected<Value: Sendable>: @unchecked Sendable {
+    private var value: Value
+    private let lock = NSLock()
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+
+    var current: Value { withLock { $0 } }
+}
+
+// MARK: - Requests
+
+extension AppPotBackend {
+    /// Which token a call sends as `apppot-token`.
+    enum TokenUse {
+        /// No token (the anonymous token request itself).
+        case none
+        /// The anonymous token (login, device registration).
+        case anonymous
+        /// The user token; no session is `unauthorized` (unless `anonymousData`).
+        case user
+        /// The user token when logged in, else the anonymous token (schemas, logs).
+        case userOrAnonymous
+    }
+
+    /// The body of a request.
+    enum Body {
+        case none
+        case json(JSON)
+        case multipart(MultipartForm)
+    }
+
+    /// A token and whether it is the anonymous one.
+    struct Token {
+        var value: String?
+        var anonymous: Bool
+    }
+
+    func token(for use: TokenUse) async throws -> Token {
+        switch use {
+        case .none: return Token(value: nil, anonymous: false)
+        case .anonymous: return Token(value: try await anonymousToken(), anonymous: true)
+        case .user:
+            if let s = try await currentSession() { return Token(value: s.token, anonymous: false) }
+            if configuration.anonymousData { return Token(value: try await anonymousToken(), anonymous: true) }
+            throw MBaaSError(.unauthorized, "AppPot data and file calls need a logged-in user: call logIn first (or open with anonymousData=true if your server accepts the anonymous token)")
+        case .userOrAnonymous:
+            if let s = try await currentSession() { return Token(value: s.token, anonymous: false) }
+            return Token(value: try await anonymousToken(), anonymous: true)
+        }
+    }
+
+    /// The session, logging in the URL's user first when that is still pending (once: a failed attempt is not
+    /// repeated unless it failed for want of a response).
+    func currentSession() async throws -> Session? {
+        let (session, pending) = state.withLock { s -> (Session?, Bool) in
+            let pending = s.session == nil && s.autoLoginPending
+            s.autoLoginPending = false
+            return (s.session, pending)
+        }
+        if let session { return session }
+        guard pending, let user = configuration.loginUser, let password = configuration.loginPassword else { return nil }
+        do {
+            return try await logIn(username: user, password: password)
+        } catch {
+            let e = MBaaSError.wrap(error)
+            if e.kind == .transport { state.withLock { if $0.session == nil { $0.autoLoginPending = true } } }
+            throw e
+        }
+    }
+
+    /// The anonymous token, fetched once (`GET anonymousTokens?appKey&deviceUDID`, reference A5).
+    func anonymousToken(refresh: Bool = false) async throws -> String {
+        if !refresh, let t = state.current.anonymousToken { return t }
+        let (_, json) = try await call("GET", ["anonymousTokens"],
+                                       query: [("appKey", configuration.appKey), ("deviceUDID", configuration.deviceUDID)],
+                                       token: .none)
+        guard let token = json?["results"]?.stringValue, !token.isEmpty else {
+            throw MBaaSError(.decoding, "AppPot anonymousTokens response has no token in 'results'")
+        }
+        state.withLock { $0.anonymousToken = token }
+        return token
+    }
+
+    /// Sends a request and returns the raw response (not checked), with the token it used.
+    func send(_ method: String, _ path: [String], query: [(String, String)] = [], body: Body = .none,
+              token use: TokenUse, idempotencyKey: String? = nil) async throws -> (HTTPResponse, Token) {
+        let token = try await token(for: use)
+        var headers: HTTPHeaders = ["Accept": "application/json"]
+        var data: Data?
+        switch body {
+        case .none: break
+        case .json(let j):
+            headers["Content-Type"] = "application/json"
+            data = j.data()
+        case .multipart(let form):
+            headers["Content-Type"] = form.contentType
+            data = form.encoded()
+        }
+        if let t = token.value { headers["apppot-token"] = t }
+        let url: URL
+        do { url = try configuration.url(path, query: query) } catch { throw MBaaSError.wrap(error) }
+        let request = HTTPRequest(method: method, url: url, headers: headers, body: data, idempotencyKey: idempotencyKey)
+        logger.debug("apppot request", metadata: ["method": "\(method)", "path": "\(path.first ?? "")"])
+        do {
+            return (try await context.transport.send(request), token)
+        } catch {
+            throw MBaaSError.wrap(error)
+        }
+    }
+
+    /// Checks a response: returns its JSON (nil for an empty or non-JSON success body) or throws the envelope's
+    /// error. Token errors (120, 121) end the session when the user token was used, and are reported so the
+    /// caller may retry with a fresh anonymous token.
+    func check(_ response: HTTPResponse, token: Token) throws -> JSON? {
+        switch AppPotEnvelope.check(response) {
+        case .success(let json): return json
+        case .failure(let error):
+            if let code = error.vendorCode.flatMap(Int.init), AppPotErrorCode.endsSession(code) {
+                if token.anonymous {
+                    state.withLock { if $0.anonymousToken == token.value { $0.anonymousToken = nil } }
+                } else if token.value != nil {
+                    state.withLock { s in
+                        if s.session?.token == token.value { s.session = nil; s.groupIds = []; s.roles = [] }
+                    }
+                    logger.info("apppot session ended by the server", metadata: ["errCode": "\(code)"])
+                }
+            }
+            throw error
+        }
+    }
+
+    /// Sends and checks; an anonymous token the server no longer knows (120/121) is fetched again once.
+    @discardableResult
+    func call(_ method: String, _ path: [String], query: [(String, String)] = [], body: Body = .none,
+              token use: TokenUse, idempotencyKey: String? = nil) async throws -> (HTTPResponse, JSON?) {
+        var attempt = 0
+        while true {
+            let (response, token) = try await send(method, path, query: query, body: body, token: use,
+                                                   idempotencyKey: idempotencyKey)
+            do {
+                return (response, try check(response, token: token))
+            } catch let error as MBaaSError {
+                attempt += 1
+                if token.anonymous, attempt == 1, let code = error.vendorCode.flatMap(Int.init),
+                   AppPotErrorCode.endsSession(code) {
+                    continue
+                }
+                throw error
+            }
+        }
+    }
+
+    /// A fresh duplicate-submit guard when the URL asks for them (`transactions=true`), else `nil`:
+    /// `{deviceUDID}_{epoch ms}_{instance}_{n}` (reference A7 samples `deviceUDID_20142305104705.550`). The server
+    /// remembers every id it has seen, so ids must never repeat across clients of the app: the instance part is
+    /// random, which is why recorded conformance runs leave this off (their requests must replay byte for byte).
+    func nextTransactionId() -> String? {
+        guard configuration.transactionIds else { return nil }
+        let n = state.withLock { s -> Int in
+            s.transactionCounter += 1
+            return s.transactionCounter
+        }
+        return "\(configuration.deviceUDID)_\(ISO8601.millis(context.now))_\(instanceNonce)_\(n)"
+    }
+
+    /// A deterministic multipart boundary (random ones would make recorded uploads differ on every run).
+    func nextBoundary() -> String {
+        let n = state.withLock { s -> Int in
+            s.boundaryCounter += 1
+            return s.boundaryCounter
+        }
+        return "mbaaskit-apppot-\(n)"
+    }
+
+    /// The logged-in user's id and groups (`nil` user without a session), logging in the URL's user if pending.
+    func identity() async throws -> (userId: String?, groupIds: [String]) {
+        _ = try await currentSession()
+        let s = state.current
+        return (s.session?.userId, s.groupIds)
+    }
+}

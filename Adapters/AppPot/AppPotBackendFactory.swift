@@ -1,0 +1,15 @@
+import Foundation
+import MBaaSCore
+
+/// Opens ``AppPotBackend``s from `apppot://` and `apppot+http://` URLs (see ``AppPotConfiguration``). Opening
+/// sends nothing; when the URL names a user (`user=` with the password as the URL's secret), that user is logged
+/// in by the first call that needs a session.
+public struct AppPotBackendFactory: BackendFactory {
+    public init() {}
+    public var schemes: [String] { ["apppot"] }
+    public var adapterName: String { "apppot" }
+
+    public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
+        AppPotBackend(configuration: try AppPotConfiguration(url: url), context: context)
+    }
+}

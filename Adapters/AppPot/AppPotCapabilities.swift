@@ -1,0 +1,35 @@
+import MBaaSCore
+
+/// What the AppPot adapter can do, and why the rest is missing.
+public enum AppPotCapabilities {
+    static let regexNote = "AppPot query expressions have no regular-expression operator (reference A8)"
+    static let containsAllNote = "AppPot columns are scalar (varchar, integer, long); there are no array fields to test"
+
+    /// The capabilities every ``AppPotBackend`` declares.
+    public static let standard = Capabilities(
+        features: [
+            .objects, .multiKeySort, .skip, .count, .batch, .optimisticLocking, .acl, .files, .auth, .serverLogout,
+            .roles,
+            .valueType("string"), .valueType("int"), .valueType("double"), .valueType("bool"), .valueType("Date"),
+            .valueType("array"), .valueType("object"), .valueType("Pointer"),
+            .valueType("GeoPoint"), .valueType("Bytes"), .valueType("File"),
+        ],
+        operators: [.eq, .ne, .lt, .lte, .gt, .gte, .in, .nin, .exists, .prefix, .and, .or, .not],
+        maxPageSize: 1000, defaultPageSize: 100, maxBatchSize: 100,
+        notes: [
+            .signUp: "AppPot users are created by an administrator in the company's user directory (console or admin-only POST users); apps cannot sign users up",
+            .anonymousAuth: "AppPot's anonymous token only serves login, device registration and schema creation; it is not a user session",
+            .atomicBatch: "AppPot batch writes report each row (objectId -1 for a failed row); they are not all-or-nothing",
+            .selectKeys: "the AppPot query body has no column selection; whole rows are returned",
+            .fieldOperations: "AppPot has no atomic field operations (increment, add, remove); only set and delete (null)",
+            .nestedKeys: "AppPot columns are flat; there are no object fields to query into",
+            .fileList: "the AppPot file API has no listing endpoint",
+            .fileAttachment: "AppPot files are not linked to data rows; store the returned file name in a varchar column",
+            .operator(.regex): regexNote,
+            .operator(.containsAll): containsAllNote,
+            .acl: "ACLs map to AppPot scopes: public = all (3), owner only = user (1), the owner's groups = group (2); per-user grants beyond the owner, role grants and read-only grants are unsupported",
+            .valueType("array"): "arrays, objects, pointers, geo points, bytes and file references are stored as their neutral JSON text in a varchar column (queryable by equality only)",
+            .valueType("null"): "an AppPot NULL column cannot be told from an unset one: a null field reads back as absent (as after a delete)",
+            .operator(.prefix): "LIKE 'prefix%' on the server; case sensitivity follows the server database's collation",
+        ])
+}

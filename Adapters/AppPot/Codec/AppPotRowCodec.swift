@@ -1,0 +1,290 @@
+import Foundation
+import MBaaSCore
+
+/// AppPot's access scope of a record (`scopeType`, reference A7): who may see it. The wire values are the
+/// documented ones, 1 user, 2 group, 3 all (not the enum positions Android assigns by mistake, A11).
+public enum AppPotScope: Int, Sendable, Hashable, CaseIterable {
+    /// Only the user who created the record.
+    case user = 1
+    /// The creator's groups (the record's `groupIds`).
+    case group = 2
+    /// Every user of the app.
+    case all = 3
+
+    /// Reads `3` or `"3"`.
+    public init?(wire: JSON?) {
+        guard let wire else { return nil }
+        let n = wire.intValue ?? wire.stringValue.flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+        guard let n, let scope = AppPotScope(rawValue: Int(n)) else { return nil }
+        self = scope
+    }
+
+    /// The scope that expresses an ACL exactly, for a record written by `userId` whose groups are `groupIds`.
+    ///
+    /// - `nil` (public, the core's default) and `{"*": read+write}` are ``all``.
+    /// - Read and write for the owner only (`userId`) is ``user``.
+    /// - Read and write for exactly the owner's groups (optionally also the owner) is ``group``.
+    ///
+    /// Anything else cannot be expressed and is ``MBaaSError/Kind/unsupported``, naming why: grants to other
+    /// users or to roles, read without write (a scope grants both), a subset of the owner's groups (group scope
+    /// always shares with all of them), or an empty ACL.
+    public static func from(acl: ACL?, userId: String?, groupIds: [String]) throws(MBaaSError) -> AppPotScope {
+        guard let acl else { return .all }
+        func unsupported(_ why: String) -> MBaaSError {
+            .unsupported("the ACL \(acl.json.printed())", by: "apppot",
+                         reason: "\(why); AppPot scopes are user (owner only), group (the owner's groups) or all")
+        }
+        let everyone = acl[.everyone]
+        if everyone.read || everyone.write {
+            guard everyone.read && everyone.write else {
+                throw unsupported("a scope grants read and write together, not one without the other")
+            }
+            return .all
+        }
+        guard !acl.entries.isEmpty else { throw unsupported("an ACL that grants nobody access") }
+        var groups = Set<String>()
+        for (principal, access) in acl.entries {
+            guard access.read && access.write else {
+                throw unsupported("a scope grants read and write together, not one without the other")
+            }
+            switch principal {
+            case .everyone: break
+            case .role(let r): throw unsupported("grants to roles (role:\(r)) cannot be expressed")
+            case .user(let u):
+                guard let userId else { throw unsupported("an owner-only ACL needs a logged-in user") }
+                guard u == userId else {
+                    throw unsupported("per-user grants beyond the owner (user \(u)) cannot be expressed")
+                }
+            case .group(let g): groups.insert(g)
+            }
+        }
+        if groups.isEmpty { return .user }
+        guard groups == Set(groupIds) else {
+            throw unsupported("group scope shares with all of the writer's groups (\(groupIds.joined(separator: ", "))), not with \(groups.sorted().joined(separator: ", "))")
+        }
+        return .group
+    }
+
+    /// The ACL this scope means: ``all`` is public read/write, ``user`` read/write for the creator, ``group``
+    /// read/write for each of the record's groups.
+    public func acl(createUserId: String?, groupIds: [String]) -> ACL {
+        switch self {
+        case .all: return .publicReadWrite
+        case .user: return createUserId.map { ACL.privateTo($0) } ?? ACL()
+        case .group: return ACL(Dictionary(groupIds.map { (ACL.Principal.group($0), ACL.Access.readWrite) },
+                                           uniquingKeysWith: { a, _ in a }))
+        }
+    }
+
+    /// Parses `groupIds` as the server writes them, `"{1,2}"` (a PostgreSQL array literal), or a JSON array.
+    public static func groupIds(fromWire json: JSON?) -> [String] {
+        guard let json else { return [] }
+        if let a = json.arrayValue { return a.compactMap { AppPotGroupRole.idString($0) } }
+        guard let s = json.stringValue else { return json.intValue.map { [String($0)] } ?? [] }
+        let inner = s.trimmingCharacters(in: CharacterSet(charactersIn: "{}[] "))
+        return inner.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: " \"")) }
+            .filter { !$0.isEmpty }
+    }
+
+    /// `"{1,2}"`.
+    public static func groupIdsWire(_ ids: [String]) -> String { "{" + ids.joined(separator: ",") + "}" }
+}
+
+/// Conversions between core ``Value``s and AppPot's wire values, by column type (pure; shared by the adapter
+/// and a future emulator).
+public enum AppPotValueCodec {
+    /// The canonical text of a double column: Swift's shortest round-tripping form (`5.5`, `5.0`, `1e+20`).
+    public static func doubleText(_ d: Double) -> String { "\(d)" }
+
+    /// The wire form of a value for a column (or, without a known column, by the value's own type). `null` is JSON
+    /// `null` for every column. A value the column cannot hold is ``MBaaSError/Kind/invalidRequest`` naming the
+    /// field, the column type and the value's type.
+    public static func wire(_ value: Value, column: AppPotColumnType?, field: String) throws(MBaaSError) -> JSON {
+        if case .null = value { return .null }
+        func mismatch() -> MBaaSError {
+            MBaaSError(.invalidRequest,
+                       "field '\(field)' is an AppPot \(column.map(\.description) ?? "?") column; a \(value.typeName) value (\(value.json.printed())) does not fit")
+        }
+        guard let column else {
+            switch value {
+            case .bool(let b): return .int(b ? 1 : 0)
+            case .int(let i): return .int(i)
+            case .double(let d): return .string(doubleText(d))
+            case .string(let s): return .string(s)
+            case .date(let d): return .int(ISO8601.millis(d))
+            default: return .string(value.json.printed([.sortedKeys]))
+            }
+        }
+        switch column {
+        case .varchar:
+            guard case .string(let s) = value else { throw mismatch() }
+            return .string(s)
+        case .integer:
+            guard case let n? = value.intValueForColumn, n >= Int64(Int32.min), n <= Int64(Int32.max) else { throw mismatch() }
+            return .int(n)
+        case .long:
+            guard let n = value.intValueForColumn else { throw mismatch() }
+            return .int(n)
+        case .bool:
+            guard case .bool(let b) = value else { throw mismatch() }
+            return .int(b ? 1 : 0)
+        case .dateTime:
+            guard case .date(let d) = value else { throw mismatch() }
+            return .int(ISO8601.millis(d))
+        case .double:
+            guard let d = value.doubleValue, d.isFinite else { throw mismatch() }
+            return .string(doubleText(d))
+        case .json:
+            return .string(value.json.printed([.sortedKeys]))
+        }
+    }
+
+    /// A value read from the server (a string, as AppPot answers, or a JSON number) for a column. `null` and a
+    /// missing column are `nil`. Without a known column the value is kept as the server sent it (strings stay
+    /// strings). Text that does not fit the column is ``MBaaSError/Kind/decoding``.
+    public static func value(fromWire json: JSON, column: AppPotColumnType?, field: String) throws(MBaaSError) -> Value? {
+        if json.isNull { return nil }
+        func bad() -> MBaaSError {
+            MBaaSError(.decoding, "AppPot column '\(field)' (\(column.map(\.description) ?? "?")): cannot read \(json.printed())")
+        }
+        guard let column else {
+            switch json {
+            case .string(let s): return .string(s)
+            case .int(let i): return .int(i)
+            case .double(let d): return .double(d)
+            case .bool(let b): return .bool(b)
+            default: return try? Value(json: json)
+            }
+        }
+        switch column {
+        case .varchar:
+            switch json {
+            case .string(let s): return .string(s)
+            case .int(let i): return .string(String(i))
+            case .double(let d): return .string(doubleText(d))
+            default: throw bad()
+            }
+        case .integer, .long:
+            guard let n = integer(json) else { throw bad() }
+            return .int(n)
+        case .bool:
+            if let b = json.boolValue { return .bool(b) }
+            if let s = json.stringValue?.lowercased() {
+                if s == "true" { return .bool(true) }
+                if s == "false" || s.isEmpty { return .bool(false) }
+            }
+            guard let d = json.doubleValue ?? json.stringValue.flatMap({ Double($0) }) else { throw bad() }
+            return .bool(d != 0)
+        case .dateTime:
+            guard let ms = integer(json) else {
+                if let s = json.stringValue, let d = ISO8601.parse(s) { return .date(d) }
+                throw bad()
+            }
+            return .date(Date(timeIntervalSince1970: Double(ms) / 1000))
+        case .double:
+            guard let d = json.doubleValue ?? json.stringValue.flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) })
+            else { throw bad() }
+            return .double(d)
+        case .json:
+            guard let s = json.stringValue else { throw bad() }
+            do { return try Value(json: try JSON.parse(s), path: field) } catch { throw bad() }
+        }
+    }
+
+    /// An integer from `42`, `42.0`, `"42"` or `"42.0"`.
+    static func integer(_ json: JSON) -> Int64? {
+        if let i = json.intValue { return i }
+        guard let s = json.stringValue?.trimmingCharacters(in: .whitespaces) else { return nil }
+        if let i = Int64(s) { return i }
+        if let d = Double(s), d.rounded() == d, abs(d) < 9.2e18 { return Int64(d) }
+        return nil
+    }
+}
+
+extension Value {
+    /// An integer for `int` and whole `double`s (what an integer column accepts).
+    fileprivate var intValueForColumn: Int64? {
+        switch self {
+        case .int, .double: intValue
+        default: nil
+        }
+    }
+}
+
+/// Rows of the data API (reference A7) to and from core ``Record``s.
+public enum AppPotRowCodec {
+    /// Server columns that never become record fields. `createTime`/`updateTime` are the client's own times and
+    /// `serverRecordStatus` is server-internal; the record's metadata comes from `objectId`,
+    /// `serverCreateTime`, `serverUpdateTime`, `scopeType`, `createUserId` and `groupIds`.
+    public static let metadataColumns = AppPotClassSchema.systemColumns
+
+    /// A row for `addData`/`updateData`: the fields converted by the schema, then `scopeType`, `objectId` (when
+    /// known), `createTime`/`updateTime` (epoch ms, the client's clock) and `serverUpdateTime` (the version
+    /// expected, for the optimistic lock). Reserved and invalid field names are ``MBaaSError/Kind/invalidRequest``.
+    public static func encodeRow(
+        fields: [String: Value], schema: AppPotClassSchema?, scope: AppPotScope, objectId: String?,
+        createTime: Date?, updateTime: Date?, serverUpdateTime: String?
+    ) throws(MBaaSError) -> JSONObject {
+        var row = JSONObject()
+        if let objectId { row["objectId"] = .string(objectId) }
+        for key in fields.keys.sorted() {
+            try checkFieldName(key)
+            row[key] = try AppPotValueCodec.wire(fields[key]!, column: schema?.columns[key], field: key)
+        }
+        row["scopeType"] = .int(Int64(scope.rawValue))
+        if let createTime { row["createTime"] = .int(ISO8601.millis(createTime)) }
+        if let updateTime { row["updateTime"] = .int(ISO8601.millis(updateTime)) }
+        if let serverUpdateTime { row["serverUpdateTime"] = .string(serverUpdateTime) }
+        return row
+    }
+
+    /// Throws ``MBaaSError/Kind/invalidRequest`` for a field name that is reserved (by the core or by AppPot) or
+    /// not a valid AppPot column name.
+    public static func checkFieldName(_ key: String) throws(MBaaSError) {
+        if Record.reservedFieldNames.contains(key) {
+            throw MBaaSError(.invalidRequest, "field '\(key)' is reserved for record metadata")
+        }
+        if metadataColumns.contains(key) {
+            throw MBaaSError(.invalidRequest, "field '\(key)' is an AppPot system column")
+        }
+        try AppPotIdentifier.check(key, what: "field name")
+    }
+
+    /// A record from a row as the server answers it (values as strings), converted by the schema. `null` columns
+    /// are left out of `fields`. `version` is `serverUpdateTime` verbatim (an opaque token); `createdAt` and
+    /// `updatedAt` are the server times; `acl` is the scope's meaning (see ``AppPotScope/acl(createUserId:groupIds:)``).
+    public static func decodeRecord(_ row: JSONObject, className: String, schema: AppPotClassSchema?) throws(MBaaSError) -> Record {
+        var record = Record(className: className)
+        record.id = AppPotGroupRole.idString(row["objectId"])
+        if let s = row["serverCreateTime"]?.stringValue { record.createdAt = ISO8601.parse(s) }
+        if let s = row["serverUpdateTime"]?.stringValue {
+            record.updatedAt = ISO8601.parse(s)
+            record.version = s
+        }
+        if let scope = AppPotScope(wire: row["scopeType"]) {
+            record.acl = scope.acl(createUserId: AppPotGroupRole.idString(row["createUserId"]),
+                                   groupIds: AppPotScope.groupIds(fromWire: row["groupIds"]))
+        }
+        for (key, wire) in row where !metadataColumns.contains(key) {
+            if let v = try AppPotValueCodec.value(fromWire: wire, column: schema?.columns[key], field: key) {
+                record.fields[key] = v
+            }
+        }
+        return record
+    }
+
+    /// A row as the server answers it: every value a string (numbers and booleans printed), `null` kept.
+    public static func stringly(_ row: JSONObject) -> JSONObject {
+        var out = JSONObject()
+        for (k, v) in row {
+            switch v {
+            case .null, .string: out[k] = v
+            case .int(let i): out[k] = .string(String(i))
+            case .double(let d): out[k] = .string(AppPotValueCodec.doubleText(d))
+            case .bool(let b): out[k] = .string(b ? "1" : "0")
+            default: out[k] = .string(v.printed())
+            }
+        }
+        return out
+    }
+}

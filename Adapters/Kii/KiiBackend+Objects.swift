@@ -1,0 +1,155 @@
+import Foundation
+import MBaaSCore
+
+/// Objects (kii.md §3).
+///
+/// - ``create(_:)``: `POST {bucket}/objects`; a record with an `id` is created with `PUT {bucket}/objects/{id}` and
+///   `If-None-Match: *` (an existing id is `OBJECT_ALREADY_EXISTS` → ``MBaaSError/Kind/duplicate``). An ACL on the
+///   record is written as object ACL entries afterwards (``KiiACLMapping``).
+/// - ``get(className:id:)``: `GET {bucket}/objects/{id}`; the version is the `ETag`.
+/// - ``update(className:id:_:)``: `set` changes go in one partial update (`POST` with
+///   `X-HTTP-Method-Override: PATCH`, `If-Match` with `expectedVersion`), which returns the merged object. Kii's
+///   partial update cannot remove keys, so an update that removes fields reads the object and replaces it with a
+///   full `PUT` guarded by `If-Match` (the caller's `expectedVersion`, else the version just read, retried on a
+///   concurrent change). `OBJECT_VERSION_IS_STALE` → ``MBaaSError/Kind/conflict``. Increment and array operators
+///   are ``MBaaSError/Kind/unsupported`` (no Kii equivalent).
+/// - ``delete(className:id:expectedVersion:)``: `DELETE` with optional `If-Match`.
+/// - ``batch(_:)``: one request per operation, in order (Kii has no object batch).
+extension KiiBackend {
+    public func create(_ record: Record) async throws -> Record {
+        let bucket = try address(record.className)
+        let body = try KiiObjectCodec.body(fields: record.fields)
+        let desiredACL = try record.acl.map { acl throws(MBaaSError) in try KiiACLMapping.objectEntries(for: acl) }
+        var created: Record
+        if let id = record.id {
+            guard KiiBackend.isValidObjectID(id) else {
+                throw MBaaSError(.invalidRequest, "Kii object id '\(id)' must be 2-100 characters of A-Z a-z 0-9 - _ .")
+            }
+            let response = try await send(try requests.putObject(bucket, id: id, body: body, createOnly: true),
+                                          requireUser: bucket.needsUserToken)
+            let answer = try KiiObjectUpdateResponse(json: try json(response))
+            let createdAt = KiiObjectCodec.date(.int(answer.createdAt ?? answer.modifiedAt))
+            created = Record(className: record.className, id: id, createdAt: createdAt,
+                             updatedAt: KiiObjectCodec.date(.int(answer.modifiedAt)),
+                             version: KiiETag.unquote(response.headers["ETag"]) ?? "1")
+        } else {
+            let response = try await send(try requests.createObject(bucket, body: body), requireUser: bucket.needsUserToken)
+            let answer = try KiiObjectCreationResponse(json: try json(response))
+            let createdAt = KiiObjectCodec.date(.int(answer.createdAt))
+            created = Record(className: record.className, id: answer.objectID, createdAt: createdAt, updatedAt: createdAt,
+                             version: KiiETag.unquote(response.headers["ETag"]) ?? "1")
+        }
+        created.fields = KiiObjectCodec.record(className: record.className, object: body).fields
+        if let desiredACL, let id = created.id {
+            try await applyObjectACL(bucket: bucket, id: id, desired: desiredACL)
+            created.acl = record.acl
+        }
+        return created
+    }
+
+    public func get(className: String, id: String) async throws -> Record {
+        let bucket = try address(className)
+        let response = try await send(try requests.getObject(bucket, id: id), requireUser: bucket.needsUserToken)
+        return try record(className: className, response)
+    }
+
+    public func update(className: String, id: String, _ update: RecordUpdate) async throws -> Record {
+        let bucket = try address(className)
+        var sets = JSONObject()
+        var removals: [String] = []
+        for (key, op) in update.changes.sorted(by: { $0.key < $1.key }) {
+            try KiiObjectCodec.validateFieldName(key)
+            switch op {
+            case .set(let value): sets[key] = KiiObjectCodec.kiiJSON(value)
+            case .delete: removals.append(key)
+            case .increment, .add, .addUnique, .remove:
+                throw MBaaSError.unsupported("the field operation on '\(key)'", by: adapterName,
+                                             reason: capabilities.note(for: .fieldOperations))
+            }
+        }
+        let desiredACL = try update.acl.map { acl throws(MBaaSError) in try KiiACLMapping.objectEntries(for: acl) }
+        var result: Record
+        if !removals.isEmpty {
+            result = try await replace(bucket: bucket, className: className, id: id, sets: sets, removals: removals,
+                                       expectedVersion: update.expectedVersion)
+        } else if !sets.isEmpty {
+            let response = try await send(
+                try requests.patchObject(bucket, id: id, changes: sets, ifMatch: update.expectedVersion),
+                requireUser: bucket.needsUserToken)
+            result = try record(className: className, response)
+        } else {
+            result = try await get(className: className, id: id)
+            if let expected = update.expectedVersion, result.version != expected {
+                throw MBaaSError(.conflict, "Kii object \(id) is at version \(result.version ?? "?"), not \(expected)",
+                                 vendorCode: "OBJECT_VERSION_IS_STALE")
+            }
+        }
+        if let desiredACL {
+            try await applyObjectACL(bucket: bucket, id: id, desired: desiredACL)
+            result.acl = update.acl
+        }
+        return result
+    }
+
+    /// Reads, edits and `PUT`s the whole object under `If-Match` (kii.md §3.5): the only way to remove keys.
+    func replace(bucket: KiiBucketAddress, className: String, id: String, sets: JSONObject, removals: [String],
+                 expectedVersion: String?) async throws -> Record
+    {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let response = try await send(try requests.getObject(bucket, id: id), requireUser: bucket.needsUserToken)
+            guard let object = try json(response).objectValue else {
+                throw MBaaSError(.decoding, "Kii object response is not a JSON object", httpStatus: response.status)
+            }
+            let current = KiiObjectCodec.record(className: className, object: object, etag: KiiETag.unquote(response.headers["ETag"]))
+            // Kii keeps its reserved `_` keys itself; the PUT carries the application fields, verbatim.
+            var body = JSONObject()
+            for (key, value) in object where !key.hasPrefix("_") && !removals.contains(key) { body[key] = value }
+            for (key, value) in sets { body[key] = value }
+            body = JSONObject(sorting: body.dictionary)
+            let ifMatch = expectedVersion ?? current.version
+            do {
+                let response = try await send(try requests.putObject(bucket, id: id, body: body, ifMatch: ifMatch),
+                                              requireUser: bucket.needsUserToken)
+                let answer = try KiiObjectUpdateResponse(json: try json(response))
+                var result = KiiObjectCodec.record(className: className, object: body)
+                result.id = id
+                result.createdAt = current.createdAt
+                result.updatedAt = KiiObjectCodec.date(.int(answer.modifiedAt))
+                result.version = KiiETag.unquote(response.headers["ETag"])
+                return result
+            } catch let error as MBaaSError where error.kind == .conflict && expectedVersion == nil && attempt < 3 {
+                continue  // changed between our read and write: read again
+            }
+        }
+    }
+
+    public func delete(className: String, id: String, expectedVersion: String?) async throws {
+        let bucket = try address(className)
+        _ = try await send(try requests.deleteObject(bucket, id: id, ifMatch: expectedVersion),
+                           requireUser: bucket.needsUserToken)
+    }
+
+    public func batch(_ operations: [BatchOperation]) async throws -> [BatchResult] {
+        guard operations.count <= capabilities.maxBatchSize else {
+            throw MBaaSError(.invalidRequest, "a batch holds at most \(capabilities.maxBatchSize) operations, got \(operations.count)")
+        }
+        return await sequentialBatch(operations)
+    }
+
+    /// A record from a `GET` or `PATCH` answer (the object JSON and its `ETag`).
+    nonisolated func record(className: String, _ response: HTTPResponse) throws -> Record {
+        guard let object = try json(response).objectValue else {
+            throw MBaaSError(.decoding, "Kii object response is not a JSON object", httpStatus: response.status)
+        }
+        return KiiObjectCodec.record(className: className, object: object, etag: KiiETag.unquote(response.headers["ETag"]))
+    }
+
+    /// Kii's object-id rule (kii.md §2.2 SDK validation): `^[a-zA-Z0-9-_.]{2,100}$`.
+    static func isValidObjectID(_ id: String) -> Bool {
+        (2...100).contains(id.count) && id.unicodeScalars.allSatisfy {
+            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0)
+        }
+    }
+}

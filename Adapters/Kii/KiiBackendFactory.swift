@@ -1,0 +1,12 @@
+import MBaaSCore
+
+/// Opens ``KiiBackend``s from `kii://` and `kii+http://` URLs (see ``KiiConfiguration`` for the form).
+public struct KiiBackendFactory: BackendFactory {
+    public init() {}
+    public var schemes: [String] { ["kii"] }
+    public var adapterName: String { "kii" }
+
+    public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
+        try KiiBackend(url: url, context: context)
+    }
+}

@@ -1,0 +1,240 @@
+import Foundation
+import MBaaSCore
+
+/// Where and how to reach an NCMB application.
+///
+/// From a URL: `ncmb://APPLICATION_KEY:CLIENT_KEY@mbaas.api.nifcloud.com` (HTTPS), or
+/// `ncmb+http://APPLICATION_KEY:CLIENT_KEY@127.0.0.1:8080` for a local server. Options:
+/// - `apiVersion` (default `2013-09-01`);
+/// - `scriptHost` (default `script.mbaas.api.nifcloud.com`; `host:port` allowed) and `scriptAPIVersion`
+///   (default `2015-09-01`) for ``NCMBBackend/executeScript(_:method:query:body:)``;
+/// - `verifyResponseSignature=true` to check `X-NCMB-Response-Signature` on every response (E100001 on a
+///   mismatch), for apps with response validation enabled.
+public struct NCMBConfiguration: Sendable, Hashable {
+    public static let defaultHost = "mbaas.api.nifcloud.com"
+    public static let defaultAPIVersion = "2013-09-01"
+    public static let defaultScriptHost = "script.mbaas.api.nifcloud.com"
+    public static let defaultScriptAPIVersion = "2015-09-01"
+
+    public var applicationKey: String
+    public var clientKey: String
+    public var host: String
+    public var port: Int?
+    public var isSecure: Bool
+    public var apiVersion: String
+    public var scriptHost: String
+    public var scriptPort: Int?
+    public var scriptAPIVersion: String
+    public var verifyResponseSignature: Bool
+    /// Seconds before a request fails (files get four times as long).
+    public var timeout: TimeInterval
+
+    public init(
+        applicationKey: String, clientKey: String, host: String = NCMBConfiguration.defaultHost, port: Int? = nil,
+        isSecure: Bool = true, apiVersion: String = NCMBConfiguration.defaultAPIVersion,
+        scriptHost: String = NCMBConfiguration.defaultScriptHost, scriptPort: Int? = nil,
+        scriptAPIVersion: String = NCMBConfiguration.defaultScriptAPIVersion, verifyResponseSignature: Bool = false,
+        timeout: TimeInterval = 30
+    ) {
+        self.applicationKey = applicationKey
+        self.clientKey = clientKey
+        self.host = host
+        self.port = port
+        self.isSecure = isSecure
+        self.apiVersion = apiVersion
+        self.scriptHost = scriptHost
+        self.scriptPort = scriptPort
+        self.scriptAPIVersion = scriptAPIVersion
+        self.verifyResponseSignature = verifyResponseSignature
+        self.timeout = timeout
+    }
+
+    /// Reads an `ncmb://` or `ncmb+http://` URL; a missing key or host is ``MBaaSError/Kind/invalidRequest``.
+    public init(url: BackendURL) throws(MBaaSError) {
+        guard let appKey = url.user, !appKey.isEmpty, let clientKey = url.secret, !clientKey.isEmpty else {
+            throw MBaaSError(.invalidRequest, "an NCMB URL needs the application key and client key: ncmb://APPLICATION_KEY:CLIENT_KEY@\(NCMBConfiguration.defaultHost)")
+        }
+        guard let host = url.host, !host.isEmpty else {
+            throw MBaaSError(.invalidRequest, "an NCMB URL needs a host, e.g. \(NCMBConfiguration.defaultHost)")
+        }
+        self.init(applicationKey: appKey, clientKey: clientKey, host: host, port: url.port, isSecure: url.isSecure)
+        if let v = url.option("apiVersion"), !v.isEmpty { apiVersion = v }
+        if let v = url.option("scriptAPIVersion"), !v.isEmpty { scriptAPIVersion = v }
+        if let v = url.option("scriptHost"), !v.isEmpty {
+            if let colon = v.lastIndex(of: ":"), let p = Int(v[v.index(after: colon)...]) {
+                scriptHost = String(v[..<colon])
+                scriptPort = p
+            } else {
+                scriptHost = v
+            }
+        }
+        if let v = url.option("verifyResponseSignature") {
+            switch v.lowercased() {
+            case "", "1", "true", "yes", "on": verifyResponseSignature = true
+            case "0", "false", "no", "off": verifyResponseSignature = false
+            default: throw MBaaSError(.invalidRequest, "verifyResponseSignature must be true or false, got '\(v)'")
+            }
+        }
+        if let v = url.option("timeout") {
+            guard let t = TimeInterval(v), t > 0 else { throw MBaaSError(.invalidRequest, "timeout must be a positive number of seconds") }
+            timeout = t
+        }
+    }
+
+    /// `https://host[:port]`
+    public var baseURL: String { Self.base(isSecure: isSecure, host: host, port: port) }
+    /// `https://scriptHost[:port]`
+    public var scriptBaseURL: String { Self.base(isSecure: isSecure, host: scriptHost, port: scriptPort) }
+
+    static func base(isSecure: Bool, host: String, port: Int?) -> String {
+        (isSecure ? "https://" : "http://") + (host.contains(":") ? "[\(host)]" : host) + (port.map { ":\($0)" } ?? "")
+    }
+
+    public var signer: NCMBSigner { NCMBSigner(applicationKey: applicationKey, clientKey: clientKey) }
+}
+
+/// Opens ``NCMBBackend``s from `ncmb://` URLs.
+public struct NCMBBackendFactory: BackendFactory {
+    public init() {}
+    public var schemes: [String] { ["ncmb"] }
+    public var adapterName: String { "ncmb" }
+    public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
+        NCMBBackend(configuration: try NCMBConfiguration(url: url), context: context)
+    }
+}
+
+/// A client of one NCMB application: objects on `/classes`, the built-in classes, the file store, users, roles
+/// and scripts, every request signed (SignatureVersion 2).
+///
+/// Each instance holds its own session (`X-NCMB-Apps-Session-Token`); a response `E401001` to a request that
+/// carried the session ends it. See ``NCMBClassName`` for the built-in class mapping, ``NCMBCodec`` for values,
+/// ``NCMBQueryTranslator`` for queries and ``capabilities`` for what NCMB cannot do.
+public actor NCMBBackend: Backend {
+    public nonisolated let adapterName = "ncmb"
+    public nonisolated let configuration: NCMBConfiguration
+    public nonisolated let context: BackendContext
+    public nonisolated let capabilities: Capabilities = NCMBBackend.capabilities
+
+    var currentSession: Session?
+
+    public init(configuration: NCMBConfiguration, context: BackendContext = BackendContext()) {
+        self.configuration = configuration
+        self.context = context
+    }
+
+    /// What NCMB can do, with the reason for each thing it cannot.
+    public static let capabilities = Capabilities(
+        features: [
+            .objects, .skip, .count, .multiKeySort, .acl, .fieldOperations, .nestedKeys, .files, .fileList,
+            .fileAttachment, .auth, .signUp, .anonymousAuth, .serverLogout, .roles,
+            .valueType("Date"), .valueType("Pointer"), .valueType("GeoPoint"), .valueType("array"),
+            .valueType("object"),
+        ],
+        operators: [.eq, .ne, .lt, .lte, .gt, .gte, .in, .nin, .exists, .prefix, .regex, .containsAll, .and, .or],
+        maxPageSize: NCMBQuery.maxLimit, defaultPageSize: NCMBQuery.defaultLimit, maxBatchSize: 50,
+        notes: [
+            .batch: "NCMB has no batch endpoint; batch(_:) applies the operations one by one",
+            .atomicBatch: "NCMB has no batch endpoint, so nothing is atomic across records",
+            .selectKeys: "NCMB queries have no 'keys' projection",
+            .optimisticLocking: "NCMB records have no version and no conditional update",
+            .operator(.not): "NCMB has no $not or $nor",
+            .operator(.and): "NCMB has no $and: conditions on distinct keys and one $or group are merged into one where object; an and of two or groups is refused",
+            .operator(.regex): "NCMB's $regex has no $options",
+            .valueType("Bytes"): "NCMB has no binary type",
+            .valueType("File"): "NCMB has no File type: records keep a file's name as a string",
+            .valueType("null"): "NCMB clears a field by setting it to null, so a null field cannot be told from a cleared one: it reads back absent",
+        ])
+
+    // MARK: Session
+
+    public var session: Session? { currentSession }
+
+    public func restore(_ session: Session?) { currentSession = session }
+
+    // MARK: Requests
+
+    /// A request body.
+    enum Body {
+        case none
+        case json(JSONObject)
+        case multipart(MultipartForm)
+    }
+
+    /// Sends a signed request to the data API and returns the 2xx response, or throws the mapped NCMB error.
+    /// - Parameter path: the percent-encoded path after the API version (`/classes/Memo/abc`).
+    func send(
+        _ method: String, _ path: String, query: [(String, String)] = [], body: Body = .none,
+        useSession: Bool = true, token explicitToken: String? = nil, timeout: TimeInterval? = nil,
+        context what: String? = nil
+    ) async throws(MBaaSError) -> HTTPResponse {
+        try await sendSigned(method, base: configuration.baseURL, path: "/\(configuration.apiVersion)\(path)",
+                             query: query, body: body, useSession: useSession, token: explicitToken, timeout: timeout,
+                             context: what)
+    }
+
+    func sendSigned(
+        _ method: String, base: String, path: String, query: [(String, String)], body: Body, useSession: Bool,
+        token explicitToken: String? = nil, headers extra: HTTPHeaders = [:], timeout: TimeInterval?,
+        context what: String?
+    ) async throws(MBaaSError) -> HTTPResponse {
+        let url: URL
+        do { url = try URL.build(base: base, path: path, query: query) } catch { throw MBaaSError.wrap(error) }
+        var request = HTTPRequest(method: method, url: url, timeout: timeout ?? configuration.timeout)
+        for (name, value) in extra { request.headers.add(name, value) }
+        switch body {
+        case .none: break
+        case .json(let object):
+            request.headers["Content-Type"] = "application/json"
+            request.body = JSON.object(object).data()
+        case .multipart(let form):
+            request.headers["Content-Type"] = form.contentType
+            request.body = form.encoded()
+        }
+        let token = explicitToken ?? (useSession ? currentSession?.token : nil)
+        if let token { request.headers[NCMBSigner.Header.sessionToken] = token }
+        let stringToSign = try configuration.signer.sign(&request, timestamp: ISO8601.format(context.now))
+        context.logger.debug("ncmb request", metadata: ["method": "\(method)", "path": "\(path)"])
+
+        let response: HTTPResponse
+        do {
+            try Task.checkCancellation()
+            response = try await context.transport.send(request)
+        } catch let error as MBaaSError {
+            throw error
+        } catch {
+            let e = MBaaSError.wrap(error)
+            throw MBaaSError(.transport, "\(method) \(path): \(e.message)", underlying: e.underlying ?? e)
+        }
+        if configuration.verifyResponseSignature, Self.carriesResponseSignature(response) {
+            try configuration.signer.verifyResponse(response, stringToSign: stringToSign)
+        }
+        guard response.isSuccess else {
+            let error = NCMBErrorBody.error(from: response, now: context.now, context: what)
+            if error.vendorCode == "E401001", let token, currentSession?.token == token {
+                // The session token was refused: the session has ended.
+                currentSession = nil
+                context.logger.info("ncmb session ended by the server (E401001)")
+            }
+            throw error
+        }
+        return response
+    }
+
+    /// NCMB sends no response signature with E404002, E404005, E405002 and E415001.
+    static func carriesResponseSignature(_ response: HTTPResponse) -> Bool {
+        guard !response.isSuccess, let json = try? JSON.parse(response.body), let body = NCMBErrorBody(json: json) else {
+            return true
+        }
+        return !["E404002", "E404005", "E405002", "E415001"].contains(body.code)
+    }
+
+    /// The response body as JSON, or a decoding error.
+    func json(_ response: HTTPResponse) throws(MBaaSError) -> JSON {
+        do { return try JSON.parse(response.body) } catch {
+            throw MBaaSError(.decoding, "NCMB response is not JSON (\(error.message))", httpStatus: response.status)
+        }
+    }
+
+    /// `/classes/Memo/abc`, `/users/abc`, …
+    func objectPath(_ cls: NCMBClassName, _ id: String) -> String { cls.collectionPath + "/" + percentEncode(id) }
+}

@@ -1,0 +1,158 @@
+import Crypto
+import Foundation
+import MBaaSCore
+
+/// NCMB request and response signatures (SignatureVersion 2, HmacSHA256), as a pure value usable by a client
+/// and by a server (an emulator verifying requests).
+///
+/// The string to sign is four lines joined by `\n`:
+/// ```
+/// GET
+/// mbaas.api.nifcloud.com
+/// /2013-09-01/classes/TestClass
+/// SignatureMethod=HmacSHA256&SignatureVersion=2&X-NCMB-Application-Key=…&X-NCMB-Timestamp=…&where=%7B…%7D
+/// ```
+/// - the method in upper case; the host without scheme or port; the path **exactly as percent-encoded on the
+///   wire** (non-ASCII file names included);
+/// - the parameters `SignatureMethod`, `SignatureVersion`, `X-NCMB-Application-Key`, `X-NCMB-Timestamp` and, for
+///   **GET only**, every query parameter **exactly as percent-encoded on the wire**, sorted by name (then value)
+///   in byte order; a parameter without a value appears bare (`s`, no `=`);
+/// - the timestamp exactly as sent in `X-NCMB-Timestamp` (the server signs the header string verbatim).
+///
+/// The signature is `Base64(HMAC-SHA256(key: clientKey, message: stringToSign))`, sent as `X-NCMB-Signature`.
+/// A response signature (`X-NCMB-Response-Signature`) is the HMAC of the request's string to sign plus `\n` and
+/// the raw response body, or of the string to sign alone when the body is empty.
+public struct NCMBSigner: Sendable, Hashable {
+    public static let signatureMethod = "HmacSHA256"
+    public static let signatureVersion = "2"
+
+    /// Header names of the NCMB protocol.
+    public enum Header {
+        public static let applicationKey = "X-NCMB-Application-Key"
+        public static let timestamp = "X-NCMB-Timestamp"
+        public static let signature = "X-NCMB-Signature"
+        public static let sessionToken = "X-NCMB-Apps-Session-Token"
+        public static let responseSignature = "X-NCMB-Response-Signature"
+    }
+
+    public var applicationKey: String
+    public var clientKey: String
+
+    public init(applicationKey: String, clientKey: String) {
+        self.applicationKey = applicationKey
+        self.clientKey = clientKey
+    }
+
+    /// The string to sign for a request.
+    /// - Parameters:
+    ///   - method: the HTTP method (upper-cased here).
+    ///   - host: the FQDN without scheme or port.
+    ///   - path: the percent-encoded path as sent (`/2013-09-01/files/%E7%94%BB%E5%83%8F.png`).
+    ///   - query: the percent-encoded query as sent, without `?` (ignored unless the method is GET).
+    ///   - timestamp: the `X-NCMB-Timestamp` header value, verbatim.
+    public func stringToSign(method: String, host: String, path: String, query: String?, timestamp: String) -> String {
+        var params: [(String, String?)] = [
+            ("SignatureMethod", NCMBSigner.signatureMethod),
+            ("SignatureVersion", NCMBSigner.signatureVersion),
+            (Header.applicationKey, applicationKey),
+            (Header.timestamp, timestamp),
+        ]
+        let upper = method.uppercased()
+        if upper == "GET", let query, !query.isEmpty {
+            for item in query.split(separator: "&", omittingEmptySubsequences: true) {
+                if let eq = item.firstIndex(of: "=") {
+                    params.append((String(item[..<eq]), String(item[item.index(after: eq)...])))
+                } else {
+                    params.append((String(item), nil))
+                }
+            }
+        }
+        params.sort { a, b in
+            let ka = Array(a.0.utf8), kb = Array(b.0.utf8)
+            if ka != kb { return ka.lexicographicallyPrecedes(kb) }
+            return Array((a.1 ?? "").utf8).lexicographicallyPrecedes(Array((b.1 ?? "").utf8))
+        }
+        let joined = params.map { name, value in value.map { "\(name)=\($0)" } ?? name }.joined(separator: "&")
+        return [upper, host, path, joined].joined(separator: "\n")
+    }
+
+    /// The string to sign for a request URL (host, percent-encoded path and query are read from it verbatim).
+    public func stringToSign(method: String, url: URL, timestamp: String) throws(MBaaSError) -> String {
+        guard let parts = NCMBSigner.wireParts(of: url) else {
+            throw MBaaSError(.invalidRequest, "cannot sign \(url.absoluteString): no host")
+        }
+        return stringToSign(method: method, host: parts.host, path: parts.path, query: parts.query, timestamp: timestamp)
+    }
+
+    /// `Base64(HMAC-SHA256(clientKey, text))`.
+    public func signature(of text: String) -> String {
+        let key = SymmetricKey(data: Data(clientKey.utf8))
+        let mac = HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key)
+        return Data(mac).base64EncodedString()
+    }
+
+    /// The `X-NCMB-Signature` of a request.
+    public func signature(method: String, url: URL, timestamp: String) throws(MBaaSError) -> String {
+        signature(of: try stringToSign(method: method, url: url, timestamp: timestamp))
+    }
+
+    /// The `X-NCMB-Response-Signature` a server sends for a response to the request whose string to sign is given.
+    public func responseSignature(stringToSign: String, body: Data) -> String {
+        let key = SymmetricKey(data: Data(clientKey.utf8))
+        var message = Data(stringToSign.utf8)
+        if !body.isEmpty {
+            message.append(0x0A)
+            message.append(body)
+        }
+        return Data(HMAC<SHA256>.authenticationCode(for: message, using: key)).base64EncodedString()
+    }
+
+    /// Adds `X-NCMB-Application-Key`, `X-NCMB-Timestamp` and `X-NCMB-Signature` to a request, signing its URL as
+    /// it will go on the wire. Returns the string that was signed (needed to check the response signature).
+    @discardableResult
+    public func sign(_ request: inout HTTPRequest, timestamp: String) throws(MBaaSError) -> String {
+        let text = try stringToSign(method: request.method, url: request.url, timestamp: timestamp)
+        request.headers[Header.applicationKey] = applicationKey
+        request.headers[Header.timestamp] = timestamp
+        request.headers[Header.signature] = signature(of: text)
+        return text
+    }
+
+    /// Whether a received request carries this application's key and a valid signature (for a server).
+    public func verify(_ request: HTTPRequest) -> Bool {
+        guard request.headers[Header.applicationKey] == applicationKey,
+              let timestamp = request.headers[Header.timestamp],
+              let sent = request.headers[Header.signature],
+              let text = try? stringToSign(method: request.method, url: request.url, timestamp: timestamp)
+        else { return false }
+        return constantTimeEquals(sent, signature(of: text))
+    }
+
+    /// Checks a response's `X-NCMB-Response-Signature` against the request's string to sign. A missing or wrong
+    /// signature is ``MBaaSError/Kind/decoding`` with vendor code `E100001`, as the official SDKs report it.
+    public func verifyResponse(_ response: HTTPResponse, stringToSign: String) throws(MBaaSError) {
+        let expected = responseSignature(stringToSign: stringToSign, body: response.body)
+        guard let sent = response.headers[Header.responseSignature], constantTimeEquals(sent, expected) else {
+            throw MBaaSError(
+                .decoding, "Authentication error by response signature incorrect.", vendorCode: "E100001",
+                httpStatus: response.status)
+        }
+    }
+
+    /// Host, percent-encoded path and percent-encoded query of a URL, as they go on the wire.
+    public static func wireParts(of url: URL) -> (host: String, path: String, query: String?)? {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              let host = components.percentEncodedHost, !host.isEmpty
+        else { return nil }
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        return (host, path, components.percentEncodedQuery)
+    }
+
+    private func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var diff: UInt8 = 0
+        for i in x.indices { diff |= x[i] ^ y[i] }
+        return diff == 0
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import MBaaSCore
+
+/// The conformance fixtures directory:
+///
+/// ```
+/// Fixtures/
+///   Scenarios/*.json                      the scenarios
+///   Cassettes/<adapter>/<scenario>.json   one cassette per (adapter, scenario)
+///   conformance-baseline.json             the committed baseline report
+/// ```
+public struct ConformanceFixtures: Sendable, Hashable {
+    public var root: URL
+
+    public init(root: URL) { self.root = root }
+
+    /// `--fixtures DIR` when given; else `./Fixtures` when it holds scenarios; else the package's own fixtures
+    /// (``ConformanceSuite/bundledFixtures``).
+    public static func locate(explicit: String? = nil, currentDirectory: URL? = nil) -> ConformanceFixtures {
+        if let explicit { return ConformanceFixtures(root: URL(fileURLWithPath: explicit)) }
+        let cwd = currentDirectory ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        let local = cwd.appendingPathComponent("Fixtures")
+        if FileManager.default.fileExists(atPath: local.appendingPathComponent("Scenarios").path) {
+            return ConformanceFixtures(root: local)
+        }
+        return ConformanceFixtures(root: ConformanceSuite.bundledFixtures)
+    }
+
+    public var scenarios: URL { root.appendingPathComponent("Scenarios") }
+    public var cassettes: URL { root.appendingPathComponent("Cassettes") }
+    public var baseline: URL { root.appendingPathComponent("conformance-baseline.json") }
+
+    /// The cassette directory of an adapter.
+    public func cassettes(for adapter: String) -> URL { cassettes.appendingPathComponent(adapter) }
+
+    /// Adapters with a cassette directory (`Cassettes/<adapter>/`), sorted.
+    public func cassetteAdapters() -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: cassettes.path)) ?? []
+        return names.filter { name in
+            var isDirectory: ObjCBool = false
+            return !name.hasPrefix(".")
+                && FileManager.default.fileExists(atPath: cassettes.appendingPathComponent(name).path, isDirectory: &isDirectory)
+                && isDirectory.boolValue
+        }.sorted()
+    }
+
+    /// The committed baseline report.
+    public func loadBaseline() throws -> ConformanceReport {
+        let data: Data
+        do { data = try Data(contentsOf: baseline) } catch {
+            throw MBaaSError(.notFound, "no baseline at \(baseline.path): \(error.localizedDescription)")
+        }
+        return try ConformanceReport(json: JSON.parse(data))
+    }
+}
+
+extension ConformanceRunner {
+    /// Runs scenarios live against an embedded database backend, each scenario on a fresh database file in a
+    /// temporary directory (removed afterwards); the instances of one scenario share its file.
+    ///
+    /// ```swift
+    /// let results = await ConformanceRunner.liveOnFreshDatabases(adapter: "local", factory: LocalBackendFactory(),
+    ///                                                              scenarios: suite.scenarios) { file in
+    ///     BackendURL(scheme: "sqlite", path: file.path)
+    /// }
+    /// ```
+    public static func liveOnFreshDatabases(
+        adapter: String, factory: any BackendFactory, scenarios: [Scenario], context: BackendContext = BackendContext(),
+        url: @escaping @Sendable (_ databaseFile: URL) -> BackendURL
+    ) async -> [ScenarioResult] {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("mbaas-conformance-\(adapter)-\(UUID().uuidString)")
+        do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch {
+            return scenarios.map {
+                ScenarioResult(adapter: adapter, scenario: $0.id, outcome: .errored,
+                               reason: "cannot create \(directory.path): \(error.localizedDescription)")
+            }
+        }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        return await live(adapter: adapter, factory: factory, scenarios: scenarios, context: context) { scenario in
+            url(directory.appendingPathComponent(scenario.id + ".db"))
+        }
+    }
+}

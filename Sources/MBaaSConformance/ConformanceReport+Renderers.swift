@@ -1,0 +1,211 @@
+import Foundation
+import MBaaSCore
+
+// MARK: - Terminal table
+
+extension ConformanceReport {
+    /// A cell of the matrix: `12/14 ✓ 2 skip`, with ` 1 ✗` for failures, ` 1 err`, ` 1 rec` when present;
+    /// `—` when nothing ran.
+    public static func cell(_ c: Counts) -> String {
+        guard c.total > 0 else { return "—" }
+        var s = "\(c.passed)/\(c.total) ✓"
+        if c.skipped > 0 { s += " \(c.skipped) skip" }
+        if c.failed > 0 { s += " \(c.failed) ✗" }
+        if c.errored > 0 { s += " \(c.errored) err" }
+        if c.recorded > 0 { s += " \(c.recorded) rec" }
+        return s
+    }
+
+    /// Counts for one adapter in one group (all groups when `group` is `nil`).
+    public func counts(adapter: String, group: String? = nil) -> Counts {
+        results.filter { $0.adapter == adapter && (group == nil || $0.group == group) }
+            .reduce(into: Counts()) { $0.add($1.outcome) }
+    }
+
+    /// The terminal table without skip reasons (``table(listSkips:)``).
+    public var table: String { table(listSkips: false) }
+
+    /// The terminal table: one row per adapter, one column per scenario group and a total, then one line per
+    /// pair that failed or errored (and, when `listSkips`, was skipped) with its reason.
+    public func table(listSkips: Bool = false) -> String {
+        let groups = self.groups
+        let header = ["adapter"] + groups + ["total"]
+        var rows: [[String]] = []
+        for adapter in adapters {
+            let total = counts(adapter: adapter)
+            if total.total == 0 {
+                rows.append([adapter] + groups.map { _ in "—" } + ["not run"])
+            } else {
+                rows.append([adapter] + groups.map { ConformanceReport.cell(counts(adapter: adapter, group: $0)) }
+                            + [ConformanceReport.cell(total)])
+            }
+        }
+        var widths = header.map(\.count)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { i, c in c + String(repeating: " ", count: widths[i] - c.count) }
+                .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+        }
+        var out = "MBaaSKit conformance (suite \(suiteVersion))\n"
+        out += line(header) + "\n"
+        out += line(widths.map { String(repeating: "-", count: $0) }) + "\n"
+        for row in rows { out += line(row) + "\n" }
+        let listed = results.filter { $0.outcome == .failed || $0.outcome == .errored || (listSkips && $0.outcome == .skipped) }
+        if !listed.isEmpty {
+            out += "\n"
+            for r in listed {
+                let mark = switch r.outcome {
+                case .failed: "✗"
+                case .errored: "!"
+                default: "-"
+                }
+                out += "\(mark) \(r.adapter) \(r.scenario) [\(r.outcome.rawValue)]: \(r.reason ?? "")\n"
+            }
+        }
+        let t = totals
+        out += "\n\(t.passed) passed, \(t.failed) failed, \(t.skipped) skipped, \(t.errored) errored"
+        if t.recorded > 0 { out += ", \(t.recorded) recorded (not a pass: replay to verify)" }
+        return out + "\n"
+    }
+}
+
+// MARK: - JUnit XML
+
+extension ConformanceReport {
+    /// JUnit XML: one `<testsuite>` per adapter, one `<testcase>` per scenario (`classname` is
+    /// `<adapter>.<group>`); `failed` is `<failure>`, `errored` `<error>`, `skipped` `<skipped>`, and `recorded`
+    /// a `<failure type="recorded">` because recording is never a pass.
+    public var junitXML: String {
+        func attr(_ s: String) -> String { XML.escape(s) }
+        func seconds(_ ms: Int) -> String { String(format: "%.3f", Double(ms) / 1000) }
+        let t = totals
+        let totalMs = results.reduce(0) { $0 + $1.durationMs }
+        var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        out += "<testsuites name=\"MBaaSKit conformance \(attr(suiteVersion))\" tests=\"\(t.total)\" "
+            + "failures=\"\(t.failed + t.recorded)\" errors=\"\(t.errored)\" skipped=\"\(t.skipped)\" time=\"\(seconds(totalMs))\">\n"
+        for adapter in adapters {
+            let rs = results.filter { $0.adapter == adapter }
+            let c = counts(adapter: adapter)
+            let ms = rs.reduce(0) { $0 + $1.durationMs }
+            out += "  <testsuite name=\"\(attr(adapter))\" tests=\"\(c.total)\" failures=\"\(c.failed + c.recorded)\" "
+                + "errors=\"\(c.errored)\" skipped=\"\(c.skipped)\" time=\"\(seconds(ms))\">\n"
+            for r in rs {
+                let open = "    <testcase classname=\"\(attr(r.adapter)).\(attr(r.group))\" name=\"\(attr(r.scenario))\" time=\"\(seconds(r.durationMs))\""
+                let reason = r.reason ?? ""
+                switch r.outcome {
+                case .passed:
+                    out += open + "/>\n"
+                case .failed:
+                    out += open + ">\n      <failure message=\"\(attr(reason))\" type=\"failed\">\(XML.escape(reason))</failure>\n    </testcase>\n"
+                case .recorded:
+                    out += open + ">\n      <failure message=\"recorded, not a pass\" type=\"recorded\">\(XML.escape(reason))</failure>\n    </testcase>\n"
+                case .errored:
+                    out += open + ">\n      <error message=\"\(attr(reason))\" type=\"errored\">\(XML.escape(reason))</error>\n    </testcase>\n"
+                case .skipped:
+                    out += open + ">\n      <skipped message=\"\(attr(reason))\"/>\n    </testcase>\n"
+                }
+            }
+            out += "  </testsuite>\n"
+        }
+        out += "</testsuites>\n"
+        return out
+    }
+}
+
+enum XML {
+    /// Escapes text for XML attributes and content, dropping characters XML 1.0 cannot carry.
+    static func escape(_ s: String) -> String {
+        var out = ""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            case "\n": out += "&#10;"
+            case "\t": out += "&#9;"
+            case "\r": out += "&#13;"
+            default:
+                let v = scalar.value
+                if v < 0x20 || (0xFFFE...0xFFFF).contains(v) { out += "?" } else { out.unicodeScalars.append(scalar) }
+            }
+        }
+        return out
+    }
+}
+
+// MARK: - Markdown
+
+extension ConformanceReport {
+    static func mark(_ outcome: Outcome?) -> String {
+        switch outcome {
+        case .passed?: "✅"
+        case .failed?: "❌"
+        case .skipped?: "⏭️"
+        case .errored?: "💥"
+        case .recorded?: "📼"
+        case nil: "—"
+        }
+    }
+
+    /// A Markdown page: a matrix of groups × adapters, a matrix of scenarios × adapters, and the reason of
+    /// every pair that did not pass.
+    public var markdown: String {
+        let adapters = self.adapters
+        func row(_ cells: [String]) -> String { "| " + cells.map { $0.replacingOccurrences(of: "|", with: "\\|") }.joined(separator: " | ") + " |\n" }
+        var out = "# MBaaSKit conformance\n\n"
+        let scenarioIDs = orderedScenarioIDs
+        out += "Suite `\(suiteVersion)`, \(plural(scenarioIDs.count, "scenario")), \(plural(adapters.count, "adapter")).\n\n"
+        out += "## By group\n\n"
+        out += row(["Group"] + adapters)
+        out += row(Array(repeating: "---", count: adapters.count + 1))
+        for g in groups {
+            out += row([g] + adapters.map { ConformanceReport.cell(counts(adapter: $0, group: g)) })
+        }
+        out += row(["**Total**"] + adapters.map { "**" + ConformanceReport.cell(counts(adapter: $0)) + "**" })
+        out += "\n## By scenario\n\n"
+        out += row(["Scenario"] + adapters)
+        out += row(Array(repeating: "---", count: adapters.count + 1))
+        for id in scenarioIDs {
+            out += row(["`\(id)`"] + adapters.map { ConformanceReport.mark(result(adapter: $0, scenario: id)?.outcome) })
+        }
+        out += "\n✅ passed · ❌ failed · ⏭️ skipped (capability missing) · 💥 errored · 📼 recorded (not a pass) · — not run\n"
+        let notPassed = results.filter { $0.outcome != .passed }
+        if !notPassed.isEmpty {
+            out += "\n## Not passed\n\n"
+            for r in notPassed {
+                let reason = (r.reason ?? "").replacingOccurrences(of: "\n", with: " ")
+                out += "- \(ConformanceReport.mark(r.outcome)) **\(r.adapter)** `\(r.scenario)` \(r.outcome.rawValue): \(reason)\n"
+            }
+        }
+        return out
+    }
+
+    /// Scenario ids in the order they first appear.
+    var orderedScenarioIDs: [String] {
+        var seen: Set<String> = []
+        return results.compactMap { seen.insert($0.scenario).inserted ? $0.scenario : nil }
+    }
+}
+
+func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+
+// MARK: - Formats
+
+extension ConformanceReport {
+    /// The formats the CLI writes.
+    public enum Format: String, Sendable, CaseIterable {
+        case table, json, junit, markdown
+    }
+
+    /// The report in a format.
+    public func rendered(_ format: Format) -> String {
+        switch format {
+        case .table: table()
+        case .json: jsonText
+        case .junit: junitXML
+        case .markdown: markdown
+        }
+    }
+}

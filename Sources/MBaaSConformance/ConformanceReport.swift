@@ -1,0 +1,120 @@
+import MBaaSCore
+
+/// The results of a conformance run, with renderers for the terminal, JSON, JUnit XML and Markdown.
+///
+/// The JSON form is read by other tools (and is the shape of the committed baseline); its keys are fixed:
+///
+/// ```json
+/// {"suiteVersion":"1+3f2a9c1b",
+///  "results":[{"adapter":"local","scenario":"objects.crud.basic","outcome":"passed","reason":null,"durationMs":3}],
+///  "summary":{"local":{"passed":40,"failed":0,"skipped":0,"errored":0}}}
+/// ```
+/// (`summary` entries gain a `recorded` count only when something was recorded.)
+public struct ConformanceReport: Sendable, Hashable {
+    /// The adapters MBaaSKit ships, in the order reports list them.
+    public static let standardAdapters = ["local", "ncmb", "kii", "apppot", "parse", "pocketbase"]
+
+    public var suiteVersion: String
+    public var results: [ScenarioResult]
+    /// The adapters the matrix shows, results or not (an adapter without results shows as not run).
+    /// Defaults to the adapters that have results, in ``standardAdapters`` order, then by name.
+    public var adapters: [String]
+
+    public init(results: [ScenarioResult], suiteVersion: String = "unversioned", adapters: [String]? = nil) {
+        self.results = results
+        self.suiteVersion = suiteVersion
+        self.adapters = ConformanceReport.ordered(adapters ?? results.map(\.adapter))
+    }
+
+    /// Orders adapter names: the standard ones first, in their order, then the rest by name, without repeats.
+    public static func ordered(_ names: [String]) -> [String] {
+        let unique = Array(Set(names))
+        return unique.sorted { a, b in
+            let ia = standardAdapters.firstIndex(of: a) ?? Int.max, ib = standardAdapters.firstIndex(of: b) ?? Int.max
+            return ia != ib ? ia < ib : a < b
+        }
+    }
+
+    /// Counts of each outcome.
+    public struct Counts: Sendable, Hashable {
+        public var passed = 0, failed = 0, skipped = 0, errored = 0, recorded = 0
+        public init() {}
+        public var total: Int { passed + failed + skipped + errored + recorded }
+        public mutating func add(_ outcome: Outcome) {
+            switch outcome {
+            case .passed: passed += 1
+            case .failed: failed += 1
+            case .skipped: skipped += 1
+            case .errored: errored += 1
+            case .recorded: recorded += 1
+            }
+        }
+        public subscript(outcome: Outcome) -> Int {
+            switch outcome {
+            case .passed: passed
+            case .failed: failed
+            case .skipped: skipped
+            case .errored: errored
+            case .recorded: recorded
+            }
+        }
+    }
+
+    /// Counts per adapter.
+    public var summary: [String: Counts] {
+        results.reduce(into: [:]) { $0[$1.adapter, default: Counts()].add($1.outcome) }
+    }
+
+    /// Counts over every result.
+    public var totals: Counts { results.reduce(into: Counts()) { $0.add($1.outcome) } }
+
+    /// Whether anything failed, errored or was only recorded (the CLI then exits non-zero).
+    public var hasProblems: Bool { results.contains { $0.outcome == .failed || $0.outcome == .errored || $0.outcome == .recorded } }
+
+    /// The scenario groups, in the order they first appear.
+    public var groups: [String] {
+        var seen: [String] = []
+        for r in results where !seen.contains(r.group) { seen.append(r.group) }
+        return seen
+    }
+
+    /// The result of a pair, if it ran.
+    public func result(adapter: String, scenario: String) -> ScenarioResult? {
+        results.first { $0.adapter == adapter && $0.scenario == scenario }
+    }
+
+    // MARK: JSON
+
+    /// The JSON report (fixed keys, see the type's documentation).
+    public var json: JSON {
+        var summary = JSONObject()
+        let counts = self.summary
+        for adapter in ConformanceReport.ordered(Array(counts.keys)) {
+            let c = counts[adapter]!
+            var o: JSONObject = [
+                "passed": .int(Int64(c.passed)), "failed": .int(Int64(c.failed)),
+                "skipped": .int(Int64(c.skipped)), "errored": .int(Int64(c.errored)),
+            ]
+            if c.recorded > 0 { o["recorded"] = .int(Int64(c.recorded)) }
+            summary[adapter] = .object(o)
+        }
+        return .object([
+            "suiteVersion": .string(suiteVersion),
+            "results": .array(results.map(\.json)),
+            "summary": .object(summary),
+        ])
+    }
+
+    /// The JSON report as pretty-printed text with a trailing newline (stable, diffable: the baseline format).
+    public var jsonText: String { json.printed([.pretty]) + "\n" }
+
+    /// Reads a JSON report (or a baseline). `summary` is recomputed from the results.
+    public init(json: JSON) throws(MBaaSError) {
+        guard let items = json["results"]?.arrayValue else {
+            throw MBaaSError(.invalidRequest, "a conformance report needs a 'results' array")
+        }
+        var results: [ScenarioResult] = []
+        for item in items { results.append(try ScenarioResult(json: item)) }
+        self.init(results: results, suiteVersion: json["suiteVersion"]?.stringValue ?? "unversioned")
+    }
+}

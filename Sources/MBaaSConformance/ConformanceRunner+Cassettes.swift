@@ -1,0 +1,240 @@
+import Foundation
+import MBaaSCore
+import MBaaSReplay
+
+extension ConformanceRunner {
+    // MARK: Replay
+
+    /// Replays each scenario from `<cassettes>/<scenario-id>.json`.
+    ///
+    /// For each scenario the cassette's `variables.run` becomes `${run}`; the backend is opened from the
+    /// cassette's `backendURL` (placeholders replaced) with a strict ``ReplayingTransport`` and a clock pinned to
+    /// `recordedAt`; every instance a scenario names (`as`) shares that transport. A pass also needs every
+    /// recorded interaction to have been used. A scenario whose required capabilities the adapter lacks is
+    /// skipped, cassette or not (capabilities are probed from a backend opened without a network); a runnable
+    /// scenario without a cassette is errored.
+    ///
+    /// - Parameter substitutions: placeholder values for the cassettes (`["<APPLICATION_KEY>": "..."]`); unnamed
+    ///   placeholders get dummy values, which is what replays normally want.
+    public static func replay(
+        adapter: String, factory: any BackendFactory, cassettes: URL, scenarios: [Scenario],
+        substitutions: [String: String] = [:]
+    ) async -> [ScenarioResult] {
+        var probe = CapabilityProbe(factory: factory, cassettes: cassettes)
+        var results: [ScenarioResult] = []
+        for scenario in scenarios {
+            let started = ProcessInfo.processInfo.systemUptime
+            let file = cassettes.appendingPathComponent(scenario.id + ".json")
+            guard FileManager.default.fileExists(atPath: file.path) else {
+                let outcome: Outcome
+                let reason: String
+                switch await probe.capabilities() {
+                case .success(let caps):
+                    if let missing = caps.missing(scenario.requires) {
+                        (outcome, reason) = (.skipped, missing)
+                    } else {
+                        (outcome, reason) = (.errored, "no cassette \(adapter)/\(scenario.id).json (record one live with `mbaas conformance --mode live --backend URL --record --scenario \(scenario.id)`, or author it)")
+                    }
+                case .failure(let error):
+                    (outcome, reason) = (.errored, "no cassette \(adapter)/\(scenario.id).json, and capabilities could not be probed: \(error)")
+                }
+                results.append(ScenarioResult(adapter: adapter, scenario: scenario.id, outcome: outcome, reason: reason,
+                                              durationMs: elapsed(since: started)))
+                continue
+            }
+            let execution = await replay(scenario, adapter: adapter, factory: factory, cassette: file,
+                                         substitutions: substitutions)
+            results.append(execution.result(adapter: adapter, since: started))
+        }
+        return results
+    }
+
+    /// Replays one scenario from one cassette file.
+    static func replay(
+        _ scenario: Scenario, adapter: String, factory: any BackendFactory, cassette file: URL,
+        substitutions: [String: String]
+    ) async -> ScenarioExecution {
+        func errored(_ reason: String) -> ScenarioExecution {
+            ScenarioExecution(scenario: scenario, outcome: .errored, reason: reason)
+        }
+        let raw: Cassette
+        do { raw = try Cassette(json: JSON.parse(Data(contentsOf: file))) } catch {
+            return errored("unusable cassette \(file.lastPathComponent): \(MBaaSError.wrap(error))")
+        }
+        guard raw.name == scenario.id else {
+            return errored("cassette \(file.lastPathComponent) is named '\(raw.name)', not '\(scenario.id)'")
+        }
+        guard let run = raw.variables["run"] else {
+            return errored("cassette \(file.lastPathComponent) has no variables.run")
+        }
+        var table = substitutions
+        for (placeholder, value) in scenarioSecrets(scenario, run: run) where table[placeholder] == nil {
+            table[placeholder] = value
+        }
+        let transport = ReplayingTransport(cassette: raw, strict: true, substitutions: table)
+        guard let urlText = transport.cassette.backendURL else {
+            return errored("cassette \(file.lastPathComponent) has no backendURL")
+        }
+        let url: BackendURL
+        do { url = try BackendURL(parsing: urlText) } catch {
+            return errored("cassette \(file.lastPathComponent): \(error)")
+        }
+        let recordedAt = raw.recordedAt
+        let context = BackendContext(transport: transport, clock: { recordedAt })
+        var execution = await execute(scenario, variables: raw.variables.merging(["run": run]) { $1 }) {
+            try await factory.open(url, context: context)
+        }
+        if execution.outcome == .passed {
+            do { try transport.verifyAllUsed() } catch {
+                execution.outcome = .errored
+                execution.reason = "replay: \(MBaaSError.wrap(error).message)"
+            }
+        }
+        return execution
+    }
+
+    // MARK: Record
+
+    /// Runs scenarios live through a ``RecordingTransport`` wrapping `transport` and writes one cassette per
+    /// scenario that passed to `<directory>/<scenario-id>.json`.
+    ///
+    /// Recording is never a pass: a scenario whose cassette was written is ``Outcome/recorded`` (replay it to
+    /// get a verdict). A skipped scenario writes nothing. A failed or errored one keeps its outcome and writes
+    /// nothing unless `keepFailures` (a cassette that captures a failure then replays as that failure).
+    ///
+    /// Secrets never reach the file: the `scrubber` replaces the URL's secret (`<BACKEND_SECRET>`), tokens it
+    /// learns from responses, and the passwords of the scenario's users (`<SCENARIO_PASSWORD_1>`..., which replay
+    /// restores from the scenario and `${run}`).
+    public static func record(
+        adapter: String, factory: any BackendFactory, url: BackendURL, transport: any HTTPTransport,
+        clock: (@Sendable () -> Date)?, provenance: Provenance, scrubber: Scrubber = Scrubber(),
+        scenarios: [Scenario], to directory: URL, keepFailures: Bool = false
+    ) async -> [ScenarioResult] {
+        let now: @Sendable () -> Date = clock ?? { Date() }
+        var results: [ScenarioResult] = []
+        for scenario in scenarios {
+            let started = ProcessInfo.processInfo.systemUptime
+            let run = makeRunID()
+            var scrub = scrubber
+            if let secret = url.secret, !secret.isEmpty {
+                scrub.secrets.append((placeholder: "<BACKEND_SECRET>", value: secret))
+            }
+            for (placeholder, value) in scenarioSecrets(scenario, run: run).sorted(by: { $0.key < $1.key }) {
+                scrub.secrets.append((placeholder: placeholder, value: value))
+            }
+            let recorder = RecordingTransport(wrapping: transport, scrubber: scrub)
+            let recordedAt = now()
+            let context = BackendContext(transport: recorder, clock: now)
+            var execution = await execute(scenario, variables: ["run": run]) {
+                try await factory.open(url, context: context)
+            }
+            let writes = execution.outcome == .passed
+                || (keepFailures && (execution.outcome == .failed || execution.outcome == .errored))
+            if writes {
+                let cassette = recorder.cassette(
+                    name: scenario.id, adapter: adapter, provenance: provenance, recordedAt: recordedAt,
+                    backendURL: urlString(url), variables: ["run": run])
+                let file = directory.appendingPathComponent(scenario.id + ".json")
+                do {
+                    try cassette.write(to: file)
+                    let note = "cassette written to \(file.path) (\(cassette.interactions.count) interactions)"
+                    if execution.outcome == .passed {
+                        execution.outcome = .recorded
+                        execution.reason = note + "; replay it to verify"
+                    } else {
+                        execution.reason = (execution.reason ?? "") + "; " + note
+                    }
+                } catch {
+                    execution.outcome = .errored
+                    execution.reason = "\(MBaaSError.wrap(error))"
+                }
+            } else if execution.outcome == .failed || execution.outcome == .errored {
+                execution.reason = (execution.reason ?? "") + " (no cassette written)"
+            }
+            results.append(execution.result(adapter: adapter, since: started))
+        }
+        return results
+    }
+
+    // MARK: Helpers
+
+    /// The passwords a scenario's steps send, with `${run}` substituted, keyed by the placeholder cassettes
+    /// carry instead: `<SCENARIO_PASSWORD_1>`, `<SCENARIO_PASSWORD_2>`... in order of first use.
+    public static func scenarioSecrets(_ scenario: Scenario, run: String) -> [String: String] {
+        var values: [String] = []
+        for step in scenario.steps + scenario.cleanup {
+            guard let raw = step.arguments["password"]?.stringValue,
+                  let value = try? Template.interpolate(raw, ["run": .string(run)]),
+                  !values.contains(value)
+            else { continue }
+            values.append(value)
+        }
+        var out: [String: String] = [:]
+        for (i, v) in values.enumerated() { out["<SCENARIO_PASSWORD_\(i + 1)>"] = v }
+        return out
+    }
+
+    /// The URL as text, secret included (for the scrubber to replace): `scheme[+http]://user:secret@host:port/path?opts`.
+    static func urlString(_ url: BackendURL) -> String {
+        let optionText = url.options.keys.sorted().map { "\(percentEncode($0))=\(percentEncode(url.options[$0]!))" }
+            .joined(separator: "&")
+        let query = optionText.isEmpty ? "" : "?" + optionText
+        guard url.host != nil || url.user != nil else { return url.scheme + ":" + url.path + query }
+        var s = url.scheme + (url.isSecure ? "" : "+http") + "://"
+        if let user = url.user {
+            s += percentEncode(user)
+            if let secret = url.secret { s += ":" + percentEncode(secret) }
+            s += "@"
+        }
+        s += url.host.map { $0.contains(":") ? "[\($0)]" : $0 } ?? ""
+        if let port = url.port { s += ":\(port)" }
+        return s + url.path + query
+    }
+
+    static func elapsed(since started: TimeInterval) -> Int {
+        max(0, Int(((ProcessInfo.processInfo.systemUptime - started) * 1000).rounded()))
+    }
+}
+
+/// Learns an adapter's capabilities without a network: opens a backend from the URL of any cassette of the
+/// adapter (or a placeholder URL) over a transport that refuses every request.
+struct CapabilityProbe {
+    let factory: any BackendFactory
+    let cassettes: URL
+    private var cached: Result<Capabilities, MBaaSError>?
+
+    init(factory: any BackendFactory, cassettes: URL) {
+        self.factory = factory
+        self.cassettes = cassettes
+    }
+
+    struct RefusingTransport: HTTPTransport {
+        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+            throw MBaaSError(.transport, "the capability probe sends no requests (\(request.method) \(request.url.path))")
+        }
+    }
+
+    mutating func capabilities() async -> Result<Capabilities, MBaaSError> {
+        if let cached { return cached }
+        var url = BackendURL(scheme: factory.schemes.first ?? factory.adapterName, user: "probe", secret: "probe",
+                             host: "probe.invalid")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: cassettes.path)) ?? []
+        for name in names.sorted() where name.hasSuffix(".json") {
+            if let c = try? Cassette.load(from: cassettes.appendingPathComponent(name)), let text = c.backendURL,
+               let u = try? BackendURL(parsing: text) {
+                url = u
+                break
+            }
+        }
+        let result: Result<Capabilities, MBaaSError>
+        do {
+            let backend = try await factory.open(url, context: BackendContext(transport: RefusingTransport()))
+            result = .success(backend.capabilities)
+            await backend.close()
+        } catch {
+            result = .failure(MBaaSError.wrap(error))
+        }
+        cached = result
+        return result
+    }
+}

@@ -1,0 +1,109 @@
+import MBaaSCore
+
+/// Checks a step's `expect` object against the step's result document.
+enum Expectations {
+    struct Mismatch: Error {
+        var message: String
+    }
+
+    static func check(_ expect: JSONObject, against result: JSON) throws(Mismatch) {
+        for (key, expected) in expect {
+            switch key {
+            case "fields": try checkFields(expected, result)
+            case "absentFields":
+                for name in expected.arrayValue?.compactMap(\.stringValue) ?? [] {
+                    if let v = result["fields"]?[name] {
+                        throw Mismatch(message: "field '\(name)' should be absent, got \(show(v))")
+                    }
+                }
+            case "present":
+                for path in expected.arrayValue?.compactMap(\.stringValue) ?? [] {
+                    let v = try resolve(path, result)
+                    if v == nil || v!.isNull { throw Mismatch(message: "\(path) is missing in \(summary(result))") }
+                }
+            case "match":
+                for (path, want) in expected.objectValue ?? [:] {
+                    guard let got = try resolve(path, result) else {
+                        throw Mismatch(message: "\(path): expected \(show(want)), but it is missing in \(summary(result))")
+                    }
+                    if !looselyEqual(want, got) { throw Mismatch(message: "\(path): expected \(show(want)), got \(show(got))") }
+                }
+            case "count":
+                guard let want = expected.intValue else { throw Mismatch(message: "expect.count must be an integer") }
+                guard let got = count(of: result) else {
+                    throw Mismatch(message: "count: the result has nothing to count: \(summary(result))")
+                }
+                if got != Int(want) { throw Mismatch(message: "count: expected \(want), got \(got)\(idList(result))") }
+            case "ids", "idSet":
+                let want = expected.arrayValue?.map { $0.stringValue ?? $0.printed() } ?? []
+                guard let records = result["records"]?.arrayValue else {
+                    throw Mismatch(message: "\(key): the result has no records: \(summary(result))")
+                }
+                let got = records.map { $0["id"]?.stringValue ?? "<no id>" }
+                let equal = key == "ids" ? got == want : got.sorted() == want.sorted()
+                if !equal {
+                    throw Mismatch(message: "\(key == "ids" ? "ids (in order)" : "ids (any order)"): expected [\(want.joined(separator: ", "))], got [\(got.joined(separator: ", "))]")
+                }
+            case "minPages":
+                let want = expected.intValue ?? 0
+                let got = result["pages"]?.intValue ?? 0
+                if got < want { throw Mismatch(message: "pages: expected at least \(want), got \(got)") }
+            case "text":
+                let got = result["text"]
+                if got?.stringValue != expected.stringValue {
+                    throw Mismatch(message: "downloaded text: expected \(show(expected)), got \(got.map(show) ?? "non-UTF-8 bytes")")
+                }
+            case "base64":
+                let got = result["base64"]?.stringValue
+                if got != expected.stringValue {
+                    throw Mismatch(message: "downloaded bytes: expected base64 \(expected.stringValue ?? "?"), got \(got ?? "nothing")")
+                }
+            default:
+                throw Mismatch(message: "unknown expectation '\(key)'")
+            }
+        }
+    }
+
+    private static func checkFields(_ expected: JSON, _ result: JSON) throws(Mismatch) {
+        guard let want = expected.objectValue else { throw Mismatch(message: "expect.fields must be an object") }
+        guard let fields = result["fields"]?.objectValue else {
+            throw Mismatch(message: "the result is not a record: \(summary(result))")
+        }
+        for (name, w) in want {
+            guard let got = fields[name] else {
+                throw Mismatch(message: "field '\(name)': expected \(show(w)), but the field is missing (fields: \(fields.keys.sorted().joined(separator: ", ")))")
+            }
+            if !looselyEqual(w, got) { throw Mismatch(message: "field '\(name)': expected \(show(w)), got \(show(got))") }
+        }
+    }
+
+    private static func resolve(_ path: String, _ result: JSON) throws(Mismatch) -> JSON? {
+        do { return try JSONPath.resolve(path, in: result) } catch { throw Mismatch(message: "\(error)") }
+    }
+
+    /// Compares as neutral values (``Value/looselyEquals(_:)``: ints and doubles by number, dates to the
+    /// millisecond); JSON that is not a valid neutral value is compared semantically.
+    static func looselyEqual(_ want: JSON, _ got: JSON) -> Bool {
+        if let w = try? Value(json: want), let g = try? Value(json: got) { return w.looselyEquals(g) }
+        return want.semanticallyEquals(got)
+    }
+
+    private static func count(of result: JSON) -> Int? {
+        for key in ["records", "files", "results"] {
+            if let a = result[key]?.arrayValue { return a.count }
+        }
+        return result["count"]?.intValue.map(Int.init)
+    }
+
+    private static func idList(_ result: JSON) -> String {
+        guard let records = result["records"]?.arrayValue else { return "" }
+        return " (ids: " + records.map { $0["id"]?.stringValue ?? "?" }.joined(separator: ", ") + ")"
+    }
+
+    static func show(_ json: JSON) -> String {
+        let text = json.printed([.sortedKeys])
+        return text.count > 160 ? String(text.prefix(160)) + "..." : text
+    }
+
+    static func summary(_ json: JSON) -> String { StepInterpreter.summary(json) }
+}

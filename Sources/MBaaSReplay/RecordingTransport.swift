@@ -1,0 +1,108 @@
+import Foundation
+import MBaaSCore
+
+/// Which headers a recording keeps.
+///
+/// A header is kept when its lowercased name is in ``names`` or starts with one of ``prefixes``, and is not in
+/// ``excluded``. Headers that are not kept never reach the cassette.
+public struct HeaderSelection: Sendable, Hashable {
+    public var names: Set<String>
+    public var prefixes: [String]
+    public var excluded: Set<String>
+
+    public init(names: Set<String>, prefixes: [String] = [], excluded: Set<String> = []) {
+        self.names = Set(names.map { $0.lowercased() })
+        self.prefixes = prefixes.map { $0.lowercased() }
+        self.excluded = Set(excluded.map { $0.lowercased() })
+    }
+
+    public func contains(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        guard !excluded.contains(lower) else { return false }
+        return names.contains(lower) || prefixes.contains { lower.hasPrefix($0) }
+    }
+
+    /// Adds names (e.g. `Authorization`, whose value the scrubber then replaces by placeholders).
+    public func including(_ more: Set<String>) -> HeaderSelection {
+        var copy = self
+        copy.names.formUnion(more.map { $0.lowercased() })
+        copy.excluded.subtract(more.map { $0.lowercased() })
+        return copy
+    }
+
+    /// Content negotiation, preconditions and vendor headers (`X-…`, `apppot-…`); not volatile headers, not
+    /// `Authorization` or `Cookie`.
+    public static let defaultRequest = HeaderSelection(
+        names: ["content-type", "accept", "if-match", "if-none-match", "range"], prefixes: ["x-", "apppot-"],
+        excluded: RequestMatcher.volatileHeaders.union(["authorization", "cookie", "proxy-authorization"]))
+
+    /// What a client may read from a response: content type, location, retry timing, validators and vendor
+    /// headers; not volatile headers, not `Set-Cookie`.
+    public static let defaultResponse = HeaderSelection(
+        names: ["content-type", "location", "retry-after", "etag", "content-range", "last-modified",
+                "www-authenticate", "content-disposition"],
+        prefixes: ["x-", "apppot-"],
+        excluded: RequestMatcher.volatileHeaders.union(["set-cookie", "x-powered-by", "x-served-by", "x-cache"]))
+}
+
+/// An ``HTTPTransport`` that forwards to a live transport and keeps each exchange for a ``Cassette``.
+///
+/// # Contract
+/// - Every request goes to the wrapped transport unchanged; its response (or error) is returned unchanged.
+/// - Each completed exchange is kept in memory, in completion order, with only the selected headers
+///   (``requestHeaders``/``responseHeaders``). A request that fails without a response is not kept.
+/// - Nothing is written here: ``cassette(name:adapter:provenance:recordedAt:backendURL:variables:)`` returns the
+///   recording **after** the ``Scrubber`` has replaced every secret, and only that value is ever written.
+/// - `recordedAt` comes from the caller (its pinned clock), never from the system clock.
+/// - Safe to call from many tasks at once.
+public final class RecordingTransport: HTTPTransport, @unchecked Sendable {
+    public let base: any HTTPTransport
+    public let scrubber: Scrubber
+    public let requestHeaders: HeaderSelection
+    public let responseHeaders: HeaderSelection
+
+    private let exchanges = Locked<[Interaction]>([])
+
+    public init(
+        wrapping base: any HTTPTransport, scrubber: Scrubber = Scrubber(),
+        requestHeaders: HeaderSelection = .defaultRequest, responseHeaders: HeaderSelection = .defaultResponse
+    ) {
+        self.base = base
+        self.scrubber = scrubber
+        self.requestHeaders = requestHeaders
+        self.responseHeaders = responseHeaders
+    }
+
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let response = try await base.send(request)
+        let interaction = Interaction(
+            request: RecordedRequest(request, keepHeader: requestHeaders.contains),
+            response: RecordedResponse(response, keepHeader: responseHeaders.contains))
+        exchanges.withLock { $0.append(interaction) }
+        return response
+    }
+
+    /// How many exchanges have been recorded.
+    public var count: Int { exchanges.withLock { $0.count } }
+
+    /// Forgets every exchange (e.g. between scenarios sharing one transport).
+    public func reset() {
+        exchanges.withLock { $0.removeAll() }
+    }
+
+    /// The scrubbed recording so far as a cassette.
+    /// - Parameters:
+    ///   - recordedAt: the time of the recording, from the caller's pinned clock (replays pin their clock to it).
+    ///   - backendURL: the URL the client was opened with; its secrets are scrubbed like everything else.
+    ///   - variables: non-secret values generated for this run (e.g. `run`), kept verbatim unless they contain a
+    ///     secret.
+    public func cassette(
+        name: String, adapter: String, provenance: Provenance, recordedAt: Date, backendURL: String? = nil,
+        variables: [String: String] = [:]
+    ) -> Cassette {
+        let interactions = exchanges.withLock { $0 }
+        let raw = Cassette(name: name, adapter: adapter, provenance: provenance, recordedAt: recordedAt,
+                           backendURL: backendURL, variables: variables, interactions: interactions)
+        return scrubber.scrub(raw)
+    }
+}

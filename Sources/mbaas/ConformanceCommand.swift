@@ -1,0 +1,163 @@
+import ArgumentParser
+import Foundation
+import MBaaSConformance
+import MBaaSCore
+import MBaaSReplay
+
+/// `mbaas conformance`: runs the conformance suite by replaying cassettes (default), live against a backend, or
+/// live while recording cassettes, and reports as a table, JSON, JUnit XML or Markdown.
+struct ConformanceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "conformance",
+        abstract: "Run the conformance suite against adapters.",
+        discussion: """
+            --mode replay (default) replays Fixtures/Cassettes/<adapter>/<scenario>.json for every adapter that has \
+            cassettes, and runs Local directly (each scenario on a fresh database). --mode live --backend URL runs \
+            the scenarios against a live backend; with --record it writes cassettes into \
+            Fixtures/Cassettes/<adapter>/ (recording is never a pass: replay afterwards).
+
+            Outcomes: passed, failed (with the difference), skipped (a declared capability is missing), errored \
+            (missing cassette, unexpected error). Exits non-zero when anything failed or errored; with \
+            --check-baseline only when a pair that passed in Fixtures/conformance-baseline.json no longer does.
+            """)
+
+    enum Mode: String, ExpressibleByArgument, CaseIterable {
+        case replay, live
+    }
+
+    @Option(name: .customLong("adapter"), help: ArgumentHelp("Only this adapter (repeatable): local, ncmb, kii, apppot, parse, pocketbase...", valueName: "NAME"))
+    var adapters: [String] = []
+
+    @Option(name: .customLong("scenario"), help: ArgumentHelp("A scenario id or a prefix such as 'queries' (repeatable; 'queries.e*' for a raw prefix).", valueName: "ID-or-prefix"))
+    var scenarios: [String] = []
+
+    @Option(help: "replay (cassettes, the default) or live (against --backend).")
+    var mode: Mode = .replay
+
+    @Option(help: ArgumentHelp("The backend URL for --mode live, e.g. pocketbase+http://admin%40example.com:secret@127.0.0.1:8090.", valueName: "URL"))
+    var backend: String?
+
+    @Flag(help: "With --mode live: write one cassette per passing scenario into Fixtures/Cassettes/<adapter>/.")
+    var record = false
+
+    @Option(help: "table, json, junit or markdown.")
+    var format: ConformanceReport.Format = .table
+
+    @Option(help: ArgumentHelp("Write the report to this file instead of standard output.", valueName: "PATH"))
+    var output: String?
+
+    @Flag(name: .customLong("check-baseline"), help: "Fail only on regressions against Fixtures/conformance-baseline.json.")
+    var checkBaseline = false
+
+    @Option(help: ArgumentHelp("The fixtures directory (default: ./Fixtures if it exists, else the package's own).", valueName: "DIR"))
+    var fixtures: String?
+
+    func validate() throws {
+        switch mode {
+        case .replay:
+            if backend != nil { throw ValidationError("--backend needs --mode live") }
+            if record { throw ValidationError("--record needs --mode live --backend URL") }
+        case .live:
+            if backend == nil { throw ValidationError("--mode live needs --backend URL") }
+        }
+    }
+
+    func run() async throws {
+        let registry = BuiltinAdapters.registry()
+        let fixtures = ConformanceFixtures.locate(explicit: fixtures)
+        let suite = try ConformanceSuite.load(directory: fixtures.scenarios).selecting(scenarios)
+        guard !suite.scenarios.isEmpty else {
+            throw ValidationError("no scenario matches \(scenarios.joined(separator: ", ")) in \(fixtures.scenarios.path)")
+        }
+        var results: [ScenarioResult] = []
+        var shown: [String] = []
+        switch mode {
+        case .replay:
+            let available = ConformanceReport.ordered(["local"] + fixtures.cassetteAdapters())
+            let known = Set(available).union(registry.adapterNames)
+            if let unknown = adapters.first(where: { !known.contains($0) }) {
+                throw ValidationError("unknown adapter '\(unknown)'; with cassettes or built in: \(ConformanceReport.ordered(Array(known)).joined(separator: ", "))")
+            }
+            let selected = adapters.isEmpty ? available : ConformanceReport.ordered(adapters)
+            shown = adapters.isEmpty ? ConformanceReport.ordered(ConformanceReport.standardAdapters + available) : selected
+            for adapter in selected {
+                progress("\(adapter): \(suite.scenarios.count) scenario\(suite.scenarios.count == 1 ? "" : "s")")
+                results += await replay(adapter: adapter, suite: suite, registry: registry, fixtures: fixtures)
+            }
+        case .live:
+            let url = try BackendURL(parsing: backend!)
+            guard let factory = registry.factory(forScheme: url.scheme) else {
+                throw ValidationError("no adapter opens '\(url.scheme):' URLs; known schemes: \(registry.schemes.joined(separator: ", "))")
+            }
+            if !adapters.isEmpty, !adapters.contains(factory.adapterName) {
+                throw ValidationError("--backend \(url) is a \(factory.adapterName) URL, not \(adapters.joined(separator: ", "))")
+            }
+            shown = [factory.adapterName]
+            if record {
+                let directory = fixtures.cassettes(for: factory.adapterName)
+                progress("recording \(suite.scenarios.count) scenarios against \(url) into \(directory.path)")
+                results = await ConformanceRunner.record(
+                    adapter: factory.adapterName, factory: factory, url: url, transport: URLSessionTransport(),
+                    clock: nil, provenance: .recorded(server: factory.adapterName, notes: "mbaas conformance --record"),
+                    scrubber: Scrubber(), scenarios: suite.scenarios, to: directory)
+            } else {
+                progress("running \(suite.scenarios.count) scenarios live against \(url)")
+                results = await ConformanceRunner.live(adapter: factory.adapterName, factory: factory, url: url,
+                                                       scenarios: suite.scenarios)
+            }
+        }
+
+        let report = ConformanceReport(results: results, suiteVersion: suite.version, adapters: shown)
+        let text = report.rendered(format)
+        if let output {
+            let url = URL(fileURLWithPath: output)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: url, options: .atomic)
+            if format != .table { print(report.table(), terminator: "") }
+            progress("wrote \(format.rawValue) report to \(output)")
+        } else {
+            print(text, terminator: text.hasSuffix("\n") ? "" : "\n")
+        }
+
+        if checkBaseline {
+            let baseline = try fixtures.loadBaseline()
+            let adapterScope = Set(shown)
+            let patterns = scenarios
+            let comparison = BaselineComparison(baseline: baseline, current: report) { adapter, scenario in
+                adapterScope.contains(adapter)
+                    && (patterns.isEmpty || patterns.contains { ConformanceSuite.matches(scenario, pattern: $0) })
+            }
+            progress(comparison.summary.trimmingCharacters(in: .newlines))
+            if comparison.hasRegressions { throw ExitCode(1) }
+        } else if report.hasProblems {
+            throw ExitCode(1)
+        }
+    }
+
+    /// One adapter in replay mode: Local runs directly on fresh databases, the others replay their cassettes.
+    private func replay(adapter: String, suite: ConformanceSuite, registry: BackendRegistry,
+                        fixtures: ConformanceFixtures) async -> [ScenarioResult] {
+        guard let factory = registry.schemes.lazy.compactMap(registry.factory(forScheme:))
+            .first(where: { $0.adapterName == adapter })
+        else {
+            return suite.scenarios.map {
+                ScenarioResult(adapter: adapter, scenario: $0.id, outcome: .errored,
+                               reason: "adapter '\(adapter)' is not built into this mbaas")
+            }
+        }
+        if adapter == "local" {
+            return await ConformanceRunner.liveOnFreshDatabases(adapter: adapter, factory: factory,
+                                                                scenarios: suite.scenarios) { file in
+                BackendURL(scheme: "sqlite", path: file.path)
+            }
+        }
+        return await ConformanceRunner.replay(adapter: adapter, factory: factory,
+                                              cassettes: fixtures.cassettes(for: adapter), scenarios: suite.scenarios)
+    }
+
+    private func progress(_ message: String) {
+        FileHandle.standardError.write(Data(("mbaas conformance: " + message + "\n").utf8))
+    }
+}
+
+extension ConformanceReport.Format: ExpressibleByArgument {}

@@ -1,0 +1,915 @@
+// A documented-behaviour simulator of the AppPot v2 REST API, as an in-memory `HTTPTransport`.
+//
+// It exists to author cassettes from documented facts (Fixtures/Cassettes/apppot) and to cross-check the
+// adapter: it deliberately uses nothing of the adapter's codec (only MBaaSCore's JSON and HTTP types), so a
+// mistake in the codec is not mirrored here. Every behaviour cites the section of
+// /work/shared/reference/apppot-salesforce.md (part A) it follows; where the reference is silent the choice is
+// marked ASSUMPTION.
+//
+// Deterministic: tokens, object ids, file name prefixes and server times come from counters and a simulated
+// clock that starts at `Options.start` and advances one second per write request.
+
+import Foundation
+import MBaaSCore
+
+final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
+    struct Group: Sendable {
+        var id: Int
+        var name: String
+        var role: String
+    }
+
+    struct Account: Sendable {
+        var id: Int
+        var account: String
+        var password: String
+        var firstName: String
+        var lastName: String
+        var groups: [Group]
+    }
+
+    struct Options: Sendable {
+        var contextRoot = "apppot"
+        var companyId = "24"
+        var appId = "jp.co.example.App"
+        var appVersion = "1.0"
+        var appKey = "APP_KEY"
+        /// A5: `validTime` in ms (5 h in the sample).
+        var validTimeMs: Int64 = 18_000_000
+        /// A5: the server spells the member `authInfor`; the JS SDK also accepts `authInfo`.
+        var authInfoKey = "authInfor"
+        /// A5: the flat `{groupId,groupName,roleName}` or the nested `{group:{..},role:{..}}` shape.
+        var nestedGroups = false
+        /// The first server time (ISO-8601 in +09:00 on the wire).
+        var start = Date(timeIntervalSince1970: 1_700_000_000)
+    }
+
+    struct Table {
+        /// colName -> wire type (varchar, integer, long), A6.
+        var columns: [String: (type: String, length: Int?)]
+        var order: [String] = []
+        var rows: [String: [String: JSON]] = [:]
+    }
+
+    struct StoredFile {
+        var data: Data
+        var contentType: String
+    }
+
+    struct State {
+        var clock: Date
+        var counter = 0
+        var anonymousTokens = Set<String>()
+        var userTokens: [String: (userId: Int, expires: Date)] = [:]
+        var tables: [String: Table] = [:]
+        var transactions = Set<String>()
+        var files: [String: StoredFile] = [:]
+        var fileOrder: [String] = []
+        var logs: [(level: String, message: String)] = []
+        var devices = Set<String>()
+        var requests = 0
+    }
+
+    let options: Options
+    let accounts: [Account]
+    private let lock = NSLock()
+    private var state: State
+
+    init(options: Options = Options(), accounts: [Account] = AppPotSimulator.defaultAccounts) {
+        self.options = options
+        self.accounts = accounts
+        self.state = State(clock: options.start)
+    }
+
+    /// Two users sharing group 12; the second also in group 13.
+    static let defaultAccounts: [Account] = [
+        Account(id: 20, account: "alice", password: "alice-pass", firstName: "Alice", lastName: "Sato",
+                groups: [Group(id: 12, name: "Sales", role: "User")]),
+        Account(id: 21, account: "bob", password: "bob-pass", firstName: "Bob", lastName: "Suzuki",
+                groups: [Group(id: 12, name: "Sales", role: "Manager"), Group(id: 13, name: "Ops", role: "User")]),
+        Account(id: 22, account: "carol", password: "carol-pass", firstName: "Carol", lastName: "Ito",
+                groups: [Group(id: 14, name: "Legal", role: "User")]),
+    ]
+
+    // MARK: Test hooks
+
+    func withState<R>(_ body: (inout State) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&state)
+    }
+
+    /// Moves the server clock (token expiry).
+    func advance(seconds: TimeInterval) { withState { $0.clock.addTimeInterval(seconds) } }
+    var logs: [(level: String, message: String)] { withState { $0.logs } }
+    var requestCount: Int { withState { $0.requests } }
+    func table(_ name: String) -> Table? { withState { $0.tables[name] } }
+    func fileNames() -> [String] { withState { $0.fileOrder } }
+
+    // MARK: Transport
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse { handle(request) }
+
+    /// Answers one request (under the lock).
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        lock.lock()
+        defer { lock.unlock() }
+        state.requests += 1
+        do {
+            return try route(request)
+        } catch let failure as Failure {
+            return failure.response
+        } catch {
+            return Failure(status: 500, code: 131, description: "Process error: \(error)").response
+        }
+    }
+
+    /// An error answer: the A4 envelope with an HTTP status.
+    struct Failure: Error {
+        var status: Int
+        var code: Int
+        var description: String
+        var response: HTTPResponse {
+            let body: JSON = .object(["status": "error", "errCode": .int(Int64(code)), "description": .string(description)])
+            return HTTPResponse(status: status, headers: ["Content-Type": "application/json;charset=UTF-8"], body: body.data())
+        }
+    }
+
+    private func fail(_ code: Int, _ description: String, status: Int = 200) -> Failure {
+        Failure(status: status, code: code, description: description)
+    }
+
+    private func ok(_ members: [(String, JSON)] = [], results: JSON? = nil) -> HTTPResponse {
+        // A4: success envelope.
+        var o: JSONObject = ["status": "OK", "errCode": 0, "description": .null]
+        if let results { o["results"] = results }
+        for (k, v) in members { o[k] = v }
+        return HTTPResponse(status: 200, headers: ["Content-Type": "application/json;charset=UTF-8"], body: JSON.object(o).data())
+    }
+
+    private func route(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let comps = URLComponents(url: request.url, resolvingAgainstBaseURL: false) else {
+            throw fail(199, "Request not found", status: 404)
+        }
+        let segments = comps.percentEncodedPath.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
+        let root = options.contextRoot.split(separator: "/").map(String.init)
+        // A3: /{contextRoot}/api/{companyId}/{appId}/{appVersion}/{path}
+        guard segments.count > root.count + 4, Array(segments.prefix(root.count)) == root, segments[root.count] == "api" else {
+            throw fail(199, "Request not found", status: 404)
+        }
+        let company = segments[root.count + 1], app = segments[root.count + 2], version = segments[root.count + 3]
+        guard company == options.companyId, app == options.appId else { throw fail(101, "App with id does not exist") }
+        guard version == options.appVersion else { throw fail(106, "App id or version not correct") }
+        let path = Array(segments.dropFirst(root.count + 4))
+        var queryItems: [String: String] = [:]
+        for item in comps.queryItems ?? [] { queryItems[item.name] = item.value ?? "" }
+        let method = request.method
+        let token = request.headers["apppot-token"]
+
+        switch (method, path.count, path.first) {
+        case ("GET", 1, "anonymousTokens"): return try anonymousToken(queryItems)
+        case ("POST", 2, "auth") where path[1] == "login": return try login(request, token: token)
+        case ("POST", 2, "auth") where path[1] == "logout": return try logout(token: token)
+        case ("GET", 2, "users"): return try user(id: path[1], token: token)
+        case ("POST", 1, "schemas"): return try schemas(request, token: token)
+        case ("POST", 3, "data") where path[1] == "batch": return try batch(path[2], request, token: token)
+        case ("GET", 3, "data"): return try getRow(className: path[1], id: path[2], token: token)
+        case ("POST", 3, "data") where path[1] == "query": return try query(className: path[2], request, count: false, token: token)
+        case ("POST", 4, "data") where path[1] == "query" && path[3] == "count":
+            return try query(className: path[2], request, count: true, token: token)
+        case ("POST", 1, "files"): return try storeFile(request, replacing: nil, token: token, host: comps)
+        case ("PUT", 2, "files"): return try storeFile(request, replacing: path[1], token: token, host: comps)
+        case ("GET", 2, "files"): return try getFile(path[1], userToken: queryItems["userToken"])
+        case ("DELETE", 2, "files"): return try deleteFile(path[1], token: token)
+        case ("POST", 1, "logs"): return try log(request, token: token)
+        case ("POST", 1, "devices"): return try device(request, token: token)
+        default: throw fail(199, "Request not found", status: 404)
+        }
+    }
+
+    // MARK: Helpers
+
+    private func nextCounter() -> Int {
+        state.counter += 1
+        return state.counter
+    }
+
+    private func newToken() -> String { String(format: "%032x", 0xA99_0000 + nextCounter()) }
+
+    private func body(_ request: HTTPRequest) throws -> JSON {
+        guard let data = request.body, let json = try? JSON.parse(data) else { throw fail(198, "Input parameters are required") }
+        return json
+    }
+
+    /// A5: 120 when the token expired, 121 when it does not exist. Returns the user.
+    private func requireUser(_ token: String?) throws -> Account {
+        guard let token, let entry = state.userTokens[token] else {
+            if let token, state.anonymousTokens.contains(token) {
+                // ASSUMPTION: data calls with the anonymous token are refused as a user/token mismatch (112).
+                throw fail(112, "User info and token do not match")
+            }
+            throw fail(121, "Token does not exist")
+        }
+        guard entry.expires > state.clock else {
+            state.userTokens[token] = nil
+            throw fail(120, "Token expired")
+        }
+        return accounts.first { $0.id == entry.userId }!
+    }
+
+    /// Anonymous or user token (A5 schemas, devices, logs).
+    private func requireAnyToken(_ token: String?) throws -> Account? {
+        if let token, state.anonymousTokens.contains(token) { return nil }
+        return try requireUser(token)
+    }
+
+    /// A7: serverCreateTime/serverUpdateTime are ISO-8601 with a zone offset and ms.
+    private func serverTime(_ date: Date) -> String {
+        let shifted = date.addingTimeInterval(9 * 3600)
+        return String(ISO8601.format(shifted).dropLast()) + "+09:00"
+    }
+
+    private func tick() -> Date {
+        state.clock.addTimeInterval(1)
+        return state.clock
+    }
+
+    private func visible(_ row: [String: JSON], to user: Account) -> Bool {
+        // A7/A8: scopeType 1 user, 2 group, 3 all; the server filters by scope and groups.
+        switch row["scopeType"]?.stringValue ?? "2" {
+        case "3": return true
+        case "1": return row["createUserId"]?.stringValue == String(user.id)
+        default:
+            let groups = Set((row["groupIds"]?.stringValue ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "{}"))
+                .split(separator: ",").map(String.init))
+            return !groups.isDisjoint(with: user.groups.map { String($0.id) })
+        }
+    }
+
+    /// A7: values come back as strings; the row's keys as the server lists them.
+    private func wireRow(_ row: [String: JSON], table: Table) -> JSON {
+        var o = JSONObject()
+        o["objectId"] = row["objectId"] ?? .null
+        for c in table.columns.keys.sorted() where !Self.system.contains(c) { o[c] = stringly(row[c] ?? .null) }
+        for c in ["scopeType", "createUserId", "groupIds", "createTime", "updateTime", "serverCreateTime",
+                  "serverUpdateTime", "serverRecordStatus"] {
+            o[c] = stringly(row[c] ?? .null)
+        }
+        return .object(o)
+    }
+
+    private func stringly(_ v: JSON) -> JSON {
+        switch v {
+        case .int(let i): .string(String(i))
+        case .double(let d): .string(String(d))
+        case .bool(let b): .string(b ? "1" : "0")
+        default: v
+        }
+    }
+
+    static let system: Set<String> = ["objectId", "scopeType", "createTime", "updateTime", "serverCreateTime",
+                                      "serverUpdateTime", "createUserId", "groupIds", "serverRecordStatus"]
+
+    /// Stores a client value in a column of its wire type (A6: varchar, integer, long); 109 when it does not fit.
+    private func store(_ value: JSON, column: String, in table: Table) throws -> JSON {
+        if value.isNull { return .null }
+        guard let def = table.columns[column] else { throw fail(109, "Input data not valid: unknown column \(column)") }
+        switch def.type {
+        case "integer", "long":
+            if let i = value.intValue { return .int(i) }
+            if let s = value.stringValue, let i = Int64(s) { return .int(i) }
+            if let b = value.boolValue { return .int(b ? 1 : 0) }
+            throw fail(109, "Input data not valid: \(column) is \(def.type)")
+        default:
+            let text: String
+            switch value {
+            case .string(let s): text = s
+            case .int(let i): text = String(i)
+            case .double(let d): text = String(d)
+            case .bool(let b): text = b ? "1" : "0"
+            default: throw fail(109, "Input data not valid: \(column) is varchar")
+            }
+            if let n = def.length, text.count > n { throw fail(109, "Input data not valid: \(column) longer than \(n)") }
+            return .string(text)
+        }
+    }
+
+    // MARK: Auth (A5)
+
+    private func anonymousToken(_ query: [String: String]) throws -> HTTPResponse {
+        guard let key = query["appKey"], query["deviceUDID"] != nil else { throw fail(198, "Input parameters are required") }
+        guard key == options.appKey else { throw fail(101, "App with id does not exist") }
+        let token = newToken()
+        state.anonymousTokens.insert(token)
+        return ok(results: .string(token))
+    }
+
+    private func login(_ request: HTTPRequest, token: String?) throws -> HTTPResponse {
+        guard let token else { throw fail(121, "Token does not exist") }
+        guard state.anonymousTokens.contains(token) || state.userTokens[token] != nil else {
+            throw fail(121, "Token does not exist")
+        }
+        let b = try body(request)
+        guard let name = b["username"]?.stringValue, let password = b["password"]?.stringValue else {
+            throw fail(198, "Input parameters are required")
+        }
+        let company = b["companyId"]?.stringValue ?? b["companyId"]?.intValue.map { String($0) }
+        guard b["appId"]?.stringValue == options.appId, b["appVersion"]?.stringValue == options.appVersion,
+              company == options.companyId else {
+            throw fail(104, "appId/appVersion/token mismatch")
+        }
+        guard let account = accounts.first(where: { $0.account == name }) else { throw fail(110, "User does not exist") }
+        guard account.password == password else { throw fail(111, "User name or password not correct") }
+        let userToken = newToken()
+        state.userTokens[userToken] = (account.id, state.clock.addingTimeInterval(Double(options.validTimeMs) / 1000))
+        let groups: [JSON] = account.groups.map { g in
+            options.nestedGroups
+                ? .object(["group": .object(["groupId": .int(Int64(g.id)), "groupName": .string(g.name), "description": .null]),
+                           "role": .object(["roleName": .string(g.role)])])
+                : .object(["groupId": .int(Int64(g.id)), "groupName": .string(g.name), "roleName": .string(g.role),
+                           "description": .null])
+        }
+        let info: JSON = .object([
+            "userTokens": .string(userToken), "validTime": .int(options.validTimeMs), "userId": .int(Int64(account.id)),
+            "userInfo": .object(["account": .string(account.account), "firstName": .string(account.firstName),
+                                 "lastName": .string(account.lastName)]),
+            "groupsAndRoles": .array(groups),
+        ])
+        return ok([(options.authInfoKey, info)])
+    }
+
+    private func logout(token: String?) throws -> HTTPResponse {
+        _ = try requireUser(token)
+        state.userTokens[token!] = nil
+        // A5: logout answers {"status":"OK"}; later calls fail with 121.
+        return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: JSON.object(["status": "OK"]).data())
+    }
+
+    private func user(id: String, token: String?) throws -> HTTPResponse {
+        _ = try requireUser(token)
+        guard let account = accounts.first(where: { String($0.id) == id }) else { throw fail(110, "User does not exist") }
+        // A10: GET users/{id} gives {user}; ASSUMPTION: its members follow POST users (account, firstName, lastName,
+        // groupRoleMap with the nested group/role shape) plus userId.
+        let map: [JSON] = account.groups.map {
+            .object(["group": .object(["groupId": .int(Int64($0.id)), "groupName": .string($0.name)]),
+                     "role": .object(["roleName": .string($0.role)])])
+        }
+        return ok([("user", .object([
+            "userId": .int(Int64(account.id)), "account": .string(account.account), "firstName": .string(account.firstName),
+            "lastName": .string(account.lastName), "groupRoleMap": .array(map),
+        ]))])
+    }
+
+    // MARK: Schemas (A6)
+
+    private func schemas(_ request: HTTPRequest, token: String?) throws -> HTTPResponse {
+        _ = try requireAnyToken(token)
+        let b = try body(request)
+        guard b["appId"]?.stringValue == options.appId, b["appVersion"]?.stringValue == options.appVersion else {
+            throw fail(104, "appId/appVersion/token mismatch")
+        }
+        guard let tables = b["tables"]?.arrayValue else { throw fail(198, "Input parameters are required") }
+        if b["isResetDatabase"]?.boolValue == true { state.tables = [:] }  // A6: drops and recreates the tables
+        for t in tables {
+            guard let name = t["name"]?.stringValue, let cols = t["columns"]?.arrayValue else {
+                throw fail(103, "Cannot create app database")
+            }
+            // ASSUMPTION: without isResetDatabase an existing table is kept as it is (rows and columns).
+            if state.tables[name] != nil { continue }
+            var table = Table(columns: [:])
+            for c in cols {
+                guard let col = c["colName"]?.stringValue, let type = c["type"]?.stringValue,
+                      ["varchar", "integer", "long"].contains(type) else {
+                    throw fail(103, "Cannot create app database")
+                }
+                table.columns[col] = (type, c["fieldLength"]?.intValue.map { Int($0) })
+            }
+            // A6/A7: default and server columns.
+            for (c, type) in [("objectId", "varchar"), ("scopeType", "varchar"), ("createTime", "long"),
+                              ("updateTime", "long"), ("serverCreateTime", "varchar"), ("serverUpdateTime", "varchar"),
+                              ("createUserId", "varchar"), ("groupIds", "varchar"), ("serverRecordStatus", "varchar")]
+            where table.columns[c] == nil {
+                table.columns[c] = (type, nil)
+            }
+            state.tables[name] = table
+        }
+        return ok()
+    }
+
+    // MARK: Data (A7)
+
+    private func batch(_ op: String, _ request: HTTPRequest, token: String?) throws -> HTTPResponse {
+        let user = try requireUser(token)
+        let b = try body(request)
+        guard let name = b["objectName"]?.stringValue else { throw fail(198, "Input parameters are required") }
+        // ASSUMPTION: a class that was never created answers 995 ("Table empty or does not exist").
+        guard var table = state.tables[name] else { throw fail(995, "Table empty or does not exist") }
+        let tx = b["transactionId"]?.stringValue
+        if let tx, state.transactions.contains(tx) { throw fail(211, "Transaction Id existed") }  // A7: 211
+        let now = tick()
+        var results: [JSON] = []
+        switch op {
+        case "addData":
+            guard let rows = b["data"]?.arrayValue else { throw fail(198, "Input parameters are required") }
+            var n = 0
+            for r in rows {
+                guard let fields = r.objectValue else { throw fail(109, "Input data not valid") }
+                var row: [String: JSON] = [:]
+                for (k, v) in fields where !["serverCreateTime", "serverUpdateTime", "createUserId", "groupIds",
+                                              "serverRecordStatus"].contains(k) {
+                    row[k] = try store(v, column: k, in: table)
+                }
+                // A7: objectId server-assigned like {Class}_{epochMillis}; a client may send one.
+                let id = row["objectId"]?.stringValue ?? "\(name)_\(ISO8601.millis(now) + Int64(n))"
+                n += 1
+                if table.rows[id] != nil {
+                    results.append(.object(["objectId": "-1"]))  // docs 05.2: a failed row has object id -1
+                    continue
+                }
+                row["objectId"] = .string(id)
+                row["scopeType"] = row["scopeType"].flatMap { $0.isNull ? nil : $0 } ?? .string("2")
+                row["createUserId"] = .string(String(user.id))
+                row["groupIds"] = .string("{" + user.groups.map { String($0.id) }.joined(separator: ",") + "}")
+                row["serverCreateTime"] = .string(serverTime(now))
+                row["serverUpdateTime"] = .string(serverTime(now))
+                row["serverRecordStatus"] = .string("1")
+                table.rows[id] = row
+                table.order.append(id)
+                results.append(.object(["objectId": .string(id), "serverCreateTime": row["serverCreateTime"]!,
+                                        "serverUpdateTime": row["serverUpdateTime"]!]))
+            }
+        case "updateData":
+            guard let rows = b["data"]?.arrayValue else { throw fail(198, "Input parameters are required") }
+            var updated: [String: [String: JSON]] = [:]
+            for r in rows {
+                guard let fields = r.objectValue, let id = fields["objectId"]?.stringValue,
+                      var row = updated[id] ?? table.rows[id], visible(row, to: user) else {
+                    throw fail(130, "Record does not exist or data blocking")
+                }
+                // A7: a stale serverUpdateTime fails with 130 (the lock is checked when the row carries one).
+                if let expected = fields["serverUpdateTime"]?.stringValue, expected != row["serverUpdateTime"]?.stringValue {
+                    throw fail(130, "Record does not exist or data blocking")
+                }
+                for (k, v) in fields where !["objectId", "serverCreateTime", "serverUpdateTime", "createUserId",
+                                              "groupIds", "serverRecordStatus"].contains(k) {
+                    row[k] = try store(v, column: k, in: table)
+                }
+                row["serverUpdateTime"] = .string(serverTime(now))
+                updated[id] = row
+                results.append(.object(["objectId": .string(id), "serverCreateTime": row["serverCreateTime"] ?? .null,
+                                        "serverUpdateTime": row["serverUpdateTime"]!]))
+            }
+            for (id, row) in updated { table.rows[id] = row }
+        case "deleteData":
+            guard let ids = b["objectIds"]?.arrayValue else { throw fail(198, "Input parameters are required") }
+            var doomed: [String] = []
+            for e in ids {
+                guard let id = e["objectId"]?.stringValue, let row = table.rows[id], visible(row, to: user),
+                      !doomed.contains(id) else {
+                    throw fail(130, "Record does not exist or data blocking")
+                }
+                if let expected = e["serverUpdateTime"]?.stringValue, expected != row["serverUpdateTime"]?.stringValue {
+                    throw fail(130, "Record does not exist or data blocking")
+                }
+                doomed.append(id)
+                results.append(.object(["objectId": .string(id)]))
+            }
+            for id in doomed {
+                table.rows[id] = nil
+                table.order.removeAll { $0 == id }
+            }
+        default:
+            throw fail(199, "Request not found", status: 404)
+        }
+        state.tables[name] = table
+        if let tx { state.transactions.insert(tx) }
+        return ok(results: .array(results))
+    }
+
+    private func getRow(className: String, id: String, token: String?) throws -> HTTPResponse {
+        let user = try requireUser(token)
+        guard let table = state.tables[className] else { throw fail(995, "Table empty or does not exist") }
+        // ASSUMPTION: a missing (or invisible) record answers HTTP 404 with errCode 130.
+        guard let row = table.rows[id], visible(row, to: user) else {
+            throw fail(130, "Record does not exist or data blocking", status: 404)
+        }
+        return ok([(className, .array([wireRow(row, table: table)]))])  // A7: {"Task":[{...}]}
+    }
+
+    // MARK: Query (A8)
+
+    private func query(className: String, _ request: HTTPRequest, count: Bool, token: String?) throws -> HTTPResponse {
+        let user = try requireUser(token)
+        let b = try body(request)
+        guard let table = state.tables[className] else { throw fail(995, "Table empty or does not exist") }
+        let alias = b["from"]?["alias"]?.stringValue ?? className
+        guard b["from"]?["phyName"]?.stringValue == className else { throw fail(220, "Cannot execute query") }
+        var rows = table.order.compactMap { table.rows[$0] }.filter { visible($0, to: user) }
+        if let expression = b["where"]?["expression"], let source = expression["source"]?.stringValue {
+            let parsed: SimExpr
+            do {
+                var parser = SimParser(tokens: try SimLexer.tokens(source), alias: alias)
+                parsed = try parser.parse()
+            } catch {
+                throw fail(220, "Cannot execute query: \(error)")
+            }
+            let params = expression["params"]?.arrayValue ?? []
+            guard parsed.placeholders == params.count else { throw fail(220, "Cannot execute query: parameter count") }
+            rows = rows.filter { row in (try? parsed.evaluate(row: row, table: table, params: params)) == true }
+        }
+        if count {
+            // ASSUMPTION: the count shape is {results: N}; nothing matched answers 404 like the query (A4, JS count).
+            guard !rows.isEmpty else { throw fail(993, "Table empty or does not exist", status: 404) }
+            return ok(results: .int(Int64(rows.count)))
+        }
+        var orders: [(String, Bool)] = []
+        for o in b["orderBy"]?.arrayValue ?? [] {
+            guard let c = o["column"]?.stringValue, c.hasPrefix("#\(alias)."),
+                  table.columns[String(c.dropFirst(alias.count + 2))] != nil else {
+                throw fail(220, "Cannot execute query: bad orderBy")
+            }
+            orders.append((String(c.dropFirst(alias.count + 2)), o["type"]?.stringValue?.lowercased() == "desc"))
+        }
+        if !orders.isEmpty {
+            rows.sort { a, b in
+                for (col, desc) in orders {
+                    let c = SimValue.compare(a[col] ?? .null, b[col] ?? .null, type: table.columns[col]?.type ?? "varchar", column: col)
+                    if c == 0 { continue }
+                    // PostgreSQL's default: NULLs sort last ascending, first descending.
+                    return desc ? c > 0 : c < 0
+                }
+                return false
+            }
+        }
+        // A8: range.offset is 1-based.
+        let offset = max(1, Int(b["range"]?["offset"]?.intValue ?? 1))
+        let limit = Int(b["range"]?["limit"]?.intValue ?? 1000)
+        let page = Array(rows.dropFirst(offset - 1).prefix(limit))
+        // A4/A8: nothing matched answers HTTP 404.
+        guard !page.isEmpty else { throw fail(993, "Table empty or does not exist", status: 404) }
+        return ok([(alias, .array(page.map { wireRow($0, table: table) }))])
+    }
+
+    // MARK: Files (A9)
+
+    private func storeFile(_ request: HTTPRequest, replacing old: String?, token: String?, host: URLComponents) throws -> HTTPResponse {
+        _ = try requireUser(token)
+        guard let contentType = request.headers["Content-Type"], let body = request.body,
+              let form = try? MultipartForm.decode(body, contentType: contentType),
+              let entity = form.part(named: "entity"), let file = form.part(named: "file"),
+              let name = (try? JSON.parse(entity.data))?["name"]?.stringValue else {
+            throw fail(198, "Input parameters are required")
+        }
+        if let old {
+            // ASSUMPTION: replacing a missing file answers HTTP 404 with errCode 600 (meaning undocumented).
+            guard state.files[old] != nil else { throw fail(600, "File not found", status: 404) }
+            state.files[old] = nil
+            state.fileOrder.removeAll { $0 == old }
+        }
+        // A9: the server prefixes a UUID to the stored name.
+        let n = nextCounter()
+        let uuid = String(format: "00000000-0000-4000-8000-%012x", n)
+        let stored = "\(uuid)_\(name)"
+        state.files[stored] = StoredFile(data: file.data, contentType: file.contentType ?? "application/octet-stream")
+        state.fileOrder.append(stored)
+        var base = "\(host.scheme ?? "https")://\(host.host ?? "localhost")"
+        if let port = host.port { base += ":\(port)" }
+        let url = "\(base)/\(options.contextRoot)/api/files/\(percentEncode(stored))"
+        return ok(results: .object(["name": .string(stored), "url": .string(url)]))
+    }
+
+    private func getFile(_ name: String, userToken: String?) throws -> HTTPResponse {
+        _ = try requireUser(userToken)  // A5/A9: GET files/{name}?userToken=
+        guard let f = state.files[name] else { throw fail(600, "File not found", status: 404) }
+        // A4: binary responses are application/octet-stream.
+        return HTTPResponse(status: 200, headers: ["Content-Type": "application/octet-stream"], body: f.data)
+    }
+
+    private func deleteFile(_ name: String, token: String?) throws -> HTTPResponse {
+        _ = try requireUser(token)
+        guard state.files[name] != nil else { throw fail(600, "File not found", status: 404) }
+        state.files[name] = nil
+        state.fileOrder.removeAll { $0 == name }
+        return ok()
+    }
+
+    // MARK: Logs and devices (A10, A5)
+
+    private func log(_ request: HTTPRequest, token: String?) throws -> HTTPResponse {
+        _ = try requireAnyToken(token)
+        let b = try body(request)
+        guard let message = b["message"]?.stringValue else { throw fail(198, "Input parameters are required") }
+        state.logs.append((b["logLevel"]?.stringValue ?? "MONITOR", message))
+        return ok()
+    }
+
+    private func device(_ request: HTTPRequest, token: String?) throws -> HTTPResponse {
+        _ = try requireAnyToken(token)
+        let b = try body(request)
+        guard let udid = b["deviceUDID"]?.stringValue else { throw fail(198, "Input parameters are required") }
+        guard !state.devices.contains(udid) else {
+            throw fail(161, "The device already registered for this device and app")  // A4/A5
+        }
+        state.devices.insert(udid)
+        return ok()
+    }
+}
+
+// MARK: - Expression evaluation (A8: SQL fragments with #Alias.column and positional ?)
+
+enum SimToken: Equatable {
+    case lparen, rparen, placeholder
+    case column(alias: String, name: String)
+    case op(String)
+    case keyword(String)
+    case number(Double)
+    case string(String)
+}
+
+struct SimError: Error, CustomStringConvertible {
+    var description: String
+}
+
+enum SimLexer {
+    static func tokens(_ source: String) throws -> [SimToken] {
+        var out: [SimToken] = []
+        let chars = Array(source)
+        var i = 0
+        func isIdent(_ c: Character) -> Bool { c.isLetter || c.isNumber || c == "_" }
+        while i < chars.count {
+            let c = chars[i]
+            if c.isWhitespace { i += 1; continue }
+            switch c {
+            case "(": out.append(.lparen); i += 1
+            case ")": out.append(.rparen); i += 1
+            case "?": out.append(.placeholder); i += 1
+            case "#":
+                var j = i + 1
+                while j < chars.count, isIdent(chars[j]) { j += 1 }
+                guard j < chars.count, chars[j] == "." else { throw SimError(description: "bad column reference") }
+                let alias = String(chars[(i + 1)..<j])
+                var k = j + 1
+                while k < chars.count, isIdent(chars[k]) { k += 1 }
+                guard k > j + 1 else { throw SimError(description: "bad column reference") }
+                out.append(.column(alias: alias, name: String(chars[(j + 1)..<k])))
+                i = k
+            case "=": out.append(.op("=")); i += 1
+            case "!":
+                guard i + 1 < chars.count, chars[i + 1] == "=" else { throw SimError(description: "bad operator") }
+                out.append(.op("!=")); i += 2
+            case "<", ">":
+                if i + 1 < chars.count, chars[i + 1] == "=" { out.append(.op(String(c) + "=")); i += 2 }
+                else if c == "<", i + 1 < chars.count, chars[i + 1] == ">" { out.append(.op("!=")); i += 2 }
+                else { out.append(.op(String(c))); i += 1 }
+            case "'":
+                var j = i + 1
+                var s = ""
+                while j < chars.count {
+                    if chars[j] == "'" {
+                        if j + 1 < chars.count, chars[j + 1] == "'" { s.append("'"); j += 2; continue }
+                        break
+                    }
+                    s.append(chars[j]); j += 1
+                }
+                guard j < chars.count else { throw SimError(description: "unterminated string") }
+                out.append(.string(s)); i = j + 1
+            default:
+                if c.isNumber || c == "-" {
+                    var j = i + 1
+                    while j < chars.count, chars[j].isNumber || chars[j] == "." { j += 1 }
+                    guard let d = Double(String(chars[i..<j])) else { throw SimError(description: "bad number") }
+                    out.append(.number(d)); i = j
+                } else if c.isLetter {
+                    var j = i
+                    while j < chars.count, isIdent(chars[j]) { j += 1 }
+                    let word = String(chars[i..<j]).uppercased()
+                    guard ["AND", "OR", "NOT", "IS", "NULL", "LIKE"].contains(word) else {
+                        throw SimError(description: "unknown word \(word)")
+                    }
+                    out.append(.keyword(word)); i = j
+                } else {
+                    throw SimError(description: "unexpected character \(c)")
+                }
+            }
+        }
+        return out
+    }
+}
+
+indirect enum SimOperand {
+    case column(String)
+    case param(Int)
+    case literal(JSON)
+}
+
+indirect enum SimExpr {
+    case and(SimExpr, SimExpr)
+    case or(SimExpr, SimExpr)
+    case not(SimExpr)
+    case compare(SimOperand, String, SimOperand)
+    case isNull(SimOperand, negated: Bool)
+    case like(SimOperand, SimOperand, negated: Bool)
+
+    var placeholders: Int {
+        func count(_ o: SimOperand) -> Int { if case .param = o { 1 } else { 0 } }
+        switch self {
+        case .and(let a, let b), .or(let a, let b): return a.placeholders + b.placeholders
+        case .not(let a): return a.placeholders
+        case .compare(let a, _, let b), .like(let a, let b, _): return count(a) + count(b)
+        case .isNull(let a, _): return count(a)
+        }
+    }
+
+    /// SQL three-valued logic: `nil` is UNKNOWN.
+    func evaluate(row: [String: JSON], table: AppPotSimulator.Table, params: [JSON]) throws -> Bool? {
+        func value(_ o: SimOperand) throws -> (JSON, String?) {
+            switch o {
+            case .column(let c):
+                guard let def = table.columns[c] else { throw SimError(description: "unknown column \(c)") }
+                return (row[c] ?? .null, c == "serverCreateTime" || c == "serverUpdateTime" ? "time" : def.type)
+            case .param(let i): return (params[i], nil)
+            case .literal(let j): return (j, nil)
+            }
+        }
+        switch self {
+        case .and(let a, let b):
+            let x = try a.evaluate(row: row, table: table, params: params), y = try b.evaluate(row: row, table: table, params: params)
+            if x == false || y == false { return false }
+            if x == nil || y == nil { return nil }
+            return true
+        case .or(let a, let b):
+            let x = try a.evaluate(row: row, table: table, params: params), y = try b.evaluate(row: row, table: table, params: params)
+            if x == true || y == true { return true }
+            if x == nil || y == nil { return nil }
+            return false
+        case .not(let a):
+            return try a.evaluate(row: row, table: table, params: params).map { !$0 }
+        case .isNull(let o, let negated):
+            let (v, _) = try value(o)
+            return v.isNull != negated
+        case .compare(let l, let op, let r):
+            let (a, ta) = try value(l), (b, tb) = try value(r)
+            if a.isNull || b.isNull { return nil }
+            let c = SimValue.compare(a, b, type: ta ?? tb ?? "varchar", column: "")
+            switch op {
+            case "=": return c == 0
+            case "!=": return c != 0
+            case "<": return c < 0
+            case "<=": return c <= 0
+            case ">": return c > 0
+            case ">=": return c >= 0
+            default: throw SimError(description: "bad operator \(op)")
+            }
+        case .like(let l, let r, let negated):
+            let (a, _) = try value(l), (b, _) = try value(r)
+            if a.isNull || b.isNull { return nil }
+            guard let pattern = SimValue.text(b) else { return nil }
+            return SimValue.like(SimValue.text(a) ?? "", pattern) != negated
+        }
+    }
+}
+
+struct SimParser {
+    var tokens: [SimToken]
+    var alias: String
+    var index = 0
+    var params = 0
+
+    init(tokens: [SimToken], alias: String) {
+        self.tokens = tokens
+        self.alias = alias
+    }
+
+    mutating func parse() throws -> SimExpr {
+        let e = try orExpr()
+        guard index == tokens.count else { throw SimError(description: "trailing tokens") }
+        return e
+    }
+
+    private var peek: SimToken? { index < tokens.count ? tokens[index] : nil }
+
+    private mutating func orExpr() throws -> SimExpr {
+        var e = try andExpr()
+        while peek == .keyword("OR") { index += 1; e = .or(e, try andExpr()) }
+        return e
+    }
+
+    private mutating func andExpr() throws -> SimExpr {
+        var e = try notExpr()
+        while peek == .keyword("AND") { index += 1; e = .and(e, try notExpr()) }
+        return e
+    }
+
+    private mutating func notExpr() throws -> SimExpr {
+        if peek == .keyword("NOT") { index += 1; return .not(try notExpr()) }
+        if peek == .lparen {
+            index += 1
+            let e = try orExpr()
+            guard peek == .rparen else { throw SimError(description: "missing )") }
+            index += 1
+            return e
+        }
+        return try comparison()
+    }
+
+    private mutating func operand() throws -> SimOperand {
+        guard let t = peek else { throw SimError(description: "missing operand") }
+        index += 1
+        switch t {
+        case .column(let a, let name):
+            guard a == alias else { throw SimError(description: "unknown alias \(a)") }
+            return .column(name)
+        case .placeholder:
+            params += 1
+            return .param(params - 1)
+        case .number(let d): return .literal(d.rounded() == d ? .int(Int64(d)) : .double(d))
+        case .string(let s): return .literal(.string(s))
+        default: throw SimError(description: "bad operand")
+        }
+    }
+
+    private mutating func comparison() throws -> SimExpr {
+        let left = try operand()
+        switch peek {
+        case .op(let op)?:
+            index += 1
+            return .compare(left, op, try operand())
+        case .keyword("IS")?:
+            index += 1
+            var negated = false
+            if peek == .keyword("NOT") { negated = true; index += 1 }
+            guard peek == .keyword("NULL") else { throw SimError(description: "IS without NULL") }
+            index += 1
+            return .isNull(left, negated: negated)
+        case .keyword("NOT")?:
+            index += 1
+            guard peek == .keyword("LIKE") else { throw SimError(description: "NOT without LIKE") }
+            index += 1
+            return .like(left, try operand(), negated: true)
+        case .keyword("LIKE")?:
+            index += 1
+            return .like(left, try operand(), negated: false)
+        default:
+            throw SimError(description: "missing operator")
+        }
+    }
+}
+
+enum SimValue {
+    static func text(_ v: JSON) -> String? {
+        switch v {
+        case .string(let s): s
+        case .int(let i): String(i)
+        case .double(let d): String(d)
+        case .bool(let b): b ? "1" : "0"
+        default: nil
+        }
+    }
+
+    static func number(_ v: JSON) -> Double? {
+        if let d = v.doubleValue { return d }
+        if let b = v.boolValue { return b ? 1 : 0 }
+        return v.stringValue.flatMap { Double($0) }
+    }
+
+    /// Compares as the column type: numbers for integer/long, server times as instants, text by code point
+    /// (a binary collation) otherwise. NULLs sort last.
+    static func compare(_ a: JSON, _ b: JSON, type: String, column: String) -> Int {
+        if a.isNull && b.isNull { return 0 }
+        if a.isNull { return 1 }
+        if b.isNull { return -1 }
+        switch type {
+        case "integer", "long":
+            guard let x = number(a), let y = number(b) else { return (text(a) ?? "") < (text(b) ?? "") ? -1 : 1 }
+            return x == y ? 0 : (x < y ? -1 : 1)
+        case "time":
+            guard let x = text(a).flatMap(ISO8601.parse), let y = text(b).flatMap(ISO8601.parse) else { return 0 }
+            return x == y ? 0 : (x < y ? -1 : 1)
+        default:
+            let x = Array((text(a) ?? "").unicodeScalars.map(\.value)), y = Array((text(b) ?? "").unicodeScalars.map(\.value))
+            return x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
+        }
+    }
+
+    /// SQL LIKE with `%`, `_` and the default escape character `\` (case-sensitive, as PostgreSQL).
+    static func like(_ text: String, _ pattern: String) -> Bool {
+        let t = Array(text), p = Array(pattern)
+        func match(_ i: Int, _ j: Int) -> Bool {
+            if j == p.count { return i == t.count }
+            if p[j] == "\\", j + 1 < p.count {
+                return i < t.count && t[i] == p[j + 1] && match(i + 1, j + 2)
+            }
+            if p[j] == "%" {
+                var k = i
+                while k <= t.count {
+                    if match(k, j + 1) { return true }
+                    k += 1
+                }
+                return false
+            }
+            if p[j] == "_" { return i < t.count && match(i + 1, j + 1) }
+            return i < t.count && t[i] == p[j] && match(i + 1, j + 1)
+        }
+        return match(0, 0)
+    }
+}

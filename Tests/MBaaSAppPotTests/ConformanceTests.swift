@@ -1,0 +1,93 @@
+import Foundation
+import MBaaSConformance
+import MBaaSCore
+import MBaaSReplay
+import Testing
+
+@testable import MBaaSAppPot
+
+/// The conformance suite over the AppPot cassettes in `Fixtures/Cassettes/apppot`, and the generator that
+/// authors them from the documented-behaviour simulator.
+@Suite("AppPot conformance")
+struct AppPotConformanceTests {
+    static let cassettes = ConformanceSuite.bundledFixtures.appendingPathComponent("Cassettes/apppot")
+
+    /// The app key, user and password of the simulated app (never real credentials).
+    static let appKey = "sim-app-key-0001"
+    static let base = "apppot+http://\(appKey)@apppot.example.test:8080/apppot?company=24&app=jp.co.example.App&version=1.0&device=mbaaskit-conformance"
+    /// AppPot users come from the company's directory: data scenarios run as a pre-existing user named in the URL.
+    static let userURL = base.replacingOccurrences(of: "\(appKey)@", with: "\(appKey):alice-pass@") + "&user=alice"
+
+    @Test("every runnable scenario passes in replay; the rest are skipped with the capability named")
+    func replay() async throws {
+        let suite = try ConformanceSuite.bundled()
+        let results = await ConformanceRunner.replay(adapter: "apppot", factory: AppPotBackendFactory(),
+                                                     cassettes: Self.cassettes, scenarios: suite.scenarios)
+        #expect(results.count == suite.scenarios.count)
+        for r in results where r.outcome != .passed && r.outcome != .skipped {
+            Issue.record("\(r.scenario): \(r.outcome.rawValue) \(r.reason ?? "")")
+        }
+        for r in results where r.outcome == .skipped {
+            #expect(r.reason?.contains("missing capability") == true, "\(r.scenario): \(r.reason ?? "")")
+        }
+        let passed = results.filter { $0.outcome == .passed }.map(\.scenario)
+        #expect(passed.count >= 40, "passed: \(passed)")
+        // Spot checks: what AppPot can and cannot do.
+        for id in ["objects.crud.basic", "objects.version.conflict", "queries.not", "queries.paging", "files.roundtrip",
+                   "batch.mixed", "auth.currentUser.noSession", "errors.notFound.record"] {
+            #expect(passed.contains(id), "\(id)")
+        }
+        let skipped = Set(results.filter { $0.outcome == .skipped }.map(\.scenario))
+        for id in ["auth.signUp.logIn", "queries.regex", "queries.containsAll", "queries.keys", "objects.update.increment",
+                   "files.list", "files.attachment", "values.null"] {
+            #expect(skipped.contains(id), "\(id)")
+        }
+    }
+
+    @Test("committed AppPot cassettes hold no secrets and say where their facts come from")
+    func provenance() throws {
+        #expect(try SecretScanner.scanCassettes(under: Self.cassettes).isEmpty)
+        let files = SecretScanner.cassetteFiles(under: Self.cassettes)
+        #expect(!files.isEmpty)
+        for file in files {
+            let c = try Cassette(json: JSON.parse(Data(contentsOf: file)))
+            #expect(c.provenance.kind == .authored, "\(file.lastPathComponent)")
+            #expect(c.provenance.facts.contains { $0.contains("A4") }, "\(file.lastPathComponent)")
+            #expect(c.interactions.allSatisfy { $0.fact != nil }, "\(file.lastPathComponent)")
+        }
+    }
+
+    /// Writes the cassettes: runs the scenarios through `ConformanceRunner.record` with the simulator as the
+    /// server and a pinned clock, then adds each exchange's documented fact. A generator, not a check: it runs
+    /// only with `MBAAS_AUTHOR_CASSETTES=1` and never counts as a pass.
+    @Test("author cassettes from the simulator", .enabled(if: ProcessInfo.processInfo.environment["MBAAS_AUTHOR_CASSETTES"] == "1"))
+    func author() async throws {
+        let suite = try ConformanceSuite.bundled()
+        let directory = Self.cassettes
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for old in SecretScanner.cassetteFiles(under: directory) { try FileManager.default.removeItem(at: old) }
+        let clock: @Sendable () -> Date = { Date(timeIntervalSince1970: 1_767_225_600) }  // 2026-01-01T00:00:00Z
+        var options = AppPotSimulator.Options()
+        options.appKey = Self.appKey
+        options.start = clock()
+        // Scenarios about having no session start without the URL's user; every other one acts as alice.
+        let anonymous = suite.scenarios.filter { $0.group == "auth" }
+        let asUser = suite.scenarios.filter { $0.group != "auth" }
+        var results: [ScenarioResult] = []
+        for (scenarios, url) in [(asUser, Self.userURL), (anonymous, Self.base)] {
+            results += await ConformanceRunner.record(
+                adapter: "apppot", factory: AppPotBackendFactory(), url: try BackendURL(parsing: url),
+                transport: AppPotSimulator(options: options), clock: clock,
+                provenance: .authored(facts: []), scrubber: AppPotCassettes.scrubber(appKey: Self.appKey),
+                scenarios: scenarios, to: directory)
+        }
+        for file in SecretScanner.cassetteFiles(under: directory) {
+            // Parsed as written (Cassette.load would substitute the placeholders).
+            try AppPotCassettes.annotate(try Cassette(json: JSON.parse(Data(contentsOf: file)))).write(to: file)
+        }
+        for r in results where r.outcome != .recorded && r.outcome != .skipped {
+            Issue.record("\(r.scenario): \(r.outcome.rawValue) \(r.reason ?? "")")
+        }
+        #expect(try SecretScanner.scanCassettes(under: directory).isEmpty)
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import MBaaSConformance
+import MBaaSCore
+import Testing
+
+/// The extension path: a third-party adapter runs the bundled suite in a few lines (the code of the DocC article
+/// "Writing an adapter").
+@Suite struct ExampleAdapterTests {
+    @Test func exampleAdapterPassesEveryScenarioItCanRun() async throws {
+        // The lines the article shows:
+        let suite = try ConformanceSuite.bundled()
+        let report = await suite.run(adapter: "memory", factory: MemoryBackendFactory(),
+                                     url: try BackendURL(parsing: "memory://example"))
+        print(report.table(listSkips: true))
+
+        for result in report.results where result.outcome != .skipped {
+            #expect(result.outcome == .passed, "\(result.scenario): \(result.reason ?? "")")
+        }
+        let counts = try #require(report.summary["memory"])
+        #expect(counts.passed + counts.skipped == suite.scenarios.count)
+        #expect(counts.passed >= 40)
+        // What the example does not declare is skipped, with the adapter's own note as the reason.
+        #expect(counts.skipped > 0)
+        for result in report.results where result.outcome == .skipped {
+            #expect(result.reason?.hasPrefix("missing capability '") == true, "\(result.scenario)")
+        }
+        #expect(report.result(adapter: "memory", scenario: "queries.regex")?.reason
+                == "missing capability 'operator.regex': the example evaluates only operators it implements itself")
+        #expect(report.result(adapter: "memory", scenario: "batch.create")?.outcome == .skipped)
+        #expect(report.result(adapter: "memory", scenario: "auth.acl.private")?.outcome == .skipped)
+    }
+
+    @Test func scenariosOfASecondUserShareTheServerButNotTheSession() async throws {
+        let factory = MemoryBackendFactory()
+        let url = try BackendURL(parsing: "memory://shared")
+        let alice = try await factory.open(url, context: BackendContext())
+        let bob = try await factory.open(url, context: BackendContext())
+        _ = try await alice.signUp(username: "alice", password: "pw")
+        #expect(await alice.session != nil)
+        #expect(await bob.session == nil)
+        let memo = try await alice.create(Record(className: "Memo", fields: ["title": "shared"]))
+        #expect(try await bob.get(className: "Memo", id: memo.id!)["title"] == "shared")
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+@testable import MBaaSConformance
+import MBaaSCore
+import Testing
+
+/// The runner itself: outcomes, differences in reasons, captures, sessions, cleanup.
+@Suite struct RunnerTests {
+    let factory = MemoryBackendFactory()
+
+    func scenario(_ text: String) throws -> Scenario { try Scenario(json: JSON.parse(text)) }
+
+    func run(_ scenarios: Scenario..., host: String = "runner") async throws -> [ScenarioResult] {
+        await ConformanceRunner.live(adapter: "memory", factory: factory, url: try BackendURL(parsing: "memory://\(host)"),
+                                     scenarios: scenarios)
+    }
+
+    @Test func aWrongValueFailsWithTheDifference() async throws {
+        let s = try scenario("""
+            {"id":"t.wrong","title":"","group":"t","requires":["objects"],"steps":[
+              {"op":"create","class":"M_${run}","fields":{"n":1},"capture":{"id":"$.id"}},
+              {"op":"get","class":"M_${run}","id":"${id}","expect":{"fields":{"n":2}}}]}
+            """)
+        let r = try #require(try await run(s).first)
+        #expect(r.outcome == .failed)
+        #expect(r.reason == "step 2 `get`: field 'n': expected 2, got 1")
+        #expect(!r.outcome.isPass)
+    }
+
+    @Test func looseEqualityComparesNumbersByValue() async throws {
+        let s = try scenario("""
+            {"id":"t.loose","title":"","group":"t","requires":["objects"],"steps":[
+              {"op":"create","class":"M_${run}","fields":{"n":2.0,"d":{"__type":"Date","iso":"2024-01-01T00:00:00.000Z"}},
+               "expect":{"fields":{"n":2,"d":{"__type":"Date","iso":"2024-01-01T00:00:00Z"}}}}]}
+            """)
+        #expect(try await run(s).first?.outcome == .passed)
+    }
+
+    @Test func wrongErrorKindAndUnexpectedSuccessFail() async throws {
+        let wrongKind = try scenario("""
+            {"id":"t.kind","title":"","group":"t","requires":["objects"],"steps":[
+              {"op":"get","class":"M_${run}","id":"nope","expectError":"invalidRequest"}]}
+            """)
+        let noError = try scenario("""
+            {"id":"t.noerror","title":"","group":"t","requires":["objects"],"steps":[
+              {"op":"create","class":"M_${run}","fields":{},"expectError":["notFound","forbidden"]}]}
+            """)
+        let results = try await run(wrongKind, noError)
+        #expect(results[0].outcome == .failed)
+        #expect(results[0].reason?.hasPrefix("step 1 `get`: expected error invalidRequest, got notFound: no M_") == true)
+        #expect(results[1].outcome == .failed)
+        #expect(results[1].reason?.contains("expected error notFound or forbidden, but it succeeded with {\"class\":") == true)
+    }
+
+    @Test func anUnexpectedErrorIsErrored() async throws {
+        let s = try scenario("""
+            {"id":"t.throws","title":"","group":"t","requires":["objects"],"steps":[
+              {"op":"get","class":"M_${run}","id":"nope"}]}
+            """)
+        let r = try #require(try await run(s).first)
+        #expect(r.outcome == .errored)
+        #expect(r.reason?.contains("unexpected error notFound") == true)
+    }
+
+    @Test func aMissingCapabilityIsSkippedNeverPassed() async throws {
+        let s = try scenario("""
+            {"id":"batch.x","title":"","group":"batch","requires":["objects","batch","operator.regex"],"steps":[
+              {"op":"batch","operations":[]}]}
+            """)
+        let results = try await run(s)
+        let r = try #require(results.first)
+        #expect(r.outcome == .skipped)
+        #expect(r.reason == "missing capability 'batch': the example has no batch endpoint; missing capability 'operator.regex': the example evaluates only operators it implements itself")
+        let report = ConformanceReport(results: results)
+        #expect(report.summary["memory"]?.passed == 0)
+        #expect(report.summary["memory"]?.skipped == 1)
+        #expect(ConformanceReport.cell(report.counts(adapter: "memory")) == "0/1 ✓ 1 skip")
+        // A baseline that had it passing sees a regression.
+        let baseline = ConformanceReport(results: [ScenarioResult(adapter: "memory", scenario: "batch.x", outcome: .passed)])
+        #expect(BaselineComparison(baseline: baseline, current: report).regressions.count == 1)
+    }
+
+    @Test func capturesInterpolateAndKeepTheirType() async throws {
+        let s = try scenario("""
+            {"id":"t.capture","title":"","group":"t","requires":["objects","value.object"],"steps":[
+              {"op":"create","class":"M_${run}","fields":{"obj":{"k":[1,2]},"name":"n-${run}"},
+               "capture":{"id":"$.id","obj":"$.fields.obj","name":"$.fields.name"}},
+              {"op":"create","class":"M_${run}","fields":{"copy":"${obj}","label":"of ${id} (${name})"},
+               "expect":{"fields":{"copy":{"k":[1,2]},"label":"of ${id} (${name})"}},"capture":{"label":"$.fields.label"}}]}
+            """)
+        var pool = BackendPool { try await factory.open(BackendURL(parsing: "memory://capture"), context: BackendContext()) }
+        _ = try await pool.backend("main")
+        var interpreter = StepInterpreter(pool: pool, variables: ["run": "abcd1234"])
+        for (i, step) in s.steps.enumerated() { try await interpreter.run(step, label: "step \(i + 1)") }
+        let label = try #require(interpreter.variables["label"]?.stringValue)
+        #expect(label.hasPrefix("of r0") && label.hasSuffix(" (n-abcd1234)"))
+    }
+
+    @Test func anUndefinedVariableIsErrored() async throws {
+        let s = Scenario(id: "t.undef", title: "", group: "t", requires: ["objects"],
+                         steps: [Step(.get, arguments: ["class": "M", "id": "${never}"])])
+        let r = try #require(try await run(s).first)
+        #expect(r.outcome == .errored)
+        #expect(r.reason == "step 1 `get`: undefined variable ${never}")
+    }
+
+    @Test func cleanupRunsAfterAFailureAndSkipsUncapturedVariables() async throws {
+        let s = try scenario("""
+            {"id":"t.cleanup","title":"","group":"t","requires":["objects"],"steps":[
+              {"op":"create","class":"Clean","fields":{"n":1},"capture":{"id":"$.id"}},
+              {"op":"get","class":"Clean","id":"${id}","expect":{"fields":{"n":99}}},
+              {"op":"create","class":"Clean","fields":{"n":2},"capture":{"never":"$.id"}}],
+             "cleanup":[{"op":"delete","class":"Clean","id":"${id}"},{"op":"delete","class":"Clean","id":"${never}"}]}
+            """)
+        let r = try #require(try await run(s, host: "cleanup").first)
+        #expect(r.outcome == .failed)
+        let probe = try await factory.open(BackendURL(parsing: "memory://cleanup"), context: BackendContext())
+        #expect(try await probe.count(Query("Clean")) == 0)
+    }
+
+    @Test func namedSessionsAreSeparateInstances() async throws {
+        let s = try scenario("""
+            {"id":"t.sessions","title":"","group":"t","requires":["signUp","auth"],"steps":[
+              {"op":"signUp","username":"a${run}","password":"pw","capture":{"uid":"$.userId"}},
+              {"op":"session","as":"bob","expect":{"match":{"$":null}}},
+              {"op":"currentUser","as":"bob","expectError":"unauthorized"},
+              {"op":"currentUser","expect":{"match":{"$.id":"${uid}","$.username":"a${run}"}}}]}
+            """)
+        #expect(s.sessionNames == ["main", "bob"])
+        let r = try #require(try await run(s).first)
+        #expect(r.outcome == .passed, "\(r.reason ?? "")")
+    }
+
+    @Test func queryAllCountsPages() async throws {
+        let s = try scenario("""
+            {"id":"t.pages","title":"","group":"t","requires":["objects"],"steps":[
+              {"op":"create","class":"P_${run}","fields":{"n":1}},
+              {"op":"create","class":"P_${run}","fields":{"n":2}},
+              {"op":"create","class":"P_${run}","fields":{"n":3}},
+              {"op":"queryAll","class":"P_${run}","order":"-n","pageSize":1,"expect":{"count":3,"minPages":4}}]}
+            """)
+        let r = try #require(try await run(s).first)
+        #expect(r.outcome == .failed)
+        #expect(r.reason == "step 4 `queryAll`: pages: expected at least 4, got 3")
+    }
+
+    @Test func runIDsAreEightLowercaseAlphanumerics() {
+        var seen: Set<String> = []
+        for _ in 0..<200 {
+            let id = ConformanceRunner.makeRunID()
+            #expect(id.count == 8)
+            #expect(id.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) })
+            #expect(id.first!.isLetter)
+            seen.insert(id)
+        }
+        #expect(seen.count > 190)
+    }
+
+    @Test func aBackendThatWillNotOpenIsErrored() async throws {
+        struct Broken: BackendFactory {
+            let schemes = ["broken"]
+            let adapterName = "broken"
+            func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
+                throw MBaaSError(.unauthorized, "bad key")
+            }
+        }
+        let s = Scenario(id: "t.open", title: "", group: "t", steps: [Step(.session)])
+        let results = await ConformanceRunner.live(adapter: "broken", factory: Broken(),
+                                                   url: BackendURL(scheme: "broken", host: "x"), scenarios: [s])
+        #expect(results.first?.outcome == .errored)
+        #expect(results.first?.reason == "cannot open the backend: unauthorized: bad key")
+    }
+}
+
+@Suite struct TemplateAndPathTests {
+    @Test func substitution() throws {
+        let vars: [String: JSON] = ["run": "abc", "n": 5, "obj": .object(["a": 1])]
+        #expect(try Template.substitute(string: "${n}", vars) == .int(5))
+        #expect(try Template.substitute(string: "${obj}", vars) == .object(["a": 1]))
+        #expect(try Template.substitute(string: "M_${run}_${n}", vars) == "M_abc_5")
+        #expect(try Template.substitute(.object(["${run}": ["x${run}"]]), vars) == .object(["abc": ["xabc"]]))
+        #expect(throws: Template.UndefinedVariable.self) { try Template.substitute(string: "a${zzz}", vars) }
+        #expect(Template.references(in: .object(["k${a}": ["${b}", "${c}x"]])) == ["a", "b", "c"])
+    }
+
+    @Test func paths() throws {
+        let doc = try JSON.parse(#"{"records":[{"id":"a","fields":{"t":"x"}},{"id":"b"}],"n":null}"#)
+        #expect(try JSONPath.resolve("$", in: doc) == doc)
+        #expect(try JSONPath.resolve("$.records[1].id", in: doc) == "b")
+        #expect(try JSONPath.resolve("$.records[0].fields.t", in: doc) == "x")
+        #expect(try JSONPath.resolve("$.records[0]['fields'].t", in: doc) == "x")
+        #expect(try JSONPath.resolve("$.records[5].id", in: doc) == nil)
+        #expect(try JSONPath.resolve("$.n", in: doc) == .null)
+        #expect(throws: JSONPath.Invalid.self) { try JSONPath.resolve("records", in: doc) }
+        #expect(throws: JSONPath.Invalid.self) { try JSONPath.resolve("$.a[x]", in: doc) }
+    }
+}

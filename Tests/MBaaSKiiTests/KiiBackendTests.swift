@@ -1,0 +1,414 @@
+import Foundation
+import MBaaSCore
+import Testing
+
+@testable import MBaaSKii
+
+/// A transport answering from a queue and recording every request.
+final class StubTransport: HTTPTransport, @unchecked Sendable {
+    private let lock = NSLock()
+    private var responses: [HTTPResponse]
+    private(set) var requests: [HTTPRequest] = []
+
+    init(_ responses: [HTTPResponse]) { self.responses = responses }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let response = next(request) else { throw MBaaSError(.transport, "stub: no response queued for \(request.url)") }
+        return response
+    }
+
+    private func next(_ request: HTTPRequest) -> HTTPResponse? {
+        lock.withLock {
+            requests.append(request)
+            return responses.isEmpty ? nil : responses.removeFirst()
+        }
+    }
+
+    var sent: [HTTPRequest] { lock.lock(); defer { lock.unlock() }; return requests }
+}
+
+func jsonResponse(_ status: Int, _ text: String, headers: [(String, String)] = []) -> HTTPResponse {
+    var h = HTTPHeaders([("Content-Type", "application/json")])
+    for (n, v) in headers { h.add(n, v) }
+    return HTTPResponse(status: status, headers: h, body: Data(text.utf8))
+}
+
+let fixedNow = Date(timeIntervalSince1970: 1_717_200_000)
+
+/// A backend over the simulator. `admin` opens it in admin mode (`?clientID=`).
+func simulated(_ sim: KiiSimulator, admin: Bool = false) -> KiiBackend {
+    let config = KiiConfiguration(
+        appID: "simapp", appKey: "anykey", baseURL: "https://api-jp.kii.com/api",
+        adminCredentials: admin ? .init(clientID: "simclient", clientSecret: "simsecret") : nil)
+    return KiiBackend(configuration: config, context: BackendContext(transport: sim, clock: { fixedNow }))
+}
+
+@Suite struct KiiBackendTests {
+    // MARK: Objects
+
+    @Test func crudRoundTripsEveryValueAndKeepsMetadataOutOfFields() async throws {
+        let sim = KiiSimulator()
+        let kii = simulated(sim)
+        _ = try await kii.signUp(username: "alice", password: "pw-Secret1")
+        let date = try #require(ISO8601.parse("2024-03-31T12:34:56.789Z"))
+        let fields: [String: Value] = [
+            "title": "日本語", "n": 5, "x": 2.5, "ok": false, "none": .null, "when": .date(date), "raw": .bytes(Data([1, 2])),
+            "at": .geoPoint(GeoPoint(latitude: 35.6, longitude: 139.7)), "ref": .pointer(Pointer(className: "T", objectId: "t1")),
+            "nested": ["a": [1, ["b": "c"]]],
+        ]
+        let created = try await kii.create(Record(className: "Memo", fields: fields))
+        let id = try #require(created.id)
+        #expect(created.version == "1" && created.createdAt != nil && created.updatedAt == created.createdAt)
+        #expect(created.fields == fields)
+        let got = try await kii.get(className: "Memo", id: id)
+        #expect(got.fields == fields && got.version == "1" && got.createdAt == created.createdAt)
+        // The wire body: GeoPoint in Kii's shape, the date in the neutral form.
+        let post = try #require(await sim.log.first { $0.method == "POST" && $0.url.path.hasSuffix("/objects") })
+        let body = try JSON.parse(try #require(post.body))
+        #expect(body["at"] == (try JSON.parse(#"{"_type":"point","lat":35.6,"lon":139.7}"#)))
+        #expect(body["when"]?["__type"] == "Date")
+        #expect(post.headers["Content-Type"] == "application/vnd.simapp.mydata+json")
+
+        let patched = try await kii.update(className: "Memo", id: id, .set(["n": 6]))
+        #expect(patched.fields["n"] == 6 && patched.fields["title"] == "日本語" && patched.version == "2")
+        let unset = try await kii.update(className: "Memo", id: id, RecordUpdate(changes: ["none": .delete, "x": .set(9)]))
+        #expect(unset.fields["none"] == nil && unset.fields["x"] == 9 && unset.fields["title"] == "日本語" && unset.version == "3")
+        #expect(try await kii.get(className: "Memo", id: id).fields["none"] == nil)
+        // The field removal went as a full PUT guarded by the version just read.
+        let put = try #require(await sim.log.last { $0.method == "PUT" })
+        #expect(put.headers["If-Match"] == "2")
+        try await kii.delete(className: "Memo", id: id)
+        await #expect { try await kii.get(className: "Memo", id: id) } throws: {
+            ($0 as! MBaaSError).kind == .notFound && ($0 as! MBaaSError).vendorCode == "OBJECT_NOT_FOUND"
+        }
+    }
+
+    @Test func staleVersionsAreConflictsAndChangeNothing() async throws {
+        let sim = KiiSimulator()
+        let kii = simulated(sim, admin: true)
+        let r = try await kii.create(Record(className: "Memo", fields: ["n": 1]))
+        let id = try #require(r.id)
+        let v2 = try await kii.update(className: "Memo", id: id, .set(["n": 2], expectedVersion: r.version))
+        #expect(v2.version == "2")
+        let patch = try #require(await sim.log.last { $0.headers["X-HTTP-Method-Override"] == "PATCH" })
+        #expect(patch.headers["If-Match"] == "1")
+        await #expect { try await kii.update(className: "Memo", id: id, .set(["n": 3], expectedVersion: "1")) } throws: {
+            let e = $0 as! MBaaSError
+            return e.kind == .conflict && e.vendorCode == "OBJECT_VERSION_IS_STALE" && e.httpStatus == 409
+        }
+        await #expect { try await kii.update(className: "Memo", id: id, RecordUpdate(changes: ["n": .delete], expectedVersion: "1")) }
+            throws: { ($0 as! MBaaSError).kind == .conflict }
+        await #expect { try await kii.delete(className: "Memo", id: id, expectedVersion: "1") } throws: {
+            ($0 as! MBaaSError).kind == .conflict
+        }
+        #expect(try await kii.get(className: "Memo", id: id).fields == ["n": 2])
+        try await kii.delete(className: "Memo", id: id, expectedVersion: "2")
+    }
+
+    @Test func clientChosenIdsAreCreateOnly() async throws {
+        let kii = simulated(KiiSimulator(), admin: true)
+        let r = try await kii.create(Record(className: "Memo", id: "my-id.1", fields: ["a": 1]))
+        #expect(r.id == "my-id.1" && r.version == "1" && r.fields == ["a": 1])
+        await #expect { try await kii.create(Record(className: "Memo", id: "my-id.1", fields: ["a": 2])) } throws: {
+            ($0 as! MBaaSError).kind == .duplicate && ($0 as! MBaaSError).vendorCode == "OBJECT_ALREADY_EXISTS"
+        }
+        await #expect { try await kii.create(Record(className: "Memo", id: "bad id!", fields: [:])) } throws: {
+            ($0 as! MBaaSError).kind == .invalidRequest
+        }
+    }
+
+    @Test func unsupportedOperationsAreRefusedBeforeAnyRequest() async throws {
+        let stub = StubTransport([])
+        let kii = KiiBackend(configuration: KiiConfiguration(appID: "a"), context: BackendContext(transport: stub))
+        await #expect { try await kii.update(className: "Memo", id: "o1", RecordUpdate(changes: ["n": .increment(1)])) } throws: {
+            ($0 as! MBaaSError).kind == .unsupported
+        }
+        for q in [Query("Memo").skip(2), Query("Memo").sorted("a", "b"), Query("Memo").select(["a"]),
+                  Query("Memo").filter(Field("t").matches("^a"))] {
+            await #expect { try await kii.queryPage(q) } throws: { ($0 as! MBaaSError).kind == .unsupported }
+        }
+        await #expect { try await kii.create(Record(className: "Bad Class!", fields: ["n": 1])) } throws: {
+            ($0 as! MBaaSError).kind == .invalidRequest
+        }
+        await #expect { try await kii.create(Record(className: "Memo", fields: ["createdAt": "x"])) } throws: {
+            ($0 as! MBaaSError).kind == .invalidRequest
+        }
+        await #expect { try await kii.queryPage(Query("Memo").limit(-1)) } throws: { ($0 as! MBaaSError).kind == .invalidRequest }
+        #expect(stub.sent.isEmpty)
+    }
+
+    // MARK: Queries
+
+    @Test func recordsFollowThePaginationKeyAcrossPages() async throws {
+        // Three pages from a stub: the adapter must send each nextPaginationKey back with the identical bucketQuery.
+        let stub = StubTransport([
+            jsonResponse(200, #"{"results":[{"_id":"a","n":1,"_version":1},{"_id":"b","n":2,"_version":1}],"nextPaginationKey":"k1"}"#),
+            jsonResponse(200, #"{"results":[{"_id":"c","n":3,"_version":"2"},{"_id":"d","n":4}],"nextPaginationKey":"k2"}"#),
+            jsonResponse(200, #"{"results":[{"_id":"e","n":5}]}"#),
+        ])
+        let kii = KiiBackend(configuration: KiiConfiguration(appID: "a1"), context: BackendContext(transport: stub))
+        let q = Query("Memo").filter(Field("n") >= 1).sorted("n")
+        let records = try await kii.records(matching: q, pageSize: 2).collect()
+        #expect(records.map(\.id) == ["a", "b", "c", "d", "e"])
+        #expect(records[2].version == "2" && records[0].version == "1")
+        let bodies = try stub.sent.map { try JSON.parse(try #require($0.body)) }
+        #expect(bodies.count == 3)
+        #expect(bodies.map { $0["paginationKey"] } == [nil, "k1", "k2"])
+        #expect(bodies.allSatisfy { $0["bucketQuery"] == bodies[0]["bucketQuery"] && $0["bestEffortLimit"] == 2 })
+        #expect(bodies[0]["bucketQuery"]?["orderBy"] == "n" && bodies[0]["bucketQuery"]?["descending"] == false)
+        #expect(stub.sent.allSatisfy { $0.url.path == "/api/apps/a1/buckets/Memo/query" && $0.method == "POST" })
+        #expect(stub.sent[0].headers["Content-Type"] == "application/vnd.kii.QueryRequest+json")
+    }
+
+    @Test func queriesMatchTheNeutralSemanticsOnTheSimulator() async throws {
+        let kii = simulated(KiiSimulator(), admin: true)
+        var ids: [String: String] = [:]
+        for (title, n, note) in [("alpha", 1, "x"), ("beta", 2, "y"), ("gamma", 3, nil)] as [(String, Int64, String?)] {
+            var f: [String: Value] = ["title": .string(title), "n": .int(n)]
+            if let note { f["note"] = .string(note) }
+            ids[title] = try await kii.create(Record(className: "Qs", fields: f)).id
+        }
+        func titles(_ whereJSON: String?, sort: String = "n") async throws -> [String] {
+            var q = Query("Qs").sorted(sort)
+            if let whereJSON { q.predicate = try QueryPredicate(json: JSON.parse(whereJSON)) }
+            return try await kii.records(matching: q).collect().compactMap { $0.fields["title"]?.stringValue }
+        }
+        #expect(try await titles(nil) == ["alpha", "beta", "gamma"])
+        #expect(try await titles(nil, sort: "-n") == ["gamma", "beta", "alpha"])
+        #expect(try await titles(#"{"n":2}"#) == ["beta"])
+        #expect(try await titles(#"{"note":{"$ne":"x"}}"#) == ["beta", "gamma"], "ne matches records without the key")
+        #expect(try await titles(#"{"note":{"$nin":["x","y"]}}"#) == ["gamma"])
+        #expect(try await titles(#"{"$not":{"note":"y"}}"#) == ["alpha", "gamma"])
+        #expect(try await titles(#"{"n":{"$gt":1,"$lte":3}}"#) == ["beta", "gamma"])
+        #expect(try await titles(#"{"title":{"$in":["alpha","gamma","delta"]}}"#) == ["alpha", "gamma"])
+        #expect(try await titles(#"{"note":{"$exists":true}}"#) == ["alpha", "beta"])
+        #expect(try await titles(#"{"note":{"$exists":false}}"#) == ["gamma"])
+        #expect(try await titles(#"{"title":{"$prefix":"ga"}}"#) == ["gamma"])
+        #expect(try await titles(#"{"$or":[{"n":1},{"$and":[{"n":{"$gte":3}},{"note":{"$exists":false}}]}]}"#) == ["alpha", "gamma"])
+        #expect(try await titles(#"{"id":"\#(ids["beta"]!)"}"#) == ["beta"])
+        #expect(try await kii.count(Query("Qs")) == 3)
+        #expect(try await kii.count(Query("Qs").filter(Field("n") >= 2).limit(1)) == 2)
+        // A class never written holds nothing.
+        #expect(try await kii.queryPage(Query("Nothing")).records.isEmpty)
+        #expect(try await kii.count(Query("Nothing")) == 0)
+        let first = try await kii.queryPage(Query("Qs").sorted("n").limit(2))
+        #expect(first.records.count == 2 && first.nextCursor != nil)
+        var next = Query("Qs").sorted("n").limit(2)
+        next.cursor = first.nextCursor
+        #expect(try await kii.queryPage(next).records.map { $0.fields["title"] } == ["gamma"])
+        #expect(try await kii.queryPage(Query("Qs").limit(0)).records.isEmpty)
+    }
+
+    @Test func rawGeoClausesReachKii() async throws {
+        let kii = simulated(KiiSimulator(), admin: true)
+        _ = try await kii.create(Record(className: "Place", fields: ["name": "Tokyo", "at": .geoPoint(GeoPoint(latitude: 35.681, longitude: 139.767))]))
+        _ = try await kii.create(Record(className: "Place", fields: ["name": "Osaka", "at": .geoPoint(GeoPoint(latitude: 34.702, longitude: 135.495))]))
+        let near = KiiQueryRequest(clause: .geoDistance(field: "at", center: KiiGeoPoint(lat: 35.69, lon: 139.70), radius: 20_000,
+                                                        putDistanceInto: "d"), orderBy: "_calculated.d", descending: false)
+        #expect(try await kii.queryPage(className: "Place", request: near).records.map { $0.fields["name"] } == ["Tokyo"])
+        let box = KiiQueryRequest(clause: .geoBox(field: "at", northEast: KiiGeoPoint(lat: 35, lon: 136), southWest: KiiGeoPoint(lat: 34, lon: 135)))
+        #expect(try await kii.queryPage(className: "Place", request: box).records.map { $0.fields["name"] } == ["Osaka"])
+    }
+
+    // MARK: Scopes and permissions
+
+    @Test func scopesAddressTheirOwnBuckets() async throws {
+        let sim = KiiSimulator()
+        let alice = simulated(sim), bob = simulated(sim)
+        let a = try await alice.signUp(username: "alice", password: "pw-Secret1")
+        _ = try await bob.signUp(username: "bob", password: "pw-Secret1")
+        let mine = try await alice.create(Record(className: "users/me/Notes", fields: ["t": "a's"]))
+        _ = try await bob.create(Record(className: "users/me/Notes", fields: ["t": "b's"]))
+        #expect(try await alice.records(matching: Query("users/me/Notes")).collect().map { $0.fields["t"] } == ["a's"])
+        #expect(await sim.log.contains { $0.url.path == "/api/apps/simapp/users/me/buckets/Notes/objects" })
+        // The same bucket by the owner's id; another user may not read it.
+        let byID = "users/\(a.userId)/Notes"
+        #expect(try await alice.get(className: byID, id: try #require(mine.id)).fields["t"] == "a's")
+        await #expect { try await bob.get(className: byID, id: mine.id!) } throws: { ($0 as! MBaaSError).kind == .forbidden }
+        // users/me without a session is refused locally.
+        let anonymous = simulated(sim)
+        await #expect { try await anonymous.queryPage(Query("users/me/Notes")) } throws: { ($0 as! MBaaSError).kind == .unauthorized }
+        // Group scope.
+        let group = try await alice.createGroup(name: "team", members: [])
+        let post = try await alice.create(Record(className: "groups/\(group)/Board", fields: ["msg": "hi"]))
+        #expect(try await alice.get(className: "groups/\(group)/Board", id: post.id!).fields["msg"] == "hi")
+        await #expect { try await bob.get(className: "groups/\(group)/Board", id: post.id!) } throws: {
+            ($0 as! MBaaSError).kind == .forbidden
+        }
+    }
+
+    @Test func anonymousCallersMayReadButNotWriteTheAppScope() async throws {
+        let sim = KiiSimulator()
+        let admin = simulated(sim, admin: true), anonymous = simulated(sim)
+        let r = try await admin.create(Record(className: "Memo", fields: ["a": 1]))
+        #expect(try await anonymous.get(className: "Memo", id: r.id!).fields == ["a": 1])
+        await #expect { try await anonymous.create(Record(className: "Memo", fields: ["a": 2])) } throws: {
+            let e = $0 as! MBaaSError
+            return e.kind == .unauthorized && e.vendorCode == "UNAUTHORIZED" && e.httpStatus == 401
+        }
+        // Admin mode fetched one admin token and reused it.
+        let grants = await sim.log.filter { $0.url.path == "/api/oauth2/token" }
+        #expect(grants.count == 1)
+        #expect(try JSON.parse(grants[0].body!)["grant_type"] == "client_credentials")
+    }
+
+    @Test func recordACLsBecomeObjectACLEntries() async throws {
+        let sim = KiiSimulator()
+        let alice = simulated(sim), bob = simulated(sim)
+        let a = try await alice.signUp(username: "alice", password: "pw-Secret1")
+        _ = try await bob.signUp(username: "bob", password: "pw-Secret1")
+        let r = try await alice.create(Record(className: "Memo", acl: .privateTo(a.userId), fields: ["s": "mine"]))
+        #expect(r.acl == .privateTo(a.userId))
+        #expect(try await alice.acl(className: "Memo", id: r.id!) == .privateTo(a.userId))
+        await #expect { try await bob.update(className: "Memo", id: r.id!, .set(["s": "bob's"])) } throws: {
+            ($0 as! MBaaSError).kind == .forbidden
+        }
+        // Kii's documented default: app-scope buckets let every caller read every object.
+        #expect(try await bob.get(className: "Memo", id: r.id!).fields["s"] == "mine")
+        let opened = try await alice.update(className: "Memo", id: r.id!,
+                                            RecordUpdate(acl: ACL([.everyone: .read, .user(a.userId): .readWrite])))
+        #expect(opened.acl?[.everyone] == .read)
+        #expect(try await alice.acl(className: "Memo", id: r.id!) == ACL([.everyone: .read, .user(a.userId): .readWrite]))
+    }
+
+    // MARK: Files
+
+    @Test func attachmentsAreObjectBodiesWithTheirContentType() async throws {
+        let sim = KiiSimulator()
+        let kii = simulated(sim, admin: true)
+        let doc = try await kii.create(Record(className: "Doc", fields: ["title": "with a file"]))
+        let bytes = Data((0..<300).map { UInt8($0 % 256) })
+        let progress = ProgressBox()
+        let ref = try await kii.upload(FileUpload(
+            name: "scan.png", source: .data(bytes), contentType: "image/png",
+            attachment: FileAttachment(className: "Doc", objectId: doc.id!, field: "scan"), progress: { progress.set($0) }))
+        #expect(ref.attachment == FileAttachment(className: "Doc", objectId: doc.id!, field: "scan"))
+        #expect(ref.contentType == "image/png" && ref.size == 300 && progress.value?.completedBytes == 300)
+        let put = try #require(await sim.log.first { $0.method == "PUT" && $0.url.path.hasSuffix("/body") })
+        #expect(put.headers["Content-Type"] == "image/png" && put.body == bytes)
+        #expect(put.url.path == "/api/apps/simapp/buckets/Doc/objects/\(doc.id!)/body")
+        let record = try await kii.get(className: "Doc", id: doc.id!)
+        #expect(record.fields["scan"]?.fileValue?.attachment == ref.attachment && record.fields["title"] == "with a file")
+        #expect(try await kii.download(ref) == bytes)
+        #expect(try await kii.download(try #require(record.fields["scan"]?.fileValue)) == bytes)
+        await #expect {
+            try await kii.upload(FileUpload(name: "b.txt", source: .data(Data("x".utf8)),
+                                            attachment: FileAttachment(className: "Doc", objectId: doc.id!, field: "other")))
+        } throws: { ($0 as! MBaaSError).kind == .unsupported }
+        try await kii.deleteFile(ref)
+        #expect(try await kii.get(className: "Doc", id: doc.id!).fields["scan"] == nil)
+        await #expect { try await kii.download(ref) } throws: {
+            ($0 as! MBaaSError).kind == .notFound && ($0 as! MBaaSError).vendorCode == "OBJECT_BODY_NOT_FOUND"
+        }
+    }
+
+    @Test func theFileStoreIsABucketOfBodies() async throws {
+        let sim = KiiSimulator()
+        let kii = simulated(sim, admin: true)
+        let ref = try await kii.upload(Data("日本語".utf8), name: "メモ🎉.txt", contentType: "text/plain")
+        #expect(ref.name == "メモ🎉.txt" && ref.attachment == nil && ref.url?.contains("/buckets/mbaas_files/objects/") == true)
+        _ = try await kii.upload(Data("2".utf8), name: "other.bin")
+        #expect(try await kii.download(ref) == Data("日本語".utf8))
+        #expect(try await kii.download(name: "メモ🎉.txt") == Data("日本語".utf8))
+        let listed = try await kii.listFiles(prefix: "メモ", limit: nil)
+        #expect(listed.map(\.reference.name) == ["メモ🎉.txt"] && listed[0].reference.contentType == "text/plain")
+        #expect(try await kii.listFiles(prefix: nil, limit: nil).map(\.reference.name) == ["メモ🎉.txt", "other.bin"])
+        #expect(try await kii.listFiles(prefix: nil, limit: 1).count == 1)
+        try await kii.deleteFile(ref)
+        await #expect { try await kii.download(ref) } throws: { ($0 as! MBaaSError).kind == .notFound }
+        await #expect { try await kii.download(name: "missing.txt") } throws: { ($0 as! MBaaSError).kind == .notFound }
+        await #expect { try await kii.deleteFile(FileReference(name: "missing.txt")) } throws: { ($0 as! MBaaSError).kind == .notFound }
+    }
+
+    // MARK: Auth
+
+    @Test func signUpLogInAndCurrentUser() async throws {
+        let sim = KiiSimulator()
+        let kii = simulated(sim)
+        let s = try await kii.signUp(username: "alice", password: "pw-Secret1", email: "a@example.com", fields: ["age": 30])
+        #expect(s.username == "alice" && !s.userId.isEmpty && s.expiresAt != nil)
+        let register = try #require(await sim.log.first { $0.url.path == "/api/apps/simapp/users" })
+        #expect(register.headers["Content-Type"] == "application/vnd.kii.RegistrationRequest+json")
+        #expect(register.headers["Authorization"] == nil)
+        let me = try await kii.currentUser()
+        #expect(me.id == s.userId && me.username == "alice" && me.email == "a@example.com" && me.fields["age"] == 30)
+        await #expect { try await kii.signUp(username: "alice", password: "pw-Secret1") } throws: {
+            ($0 as! MBaaSError).kind == .duplicate && ($0 as! MBaaSError).vendorCode == "USER_ALREADY_EXISTS"
+        }
+        await #expect { try await kii.logIn(username: "alice", password: "wrong-pass") } throws: {
+            ($0 as! MBaaSError).kind == .unauthorized && ($0 as! MBaaSError).vendorCode == "invalid_grant"
+        }
+        #expect(await kii.session?.token == s.token, "a failed login keeps the session")
+        let byEmail = try await kii.logIn(username: "a@example.com", password: "pw-Secret1")
+        #expect(byEmail.userId == s.userId)
+        try await kii.logOut(confirmWithServer: false)
+        #expect(await kii.session == nil)
+        await #expect { try await kii.currentUser() } throws: { ($0 as! MBaaSError).kind == .unauthorized }
+        await kii.restore(byEmail)
+        #expect(try await kii.currentUser().id == s.userId)
+        await #expect { try await kii.logOut(confirmWithServer: true) } throws: { ($0 as! MBaaSError).kind == .unsupported }
+        #expect(await kii.session == nil)
+    }
+
+    @Test func tokensRefreshBeforeTheyExpire() async throws {
+        var options = KiiSimulator.Options()
+        options.tokenLifetime = 600
+        options.issueRefreshTokens = true
+        let sim = KiiSimulator(options: options)
+        let clock = Clock(fixedNow)
+        let kii = KiiBackend(configuration: KiiConfiguration(appID: "simapp", baseURL: "https://api-jp.kii.com/api"),
+                             context: BackendContext(transport: sim, clock: { clock.now }))
+        let first = try await kii.signUp(username: "alice", password: "pw-Secret1")
+        #expect(first.refreshToken != nil && first.expiresAt == fixedNow.addingTimeInterval(600))
+        clock.now = fixedNow.addingTimeInterval(400)  // less than five minutes left
+        _ = try await kii.currentUser()
+        let renewed = try #require(await kii.session)
+        #expect(renewed.token != first.token && renewed.refreshToken != first.refreshToken)
+        let refresh = try #require(await sim.log.last { $0.url.path == "/api/oauth2/token" })
+        #expect(try JSON.parse(refresh.body!) == (try JSON.parse(#"{"grant_type":"refresh_token","refresh_token":"\#(first.refreshToken!)"}"#)))
+        // The old refresh token no longer works: a session restored with it ends on refresh.
+        await kii.restore(first)
+        await #expect { try await kii.refreshSession() } throws: { ($0 as! MBaaSError).kind == .unauthorized }
+        #expect(await kii.session == nil)
+    }
+
+    @Test func aRejectedTokenEndsTheSession() async throws {
+        let sim = KiiSimulator()
+        let kii = simulated(sim)
+        _ = try await kii.signUp(username: "alice", password: "pw-Secret1")
+        await kii.restore(Session(token: "forged", userId: "u1"))
+        await #expect { try await kii.get(className: "Memo", id: "x1") } throws: {
+            ($0 as! MBaaSError).kind == .unauthorized && ($0 as! MBaaSError).vendorCode == "WRONG_TOKEN"
+        }
+        #expect(await kii.session == nil)
+    }
+
+    @Test func theFactoryOpensKiiURLs() async throws {
+        var registry = BackendRegistry()
+        registry.register(KiiBackendFactory())
+        let stub = StubTransport([jsonResponse(200, #"{"_id":"o1","a":1,"_version":"4"}"#, headers: [("ETag", "\"4\"")])])
+        let backend = try await registry.open("kii://app9:key9@jp", context: BackendContext(transport: stub))
+        #expect(backend.adapterName == "kii" && !backend.capabilities.has(.skip) && backend.capabilities.has(.operator(.nin)))
+        let r = try await backend.get(className: "Memo", id: "o1")
+        #expect(r.version == "4" && r.fields == ["a": 1])
+        #expect(stub.sent[0].url.absoluteString == "https://api-jp.kii.com/api/apps/app9/buckets/Memo/objects/o1")
+        #expect(stub.sent[0].headers["X-Kii-AppKey"] == "key9")
+    }
+}
+
+final class ProgressBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last: TransferProgress?
+    func set(_ p: TransferProgress) { lock.lock(); last = p; lock.unlock() }
+    var value: TransferProgress? { lock.lock(); defer { lock.unlock() }; return last }
+}
+
+final class Clock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var date: Date
+    init(_ date: Date) { self.date = date }
+    var now: Date {
+        get { lock.lock(); defer { lock.unlock() }; return date }
+        set { lock.lock(); date = newValue; lock.unlock() }
+    }
+}

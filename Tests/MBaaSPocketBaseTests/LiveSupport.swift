@@ -1,0 +1,26 @@
+import Foundation
+import Testing
+import MBaaSCore
+@testable import MBaaSPocketBase
+
+/// The live tests talk to the PocketBase server named by `MBAAS_POCKETBASE_URL` (a loopback server that
+/// `.ci/pocketbase.sh` starts and stops); without the variable they are skipped, with that reason.
+enum Live {
+    static let url = ProcessInfo.processInfo.environment["MBAAS_POCKETBASE_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    static var isAvailable: Bool { url != nil }
+    static let skipReason: Comment =
+        "MBAAS_POCKETBASE_URL is not set: run `.ci/pocketbase.sh run -- swift test` (or `start` and export it) to include the live PocketBase tests"
+
+    /// A backend opened from the environment's URL (superuser credentials).
+    static func backend(options: String = "") async throws -> PocketBaseBackend {
+        guard var text = url else { throw MBaaSError(.invalidRequest, "MBAAS_POCKETBASE_URL is not set") }
+        if !options.isEmpty { text += (text.contains("?") ? "&" : "?") + options }
+        let backend = try await PocketBaseBackendFactory().open(try BackendURL(parsing: text), context: BackendContext())
+        return backend as! PocketBaseBackend
+    }
+
+    /// 8 lowercase letters and digits, for per-run names.
+    static func runId() -> String {
+        String(UUID().uuidString.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(8))
+    }
+}

@@ -1,0 +1,3 @@
+import Testing
+import MBaaSCore
+@testable import MBaaSPocketBase

@@ -1,0 +1,65 @@
+import Foundation
+import MBaaSCore
+import Testing
+@testable import MBaaSReplay
+
+/// Guards the committed fixtures: no cassette under `Fixtures/Cassettes` may contain a secret-looking string.
+@Suite struct CassetteSecretScanTests {
+    /// `<repo>/Fixtures/Cassettes`, found from this file's path (Tests/MBaaSReplayTests/X.swift -> ../../Fixtures).
+    static let cassettesDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fixtures/Cassettes")
+
+    @Test func committedCassettesContainNoSecrets() throws {
+        let findings = try SecretScanner.scanCassettes(under: Self.cassettesDirectory)
+        #expect(findings.isEmpty, "secret-looking strings in committed cassettes:\n\(findings.map(\.description).joined(separator: "\n"))")
+        // Every committed cassette must also load (a broken file is not silently skipped).
+        for file in SecretScanner.cassetteFiles(under: Self.cassettesDirectory) {
+            #expect(throws: Never.self, "\(file.lastPathComponent)") { _ = try Cassette.load(from: file) }
+        }
+    }
+
+    @Test func missingDirectoryHasNoFindings() throws {
+        #expect(try SecretScanner.scanCassettes(under: URL(fileURLWithPath: "/nonexistent/Fixtures/Cassettes")).isEmpty)
+    }
+
+    static let planted: [(kind: String, interaction: Interaction)] = [
+        ("JWT", interaction("GET", "/me", response: .object(["note": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig"]))),
+        ("bearer token", interaction("GET", "/me", headers: ["Authorization": "Bearer abcDEF123456ghi"])),
+        ("password", interaction("POST", "/login", body: .json(.object(["username": "u", "password": "hunter2"])))),
+        ("password", interaction("GET", "/login", query: [("password", "hunter2")])),
+        ("password", interaction("POST", "/login", headers: ["Content-Type": "text/plain"], body: .text(#"{\"password\":\"hunter2\"}"#))),
+        ("password", interaction("POST", "/signup", headers: ["Content-Type": "multipart/form-data; boundary=b"],
+                                 body: .multipart([RecordedPart(name: "password", body: .text("hunter2"))]))),
+        ("long key", interaction("GET", "/c", headers: ["X-NCMB-Application-Key": String(repeating: "6145f91061916580", count: 4)])),
+        ("long key", interaction("GET", "/c", response: .object(["key": "Xk9fQ2mZ7pL4sR8tV1wY3bN6cH0jD5gK"]))),
+    ]
+
+    @Test(arguments: 0..<planted.count)
+    func detectorCatchesAPlantedSecret(_ index: Int) throws {
+        let (kind, planted) = Self.planted[index]
+        let dir = try temporaryDirectory()
+        try cassette([interaction("GET", "/ok"), planted]).write(to: dir.appendingPathComponent("test/planted.json"))
+        let findings = try SecretScanner.scanCassettes(under: dir)
+        #expect(findings.contains { $0.kind == kind && $0.file == "test/planted.json" }, "\(findings)")
+        // Findings never print the whole secret.
+        #expect(!findings.contains { $0.description.contains("hunter2\"") || $0.description.contains("6145f910619165806145") })
+    }
+
+    @Test func ordinaryCassetteContentIsNotFlagged() throws {
+        let clean = cassette([
+            interaction("GET", "/apps/<APP_ID>/users/b56270b00022-171b-7e11-b35e-0911a10d",
+                        query: [("where", #"{"createDate":{"$gte":{"__type":"Date","iso":"2024-03-31T23:59:59.123Z"}}}"#)],
+                        headers: ["Authorization": "Bearer <TOKEN_1>", "X-Kii-AppID": "<APP_ID>",
+                                  "X-Basic": BasicCredentials.header(for: "<APP_ID>:<APP_KEY>")],
+                        body: .json(.object(["password": "<USER_PASSWORD>", "id": "123e4567-e89b-12d3-a456-426614174000"])),
+                        response: .object(["token_type": "Bearer", "access_token": "<TOKEN_1>",
+                                           "name": "replay-application-key", "class": "Memo_abcd1234_attachment_report"])),
+            Interaction(request: RecordedRequest(method: "GET", path: "/file"),
+                        response: RecordedResponse(status: 200, headers: ["ETag": "\"d41d8cd98f00b204e9800998ecf8427e\""],
+                                                   body: .base64(Data((0..<64).map { UInt8($0 * 7 % 256) })))),
+        ])
+        let findings = SecretScanner.scan(json: clean.json)
+        #expect(findings.isEmpty, "\(findings)")
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import MBaaSCore
+@testable import MBaaSReplay
+
+/// A scripted live server: answers requests with a closure and keeps what it was sent.
+final class StubTransport: HTTPTransport, @unchecked Sendable {
+    private let handler: @Sendable (HTTPRequest) throws -> HTTPResponse
+    private let state = Locked<[HTTPRequest]>([])
+
+    init(_ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) { self.handler = handler }
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        state.withLock { $0.append(request) }
+        return try handler(request)
+    }
+
+    var requests: [HTTPRequest] { state.withLock { $0 } }
+    var callCount: Int { requests.count }
+}
+
+func jsonResponse(_ status: Int = 200, _ json: JSON, headers: [(String, String)] = []) -> HTTPResponse {
+    HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json")] + headers), body: json.data())
+}
+
+func request(
+    _ method: String, _ url: String, headers: [(String, String)] = [], json: JSON? = nil, body: Data? = nil,
+    idempotencyKey: String? = nil
+) -> HTTPRequest {
+    var h = HTTPHeaders(headers)
+    var data = body
+    if let json {
+        if h["Content-Type"] == nil { h["Content-Type"] = "application/json" }
+        data = json.data()
+    }
+    return HTTPRequest(method: method, url: URL(string: url)!, headers: h, body: data, idempotencyKey: idempotencyKey)
+}
+
+let fixedDate = Date(timeIntervalSince1970: 1_711_929_600.123)  // 2024-04-01T00:00:00.123Z
+
+func interaction(
+    _ method: String, _ path: String, query: [(String, String)] = [], headers: HTTPHeaders = [:],
+    pinned: [String] = [], body: RecordedBody = .none, status: Int = 200, response: JSON = .object(["ok": true])
+) -> Interaction {
+    Interaction(
+        request: RecordedRequest(method: method, path: path, query: query.map { (name: $0.0, value: $0.1) },
+                                 headers: headers, pinnedHeaders: pinned, body: body),
+        response: RecordedResponse(status: status, headers: ["Content-Type": "application/json"], body: .json(response)))
+}
+
+func cassette(_ interactions: [Interaction], name: String = "test.scenario") -> Cassette {
+    Cassette(name: name, adapter: "test", provenance: .authored(facts: ["test"]), recordedAt: fixedDate,
+             backendURL: "test://<APP_KEY>@example.com", interactions: interactions)
+}
+
+/// Runs `body` and returns the MBaaSError it throws, or nil.
+func thrownError(_ body: () async throws -> Void) async -> MBaaSError? {
+    do { try await body(); return nil } catch { return MBaaSError.wrap(error) }
+}
+
+func temporaryDirectory() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-replay-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
