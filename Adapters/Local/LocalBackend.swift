@@ -11,10 +11,18 @@ import MBaaSCore
 /// let memo = try await backend.create(Record(className: "Memo", fields: ["title": "rent", "money": 50]))
 /// ```
 ///
-/// - Records: one row each, fields as neutral JSON queried with SQLite JSON1 (see ``LocalQueryCompiler`` notes in
-///   the module docs and ``createIndex(className:key:)``); every ``QueryOperator``, nested dotted keys,
-///   multi-key sort, skip, keyset cursors, count and selected keys run in SQL. Versions are integer counters.
-///   Batches run in one transaction (all or nothing).
+/// - Records: one row each, the fields as their neutral JSON in one column, queried with SQLite's JSON1 functions
+///   (one SQL statement per page, whatever the filter; see ``createIndex(className:key:)`` for hot keys). Every
+///   ``QueryOperator``, nested dotted keys, multi-key sort, skip, keyset cursors, count and selected keys run in
+///   SQL. Versions are integer counters. Batches run in one transaction (all or nothing).
+///
+///   Operator semantics: `eq` compares type and value (ints and doubles numerically, dates to the millisecond);
+///   a scalar also matches an element of an array field; `eq null` matches null or missing. `ne`/`nin` are the
+///   negations, so they match missing keys. `lt`…`gte` compare numbers with numbers, strings with strings (by
+///   code point) and dates with dates; other pairs never match. `in` also matches any element of an array field.
+///   `exists` means present and not null. `prefix` is case-sensitive (no LIKE wildcards). `regex` uses
+///   NSRegularExpression with options `i m s x` on strings. `containsAll` needs an array holding every value.
+///   Keys `id`, `createdAt`, `updatedAt` query the metadata.
 /// - Files: bytes in a directory next to the database (`<path>-files/`, or ``Options/filesDirectory``), metadata
 ///   in the database. Uploads copy in chunks, report progress, and remove partial files when cancelled.
 /// - Users: scrypt password hashes (swift-crypto), random session tokens stored as SHA-256 hashes with an expiry.
@@ -77,6 +85,11 @@ public actor LocalBackend: Backend {
                                           isTemporary: true)
                 }
             } else {
+                let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: parent.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                    throw MBaaSError(.invalidRequest, "the directory \(parent.path) does not exist; create it first")
+                }
                 writer = try DatabasePool(path: path, configuration: config)
                 files = LocalFileArea(directory: options.filesDirectory ?? URL(fileURLWithPath: path + "-files"), isTemporary: false)
             }
@@ -97,9 +110,13 @@ public actor LocalBackend: Backend {
         try LocalBackend(path: ":memory:", context: context, options: options)
     }
 
-    /// Closes the database; removes the temporary file directory of an in-memory backend.
+    /// Closes the database, first folding the write-ahead log into the main file (so `app.db` alone holds every
+    /// committed write, e.g. to copy it); removes the temporary file directory of an in-memory backend.
     public func close() async {
-        if let pool = store.writer as? DatabasePool { try? pool.close() }
+        if let pool = store.writer as? DatabasePool {
+            _ = try? await pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+            try? pool.close()
+        }
         if let queue = store.writer as? DatabaseQueue { try? queue.close() }
         if store.files.isTemporary { try? FileManager.default.removeItem(at: store.files.directory) }
     }

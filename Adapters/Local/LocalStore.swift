@@ -190,7 +190,7 @@ struct LocalStore: Sendable {
         switch error {
         case let e as MBaaSError: return e
         case let e as DatabaseError:
-            let code = "SQLITE_\(e.extendedResultCode.rawValue)"
+            let code = sqliteCodeName(e.extendedResultCode.rawValue)
             let message = e.message ?? "\(e.resultCode)"
             switch e.resultCode {
             case .SQLITE_BUSY, .SQLITE_LOCKED:
@@ -208,4 +208,15 @@ struct LocalStore: Sendable {
             return MBaaSError.wrap(error)
         }
     }
+}
+
+/// `SQLITE_CANTOPEN`, or `SQLITE_CONSTRAINT (2067)` for an extended code: the vendor code Local errors carry.
+func sqliteCodeName(_ extended: Int32) -> String {
+    let names = [1: "ERROR", 2: "INTERNAL", 3: "PERM", 4: "ABORT", 5: "BUSY", 6: "LOCKED", 7: "NOMEM", 8: "READONLY",
+                 9: "INTERRUPT", 10: "IOERR", 11: "CORRUPT", 12: "NOTFOUND", 13: "FULL", 14: "CANTOPEN", 15: "PROTOCOL",
+                 16: "EMPTY", 17: "SCHEMA", 18: "TOOBIG", 19: "CONSTRAINT", 20: "MISMATCH", 21: "MISUSE", 22: "NOLFS",
+                 23: "AUTH", 24: "FORMAT", 25: "RANGE", 26: "NOTADB"]
+    let primary = Int(extended & 0xFF)
+    let name = "SQLITE_" + (names[primary] ?? String(primary))
+    return Int(extended) == primary ? name : "\(name) (\(extended))"
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import MBaaSCore
 
@@ -91,16 +92,20 @@ enum LocalValidation {
     }
 }
 
-/// Random identifiers and tokens from the system's cryptographically secure generator.
+/// Random identifiers and tokens from a cryptographically secure generator (BoringSSL's, through swift-crypto:
+/// one call per 32 bytes instead of a system call per draw).
 enum LocalRandom {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
 
-    /// `count` random alphanumerics (62 symbols, unbiased).
+    /// `count` random alphanumerics (62 symbols; rejection sampling keeps them unbiased).
     static func alphanumeric(_ count: Int) -> String {
-        var rng = SystemRandomNumberGenerator()
         var out = [UInt8]()
         out.reserveCapacity(count)
-        for _ in 0..<count { out.append(alphabet[Int(rng.next(upperBound: UInt64(alphabet.count)))]) }
+        while out.count < count {
+            for byte in bytes(32) where byte < 248 && out.count < count {   // 248 = 4 × 62
+                out.append(alphabet[Int(byte % 62)])
+            }
+        }
         return String(decoding: out, as: UTF8.self)
     }
 
@@ -109,8 +114,12 @@ enum LocalRandom {
 
     /// `count` random bytes.
     static func bytes(_ count: Int) -> [UInt8] {
-        var rng = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        var out = [UInt8]()
+        out.reserveCapacity(count)
+        while out.count < count {
+            SymmetricKey(size: .bits256).withUnsafeBytes { out.append(contentsOf: $0.prefix(count - out.count)) }
+        }
+        return out
     }
 }
 

@@ -1,0 +1,86 @@
+import Foundation
+import MBaaSCore
+import Testing
+
+/// Runs the built `mbaas` executable in a private temporary directory, with its own database and session file.
+struct CLIHarness {
+    struct Output {
+        var status: Int32
+        var stdout: Data
+        var stderr: String
+        var text: String { String(decoding: stdout, as: UTF8.self) }
+        /// Stdout parsed as JSON.
+        func json(sourceLocation: SourceLocation = #_sourceLocation) throws -> JSON {
+            do { return try JSON.parse(stdout) } catch {
+                Issue.record("stdout is not JSON (\(error)): \(text)\nstderr: \(stderr)", sourceLocation: sourceLocation)
+                throw error
+            }
+        }
+    }
+
+    let directory: URL
+    let sessionFile: URL
+    /// `sqlite:<dir>/db.sqlite`
+    let url: String
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-cli-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        sessionFile = directory.appendingPathComponent("config/mbaas/sessions.json")
+        url = "sqlite:" + directory.appendingPathComponent("db.sqlite").path
+    }
+
+    func cleanUp() { try? FileManager.default.removeItem(at: directory) }
+
+    /// The executable: next to the test bundle (the products directory), or `.build/debug/mbaas` of this package.
+    static func binary() throws -> URL {
+        var candidates: [URL] = []
+        let bundle = Bundle.main.bundleURL
+        candidates.append(bundle.appendingPathComponent("mbaas"))
+        candidates.append(bundle.deletingLastPathComponent().appendingPathComponent("mbaas"))
+        for bundle in Bundle.allBundles where bundle.bundleURL.pathExtension == "xctest" {
+            candidates.append(bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("mbaas"))
+        }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        candidates.append(root.appendingPathComponent(".build/debug/mbaas"))
+        if let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) { return found }
+        throw MBaaSError(.notFound, "the mbaas executable was not found (looked at \(candidates.map(\.path).joined(separator: ", "))); build it with `swift build --build-tests`")
+    }
+
+    /// Runs `mbaas <arguments>` with the session file option added after the subcommand words.
+    @discardableResult
+    func run(_ arguments: [String], stdin: String? = nil, sessionOption: Bool = true) throws -> Output {
+        let process = Process()
+        process.executableURL = try Self.binary()
+        process.arguments = arguments + (sessionOption ? ["--session-file", sessionFile.path] : [])
+        var env = ProcessInfo.processInfo.environment
+        env["XDG_CONFIG_HOME"] = directory.appendingPathComponent("xdg").path
+        process.environment = env
+        process.currentDirectoryURL = directory
+        let out = directory.appendingPathComponent("stdout-\(UUID().uuidString)")
+        let err = directory.appendingPathComponent("stderr-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
+        let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
+        process.standardOutput = outHandle
+        process.standardError = errHandle
+        let input = Pipe()
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        try outHandle.close()
+        try errHandle.close()
+        return Output(status: process.terminationStatus, stdout: try Data(contentsOf: out),
+                      stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self))
+    }
+
+    /// Runs and expects exit status 0, returning stdout as JSON.
+    func json(_ arguments: [String], stdin: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> JSON {
+        let result = try run(arguments + ["--format", "json"], stdin: stdin)
+        #expect(result.status == 0, "mbaas \(arguments.joined(separator: " ")) failed: \(result.stderr)", sourceLocation: sourceLocation)
+        return try result.json(sourceLocation: sourceLocation)
+    }
+}

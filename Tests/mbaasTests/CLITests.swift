@@ -1,0 +1,182 @@
+import Foundation
+import MBaaSCore
+import Testing
+import XCTest
+
+@Suite("mbaas CLI, end to end on a sqlite: database")
+struct CLITests {
+    @Test func objectsCRUD() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let created = try cli.json(["objects", "create", cli.url, "Memo", #"{"title":"rent","money":50,"due":{"__type":"Date","iso":"2025-04-01T00:00:00.000Z"}}"#])
+        let id = try #require(created["id"]?.stringValue)
+        #expect(created["class"] == "Memo" && created["version"] == "1")
+        #expect(created["fields"]?["due"] == .object(["__type": "Date", "iso": "2025-04-01T00:00:00.000Z"]))
+
+        let got = try cli.json(["objects", "get", cli.url, "Memo", id])
+        #expect(got == created)
+
+        let updated = try cli.json(["objects", "update", cli.url, "Memo", id, #"{"money":{"__op":"Increment","amount":5},"note":"paid"}"#])
+        #expect(updated["fields"]?["money"] == 55 && updated["fields"]?["note"] == "paid" && updated["version"] == "2")
+
+        let stale = try cli.run(["objects", "update", cli.url, "Memo", id, #"{"money":1}"#, "--expected-version", "1"])
+        #expect(stale.status == 5 && stale.stderr.contains("conflict:"))
+
+        let deleted = try cli.json(["objects", "delete", cli.url, "Memo", id])
+        #expect(deleted["deleted"] == true)
+        let gone = try cli.run(["objects", "get", cli.url, "Memo", id])
+        #expect(gone.status == 3)
+        #expect(gone.stderr == "mbaas: error: notFound: record Memo/\(id) not found\n")
+        #expect(gone.stdout.isEmpty)
+
+        let bad = try cli.run(["objects", "create", cli.url, "Memo", #"{"title":"#])
+        #expect(bad.status == 2 && bad.stderr.contains("invalidRequest: fields: invalid JSON"))
+        let reserved = try cli.run(["objects", "create", cli.url, "Memo", #"{"id":"x"}"#])
+        #expect(reserved.status == 2 && reserved.stderr.contains("'id' is reserved"))
+    }
+
+    @Test func queryOptions() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        for (title, money) in [("a", 10), ("b", 40), ("c", 40), ("d", 25), ("e", 5), ("f", 60)] {
+            _ = try cli.json(["objects", "create", cli.url, "Memo", #"{"title":"\#(title)","money":\#(money)}"#])
+        }
+        let result = try cli.json(["objects", "query", cli.url, "Memo", "--where", #"{"money":{"$gte":20}}"#,
+                                   "--order", "-money,title", "--limit", "2", "--skip", "1", "--count"])
+        let titles = result["results"]?.arrayValue?.map { $0["fields"]?["title"]?.stringValue ?? "?" }
+        #expect(titles == ["b", "c"])                        // f, [b, c], d
+        #expect(result["count"] == 4)
+
+        let paged = try cli.json(["objects", "query", cli.url, "Memo", "--order", "title", "--limit", "5", "--page-size", "2"])
+        #expect(paged["results"]?.arrayValue?.map { $0["fields"]?["title"]?.stringValue ?? "?" } == ["a", "b", "c", "d", "e"])
+        #expect(paged["count"] == nil)
+
+        let keys = try cli.json(["objects", "query", cli.url, "Memo", "--where", #"{"title":{"$in":["e"]}}"#, "--keys", "title"])
+        #expect(keys["results"]?.arrayValue?.first?["fields"] == .object(["title": "e"]))
+
+        let countOnly = try cli.json(["objects", "query", cli.url, "Memo", "--limit", "0", "--count"])
+        #expect(countOnly["results"] == .array([]) && countOnly["count"] == 6)
+
+        let table = try cli.run(["objects", "query", cli.url, "Memo", "--order", "money", "--limit", "2", "--format", "table"])
+        #expect(table.status == 0)
+        #expect(table.text.hasPrefix("id ") && table.text.contains("(2 records)") && table.text.contains("money"))
+    }
+
+    @Test(arguments: [
+        (#"{"money":{"$gtx":1}}"#, "'$gtx'"),
+        (#"{"$nor":[{"a":1}]}"#, "'$nor'"),
+        (#"{"title":{"$regex":"("}}"#, "invalid regular expression"),
+        (#"{"money":"#, "where: invalid JSON"),
+    ])
+    func malformedWhereIsRejected(where text: String, expected: String) throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let r = try cli.run(["objects", "query", cli.url, "Memo", "--where", text])
+        #expect(r.status == 2)
+        #expect(r.stderr.hasPrefix("mbaas: error: invalidRequest: ") && r.stderr.contains(expected), "stderr: \(r.stderr)")
+    }
+
+    @Test func files() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let bytes = Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) })
+        let source = cli.directory.appendingPathComponent("photo.bin")
+        try bytes.write(to: source)
+
+        let ref = try cli.json(["files", "upload", cli.url, source.path, "--name", "photos/p 1.bin"])
+        #expect(ref["name"] == "photos/p 1.bin" && ref["size"] == 300_000 && ref["__type"] == "File")
+
+        let list = try cli.json(["files", "list", cli.url, "--prefix", "photos/"])
+        #expect(list["results"]?.arrayValue?.map { $0["name"]?.stringValue } == ["photos/p 1.bin"])
+        #expect(try cli.json(["files", "list", cli.url, "--prefix", "other/"])["results"] == .array([]))
+
+        let target = cli.directory.appendingPathComponent("copy.bin")
+        let saved = try cli.json(["files", "download", cli.url, "photos/p 1.bin", "--output", target.path])
+        #expect(saved["size"] == 300_000)
+        #expect(try Data(contentsOf: target) == bytes)
+        let piped = try cli.run(["files", "download", cli.url, "photos/p 1.bin"])
+        #expect(piped.status == 0 && piped.stdout == bytes)
+
+        let memo = try cli.json(["objects", "create", cli.url, "Memo", #"{"title":"with file"}"#])
+        let memoId = try #require(memo["id"]?.stringValue)
+        let attached = try cli.json(["files", "upload", cli.url, source.path, "--attach", "Memo/\(memoId)/photo"])
+        #expect(attached["attachment"]?["field"] == "photo")
+        #expect(try cli.json(["objects", "get", cli.url, "Memo", memoId])["fields"]?["photo"]?["name"] == attached["name"])
+
+        #expect(try cli.json(["files", "delete", cli.url, "photos/p 1.bin"])["deleted"] == true)
+        let missing = try cli.run(["files", "download", cli.url, "photos/p 1.bin"])
+        #expect(missing.status == 3 && missing.stderr.contains("not found"))
+        let noSource = try cli.run(["files", "upload", cli.url, "/nonexistent/file"])
+        #expect(noSource.status == 2 && noSource.stderr.contains("cannot read the local file"))
+    }
+
+    @Test func authSessionsPersistBetweenRuns() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let whoNobody = try cli.run(["auth", "whoami", cli.url])
+        #expect(whoNobody.status == 4 && whoNobody.stderr.contains("unauthorized: not logged in"))
+
+        let signed = try cli.json(["auth", "signup", cli.url, "alice", "--password", "s3cret pass", "--email", "alice@example.com"])
+        let userId = try #require(signed["userId"]?.stringValue)
+        #expect(signed["token"] == nil)                                      // tokens are never printed
+
+        // The session file: 0600 in a 0700 directory, keyed by the URL, holding the token.
+        let attributes = try FileManager.default.attributesOfItem(atPath: cli.sessionFile.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        let dirAttributes = try FileManager.default.attributesOfItem(atPath: cli.sessionFile.deletingLastPathComponent().path)
+        #expect((dirAttributes[.posixPermissions] as? NSNumber)?.intValue == 0o700)
+        let saved = try JSON.parse(Data(contentsOf: cli.sessionFile))
+        #expect(saved[cli.url]?["userId"]?.stringValue == userId && saved[cli.url]?["token"]?.stringValue?.isEmpty == false)
+
+        let me = try cli.json(["auth", "whoami", cli.url])
+        #expect(me["id"]?.stringValue == userId && me["username"] == "alice" && me["email"] == "alice@example.com")
+
+        // Records created while logged in can be private to the user.
+        let secret = try cli.json(["objects", "create", cli.url, "Note", #"{"t":"x"}"#, "--acl", #"{"\#(userId)":{"read":true,"write":true}}"#])
+        let secretId = try #require(secret["id"]?.stringValue)
+
+        let wrong = try cli.run(["auth", "login", cli.url, "alice", "--password", "nope"])
+        #expect(wrong.status == 4)
+        #expect(wrong.stderr == "mbaas: error: unauthorized: wrong user name or password\n")
+        #expect(try cli.json(["auth", "whoami", cli.url])["id"]?.stringValue == userId)   // previous session kept
+
+        #expect(try cli.json(["auth", "logout", cli.url, "--server"])["loggedOut"] == true)
+        let after = try cli.run(["auth", "whoami", cli.url])
+        #expect(after.status == 4)
+        let hidden = try cli.run(["objects", "get", cli.url, "Note", secretId])
+        #expect(hidden.status == 3)                                            // anonymous cannot see it
+
+        let login = try cli.json(["auth", "login", cli.url, "alice", "--password-stdin"], stdin: "s3cret pass\n")
+        #expect(login["userId"]?.stringValue == userId)
+        #expect(try cli.json(["objects", "get", cli.url, "Note", secretId])["fields"]?["t"] == "x")
+
+        let duplicate = try cli.run(["auth", "signup", cli.url, "alice", "--password", "x"])
+        #expect(duplicate.status == 5 && duplicate.stderr.contains("already taken"))
+        let noPassword = try cli.run(["auth", "login", cli.url, "alice"])
+        #expect(noPassword.status != 0 && noPassword.stderr.contains("--password"))
+    }
+
+    @Test func badURLsAreExplained() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let unknown = try cli.run(["objects", "get", "nosuch://x", "Memo", "1"])
+        #expect(unknown.status == 2 && unknown.stderr.contains("unknown backend scheme 'nosuch'") && unknown.stderr.contains("sqlite"))
+        let noScheme = try cli.run(["objects", "get", "demo.db", "Memo", "1"])
+        #expect(noScheme.status == 2 && noScheme.stderr.contains("has no scheme"))
+        let badClass = try cli.run(["objects", "get", cli.url, "1Memo", "1"])
+        #expect(badClass.status == 2 && badClass.stderr.contains("invalid class name '1Memo'"))
+    }
+}
+
+/// CI needs at least one XCTest test per target (see the README's test notes).
+final class CLISmokeTests: XCTestCase {
+    func testHelpListsTheCommands() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let help = try cli.run(["--help"], sessionOption: false)
+        XCTAssertEqual(help.status, 0, help.stderr)
+        for word in ["objects", "files", "auth", "bench"] {
+            XCTAssertTrue(help.text.contains(word), "--help does not mention \(word): \(help.text)")
+        }
+    }
+}
