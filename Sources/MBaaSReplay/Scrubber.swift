@@ -37,9 +37,13 @@ public struct Scrubber: Sendable {
     ]
 
     /// JSON keys, query and form parameter names whose string values are passwords or other secrets.
+    ///
+    /// A bare `secret` is not among them: it is an ordinary record field name (the conformance suite stores one),
+    /// and scrubbing it would make recorded data unreplayable. Add it with `secretKeys:` where a vendor uses it
+    /// for credentials.
     public static let defaultSecretKeys: Set<String> = [
         "password", "newPassword", "oldPassword", "currentPassword", "passwordConfirm", "client_secret",
-        "clientSecret", "masterKey", "apiKey", "appKey", "secret",
+        "clientSecret", "masterKey", "apiKey", "appKey",
     ]
 
     public var secrets: [(placeholder: String, value: String)]

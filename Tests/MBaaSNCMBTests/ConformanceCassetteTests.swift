@@ -43,9 +43,7 @@ struct ConformanceCassetteTests {
         let results = await ConformanceRunner.record(
             adapter: "ncmb", factory: NCMBBackendFactory(), url: url, transport: sim, clock: { Self.authoredAt },
             provenance: Self.provenance,
-            // `secret` is a field name in auth.acl.private, not a credential: keep its value readable.
-            scrubber: Scrubber(secrets: [("<APPLICATION_KEY>", appKey)],
-                               secretKeys: Scrubber.defaultSecretKeys.subtracting(["secret"])),
+            scrubber: Scrubber(secrets: [("<APPLICATION_KEY>", appKey)]),
             scenarios: suite.scenarios, to: Self.cassettes)
         for result in results {
             #expect(result.outcome == .recorded || result.outcome == .skipped, "\(result.scenario): \(result.outcome) \(result.reason ?? "")")

@@ -174,6 +174,15 @@ struct MiniClient {
         // Deterministic: the same input scrubs to the same bytes.
         #expect(Scrubber().scrub(raw).fileData == scrubbed.fileData)
     }
+
+    @Test func aRecordFieldNamedSecretIsDataNotACredential() {
+        let raw = cassette([
+            interaction("POST", "/classes/Memo", body: .json(.object(["secret": "mine", "client_secret": "cs-123456789"])),
+                        response: .object(["objectId": "o1"])),
+        ])
+        let scrubbed = Scrubber().scrub(raw)
+        #expect(scrubbed.interactions[0].request.body == .json(.object(["secret": "mine", "client_secret": "<SECRET_1>"])))
+    }
 }
 
 extension ScrubbingTests {
