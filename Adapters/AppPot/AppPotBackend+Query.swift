@@ -37,11 +37,7 @@ extension AppPotBackend {
     }
 
     public func count(_ query: Query) async throws -> Int {
-        var q = query
-        q.limit = nil
-        q.skip = nil
-        q.cursor = nil
-        q.sort = []
+        let q = query.forCounting
         try q.validate(against: capabilities, backend: adapterName)
         guard let body = try AppPotQueryTranslator.translateCount(q, schema: schema(for: query.className)) else {
             _ = try await token(for: .user)

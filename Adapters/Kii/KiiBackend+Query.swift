@@ -23,10 +23,7 @@ extension KiiBackend {
     }
 
     public func count(_ query: Query) async throws -> Int {
-        var q = query
-        q.limit = nil
-        q.skip = nil
-        q.cursor = nil
+        let q = query.forCounting
         try q.validate(against: capabilities, backend: adapterName)
         let bucket = try address(query.className)
         let request = KiiQueryRequest.count(try KiiClauseTranslator.clause(for: query.predicate))

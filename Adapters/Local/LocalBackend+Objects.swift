@@ -48,11 +48,7 @@ extension LocalBackend {
 
     public func count(_ query: Query) async throws -> Int {
         try LocalValidation.className(query.className)
-        var q = query
-        q.limit = nil
-        q.skip = nil
-        q.cursor = nil
-        q.sort = []
+        let q = query.forCounting
         try q.validate(against: capabilities, backend: adapterName)
         let plan = try LocalQueryPlan(query: q, capabilities: capabilities)
         return try await reading { db, principal in try plan.count(db, principal: principal) }

@@ -78,11 +78,7 @@ public enum NCMBQueryTranslator {
 
     /// `count=1&limit=0` with the query's `where` (limit, skip, cursor and order ignored).
     public static func countQuery(_ query: Query, capabilities: Capabilities) throws(MBaaSError) -> NCMBQuery {
-        var q = query
-        q.limit = nil
-        q.skip = nil
-        q.cursor = nil
-        q.sort = []
+        let q = query.forCounting
         var out = try translate(q, capabilities: capabilities)
         out.count = true
         out.limit = 0

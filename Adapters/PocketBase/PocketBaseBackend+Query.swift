@@ -89,11 +89,7 @@ extension PocketBaseBackend {
     }
 
     public func count(_ query: Query) async throws -> Int {
-        var q = query
-        q.limit = nil
-        q.skip = nil
-        q.cursor = nil
-        q.keys = nil
+        let q = query.forCounting
         try q.validate(against: capabilities, backend: adapterName)
         try Self.checkClassName(q.className)
         guard let prepared = try await prepare(q, forCount: true) else { return 0 }

@@ -187,9 +187,18 @@ public final class LoopbackServer: @unchecked Sendable {
         let done = DispatchSemaphore(value: 0)
         let box = ResponseBox()
         let handler = self.handler
-        Task {
-            box.response = await handler(request)
-            done.signal()
+        // The handler must not depend on the cooperative pool: callers (a test waiting for a child process,
+        // a synchronous client) may be blocking every pool thread while they wait for this very response.
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
+            Task(executorPreference: HandlerExecutor.shared) {
+                box.response = await handler(request)
+                done.signal()
+            }
+        } else {
+            Task.detached {
+                box.response = await handler(request)
+                done.signal()
+            }
         }
         done.wait()
         return box.response ?? HTTPResponse(status: 500)
@@ -357,5 +366,19 @@ struct Reader {
             if buffer.count > 64 * 1024 { return nil }
             guard fill() else { return nil }
         }
+    }
+}
+
+/// Runs loopback handlers on Dispatch threads instead of the cooperative pool, so a server answers even while
+/// the pool is saturated by callers blocked waiting for it.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+private final class HandlerExecutor: TaskExecutor {
+    static let shared = HandlerExecutor()
+    private let queue = DispatchQueue(label: "LoopbackServer.handler", attributes: .concurrent)
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
     }
 }

@@ -16,13 +16,12 @@ struct NCMBCLITests {
 
     @Test("ncmb signature: the official vector, signed verbatim, with a response signature from --response-body")
     func signature() throws {
-        let binary = try #require(Self.mbaasBinary())
         let args = ["ncmb", "signature", "--method", "GET",
                     "--url", "https://mbaas.api.nifcloud.com/2013-09-01/classes/TestClass?where=%7B%22testKey%22%3A%22testValue%22%7D",
                     "--application-key", "6145f91061916580c742f806bab67649d10f45920246ff459404c46f00ff3e56",
                     "--client-key", "1343d198b510a0315db1c03f3aa0e32418b7a743f8e4b47cbff670601345cf75",
                     "--timestamp", "2013-12-02T02:44:35.452Z"]
-        let (status, out, err) = try Self.run(binary, args)
+        let (status, out, err) = try Self.run(args)
         #expect(status == 0, "\(err)")
         let json = try JSON.parse(out)
         #expect(json["signature"] == "AltGkQgXurEV7u0qMd+87ud7BKuueldoCjaMgVc9Bes=")
@@ -33,7 +32,7 @@ struct NCMBCLITests {
         let body = FileManager.default.temporaryDirectory.appendingPathComponent("ncmb-body-\(UUID().uuidString).json")
         try Data(#"{"createDate":"2016-05-27T04:46:10.572Z","objectId":"5V67LBiCaOJl5psP"}"#.utf8).write(to: body)
         defer { try? FileManager.default.removeItem(at: body) }
-        let (s2, out2, err2) = try Self.run(binary, [
+        let (s2, out2, err2) = try Self.run([
             "ncmb", "signature", "--method", "POST", "--url", "https://mb.api.cloud.nifty.com/2013-09-01/classes/ResponseSignatureTest",
             "--application-key", "6e58668eb431b6cef540116a18ac269eeee83383acd61cdb08101e2531cdeece",
             "--client-key", "9714b04345bcdad2d609d3b9ba9bd89c7bed612189d4e6a923c70bf87da60e76",
@@ -41,14 +40,13 @@ struct NCMBCLITests {
         #expect(s2 == 0, "\(err2)")
         #expect(try JSON.parse(out2)["responseSignature"] == "tLdHmmi7td5+YnjdPxhPYfjV6Lh8pZNBrd2kH7EejnU=")
 
-        let (s3, _, err3) = try Self.run(binary, ["ncmb", "signature", "--url", "not a url", "--application-key", "a", "--client-key", "b"])
+        let (s3, _, err3) = try Self.run(["ncmb", "signature", "--url", "not a url", "--application-key", "a", "--client-key", "b"])
         #expect(s3 != 0)
         #expect(err3.contains("--url"))
     }
 
     @Test("objects, files and auth commands on an ncmb+http:// URL (replayed NCMB behaviour)")
     func commands() throws {
-        let binary = try #require(Self.mbaasBinary())
         let cassette = try Cassette.load(
             from: Self.root.appendingPathComponent("Fixtures/CLICassettes/ncmb/session.json"),
             substitutions: ["<APPLICATION_KEY>": Self.appKey, "<BACKEND_SECRET>": Self.clientKey, "<CLI_PASSWORD>": Self.password])
@@ -65,7 +63,7 @@ struct NCMBCLITests {
         let url = "ncmb+http://\(Self.appKey):\(Self.clientKey)@127.0.0.1:\(server.port)"
         let common = ["--format", "json", "--session-file", work.appendingPathComponent("sessions.json").path]
         func run(_ args: [String]) throws -> JSON {
-            let (status, out, err) = try Self.run(binary, args + common)
+            let (status, out, err) = try Self.run(args + common)
             #expect(status == 0, "mbaas \(args.prefix(2).joined(separator: " ")): \(err)")
             return (try? JSON.parse(out)) ?? .null
         }
@@ -104,29 +102,11 @@ struct NCMBCLITests {
         #expect(replay.unusedInteractions.isEmpty, "unused: \(replay.unusedInteractions)")
     }
 
-    /// The `mbaas` executable built next to the tests.
-    static func mbaasBinary() -> URL? {
-        var candidates = [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()]
-        candidates += Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent() }
-        candidates.append(root.appendingPathComponent(".build/debug"))
-        for dir in candidates {
-            let binary = dir.appendingPathComponent("mbaas")
-            if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
-        }
-        return nil
-    }
-
-    static func run(_ binary: URL, _ arguments: [String]) throws -> (Int32, String, String) {
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    /// Runs the built `mbaas` (located by ``CLIHarness``) with exactly these arguments.
+    static func run(_ arguments: [String]) throws -> (Int32, String, String) {
+        let harness = try CLIHarness()
+        defer { harness.cleanUp() }
+        let output = try harness.run(arguments, sessionOption: false)
+        return (output.status, output.text, output.stderr)
     }
 }

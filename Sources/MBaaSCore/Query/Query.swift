@@ -199,6 +199,10 @@ public struct Query: Sendable, Hashable {
         return q
     }
 
+    /// The query as ``ObjectStore/count(_:)`` reads it: the same class and predicate, without limit, skip,
+    /// cursor, sort or selected keys (none of which changes how many records match).
+    public var forCounting: Query { Query(className, predicate: predicate) }
+
     /// Throws ``MBaaSError/Kind/invalidRequest`` for negative limits or skips, and
     /// ``MBaaSError/Kind/unsupported`` for anything the capabilities do not allow, naming it.
     public func validate(against capabilities: Capabilities, backend: String) throws(MBaaSError) {
