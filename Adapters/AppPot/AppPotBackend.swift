@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import MBaaSCore
 
 /// A client of one AppPot app (NCDC's mBaaS), speaking the v2 REST API under

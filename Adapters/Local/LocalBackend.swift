@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import Logging
 import MBaaSCore
 
 /// The embedded backend: records, files and users in one SQLite database (through GRDB), with no server and no

@@ -1,6 +1,5 @@
 import Foundation
 import GRDB
-import Logging
 import MBaaSCore
 
 /// Who is acting: the session's user with its roles and groups, or anonymous.

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import MBaaSCore
 
 /// A PocketBase server (0.40) as a ``Backend``: records in collections, files in file fields, users in an auth

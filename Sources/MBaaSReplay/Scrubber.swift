@@ -26,8 +26,9 @@ import MBaaSCore
 public struct Scrubber: Sendable {
     /// Header names (any case) whose values are credentials in some vendor's protocol.
     public static let defaultSecretHeaders: Set<String> = HTTPLogging.defaultSecretHeaders.union([
-        "X-Kii-AppID", "X-Parse-Application-Id", "X-Parse-Client-Key", "X-NCMB-Apps-Session-Token",
-        "apppot-token", "X-Auth-Token", "X-Access-Token", "Proxy-Authorization",
+        "X-NCMB-Application-Key", "X-NCMB-Signature", "X-NCMB-Apps-Session-Token", "X-Kii-AppKey", "X-Kii-AppID",
+        "X-Parse-REST-API-Key", "X-Parse-Master-Key", "X-Parse-Session-Token", "X-Parse-Application-Id",
+        "X-Parse-Client-Key", "apppot-token", "X-API-Key", "X-Auth-Token", "X-Access-Token",
     ])
 
     /// JSON keys, query and form parameter names whose string values are session or access tokens.

@@ -99,6 +99,10 @@ public enum SecretScanner {
             out.append(Finding(file: nil, location: location, kind: kind, excerpt: redact(match)))
         }
         let lowerKey = key?.lowercased() ?? ""
+        // A request path is scanned segment by segment: `/2013-09-01/classes/Memo/<id>` is not one long key.
+        if lowerKey == "path", s.hasPrefix("/") {
+            return s.split(separator: "/").flatMap { scan(string: String($0), key: nil, location: location) }
+        }
         if isSecretKey(lowerKey, value: s), !isPlaceholderValue(s) { report("password", s) }
         for m in matches(#"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"#, in: s) { report("JWT", m) }
         for m in matches(#"(?i)bearer[ \t]+[^\s"'<,;][^\s"',;]{5,}"#, in: s) { report("bearer token", m) }

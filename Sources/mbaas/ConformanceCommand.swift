@@ -46,6 +46,9 @@ struct ConformanceCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Write the report to this file instead of standard output.", valueName: "PATH"))
     var output: String?
 
+    @Option(name: .customLong("server-version"), help: ArgumentHelp("With --record: the server's version, written into each cassette's provenance (e.g. 0.40.6).", valueName: "VERSION"))
+    var serverVersion: String?
+
     @Flag(name: .customLong("check-baseline"), help: "Fail only on regressions against Fixtures/conformance-baseline.json.")
     var checkBaseline = false
 
@@ -98,7 +101,8 @@ struct ConformanceCommand: AsyncParsableCommand {
                 progress("recording \(suite.scenarios.count) scenarios against \(url) into \(directory.path)")
                 results = await ConformanceRunner.record(
                     adapter: factory.adapterName, factory: factory, url: url, transport: URLSessionTransport(),
-                    clock: nil, provenance: .recorded(server: factory.adapterName, notes: "mbaas conformance --record"),
+                    clock: nil,
+                    provenance: .recorded(server: factory.adapterName, version: serverVersion, notes: "mbaas conformance --record"),
                     scrubber: Scrubber(), scenarios: suite.scenarios, to: directory)
             } else {
                 progress("running \(suite.scenarios.count) scenarios live against \(url)")

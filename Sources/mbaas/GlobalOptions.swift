@@ -55,7 +55,10 @@ struct OpenedBackend {
         let url = try BackendURL(parsing: text)
         let logger = options.logger
         logger.debug("opening backend", metadata: ["url": "\(url)"])
-        let backend = try await BuiltinAdapters.registry().open(url, context: BackendContext(logger: logger))
+        // Live HTTP with the core retry policy: idempotent requests (and keyed writes) are retried on 429, 5xx
+        // gateways and dropped connections, honouring Retry-After. Requests are logged (never secrets) with --verbose.
+        let transport = RetryingTransport(URLSessionTransport(logger: logger))
+        let backend = try await BuiltinAdapters.registry().open(url, context: BackendContext(transport: transport, logger: logger))
         let sessions = options.sessions
         let key = SessionFile.key(for: url)
         let saved = try sessions.session(for: key)

@@ -42,8 +42,13 @@ import Testing
     @Test func pairsAreDiscovered() throws {
         let suite = try #require(Self.suite)
         #expect(Self.pairs.filter { $0.adapter == "local" }.count == suite.scenarios.count)
-        for adapter in Self.fixtures.cassetteAdapters() {
+        let withCassettes = Set(Self.fixtures.cassetteAdapters())
+        for adapter in withCassettes {
             #expect(Self.factories[adapter] != nil, "cassettes for '\(adapter)' but no factory in ConformancePairTests.factories")
+        }
+        // And the other way: an adapter listed here whose cassettes vanished must not drop out silently.
+        for adapter in Self.factories.keys where adapter != "local" {
+            #expect(withCassettes.contains(adapter), "no cassettes for '\(adapter)' under Fixtures/Cassettes")
         }
     }
 
@@ -68,6 +73,9 @@ import Testing
             break
         case .skipped where pair.adapter != "local":
             #expect(result.reason?.hasPrefix("missing capability") == true, "skipped without a capability reason")
+            // A pair that passed in the baseline must not turn into a skip (an adapter dropping a capability).
+            let known = Self.baseline?.result(adapter: pair.adapter, scenario: pair.scenario)?.outcome
+            #expect(known != .passed, "passed in Fixtures/conformance-baseline.json, now skipped: \(result.reason ?? "")")
         default:
             let known = Self.baseline?.result(adapter: pair.adapter, scenario: pair.scenario)?.outcome
             let message = Comment(rawValue: "\(result.outcome.rawValue): \(result.reason ?? "")")

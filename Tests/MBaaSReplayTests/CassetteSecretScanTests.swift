@@ -3,18 +3,24 @@ import MBaaSCore
 import Testing
 @testable import MBaaSReplay
 
-/// Guards the committed fixtures: no cassette under `Fixtures/Cassettes` may contain a secret-looking string.
+/// Guards the committed fixtures: no cassette under `Fixtures/Cassettes` (conformance) or `Fixtures/CLICassettes`
+/// (CLI end-to-end tests) may contain a secret-looking string.
 @Suite struct CassetteSecretScanTests {
-    /// `<repo>/Fixtures/Cassettes`, found from this file's path (Tests/MBaaSReplayTests/X.swift -> ../../Fixtures).
-    static let cassettesDirectory = URL(fileURLWithPath: #filePath)
+    /// `<repo>/Fixtures`, found from this file's path (Tests/MBaaSReplayTests/X.swift -> ../../Fixtures).
+    static let fixtures = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fixtures/Cassettes")
+        .appendingPathComponent("Fixtures")
+    static let cassettesDirectory = fixtures.appendingPathComponent("Cassettes")
+    static let cassetteDirectories = [cassettesDirectory, fixtures.appendingPathComponent("CLICassettes")]
 
-    @Test func committedCassettesContainNoSecrets() throws {
-        let findings = try SecretScanner.scanCassettes(under: Self.cassettesDirectory)
+    @Test(arguments: cassetteDirectories)
+    func committedCassettesContainNoSecrets(directory: URL) throws {
+        let findings = try SecretScanner.scanCassettes(under: directory)
         #expect(findings.isEmpty, "secret-looking strings in committed cassettes:\n\(findings.map(\.description).joined(separator: "\n"))")
         // Every committed cassette must also load (a broken file is not silently skipped).
-        for file in SecretScanner.cassetteFiles(under: Self.cassettesDirectory) {
+        let files = SecretScanner.cassetteFiles(under: directory)
+        #expect(!files.isEmpty, "no cassettes found under \(directory.path)")
+        for file in files {
             #expect(throws: Never.self, "\(file.lastPathComponent)") { _ = try Cassette.load(from: file) }
         }
     }
@@ -69,6 +75,10 @@ import Testing
             "fields": .object(["secret": "mine"]),
         ]))
         #expect(ordinary.isEmpty, "\(ordinary)")
+        let path = SecretScanner.scan(json: .object(["path": "/2013-09-01/classes/Memo/iPXBL5gKRruX1YlB"]))
+        #expect(path.isEmpty, "a request path is not a key: \(path)")
+        let keyInPath = SecretScanner.scan(json: .object(["path": "/files/6145f91061916580c742f806bab67649d10f4592"]))
+        #expect(keyInPath.map(\.kind) == ["long key"], "a key-like path segment is still caught")
         let credential = SecretScanner.scan(json: .object(["secret": "s3cr3t-value-9f8e"]))
         #expect(credential.map(\.kind) == ["password"], "a long value under 'secret' is still a credential")
     }

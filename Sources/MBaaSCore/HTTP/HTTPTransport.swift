@@ -72,12 +72,20 @@ public struct URLSessionTransport: HTTPTransport {
 
 /// Logging helpers that never print secrets.
 public enum HTTPLogging {
-    /// Headers whose values are credentials in some vendor's protocol.
-    public static let defaultSecretHeaders: Set<String> = [
-        "Authorization", "Cookie", "Set-Cookie", "X-NCMB-Application-Key", "X-NCMB-Signature",
-        "X-NCMB-Apps-Session-Token", "X-Kii-AppKey", "X-Parse-REST-API-Key", "X-Parse-Master-Key",
-        "X-Parse-Session-Token", "apppot-token", "X-API-Key",
-    ]
+    /// Standard credential headers. Any other header whose name contains one of ``secretHeaderWords`` is treated
+    /// as secret too (see ``isSecretHeader(_:extra:)``), so vendor headers (`X-…-Key`, `…-Signature`,
+    /// `…-Session-Token`) are covered without the core naming any vendor.
+    public static let defaultSecretHeaders: Set<String> = ["Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie"]
+
+    /// Words that make a header name secret, compared case-insensitively.
+    public static let secretHeaderWords = ["key", "token", "secret", "signature", "session", "password", "auth"]
+
+    /// Whether a header's value must never be logged: it is listed in `extra` (case-insensitively) or its name
+    /// contains one of ``secretHeaderWords``.
+    public static func isSecretHeader(_ name: String, extra: Set<String> = defaultSecretHeaders) -> Bool {
+        let lower = name.lowercased()
+        return extra.contains { $0.lowercased() == lower } || secretHeaderWords.contains { lower.contains($0) }
+    }
 
     /// Query parameter names whose values are redacted in logged URLs.
     public static let secretQueryNames: Set<String> = ["token", "apikey", "appkey", "usertoken", "password", "key", "secret"]
@@ -95,7 +103,7 @@ public enum HTTPLogging {
     public static func metadata(_ request: HTTPRequest, secretHeaders: Set<String>) -> Logger.Metadata {
         [
             "method": "\(request.method)", "url": "\(redactedURL(request.url))",
-            "headers": "\(request.headers.redacting(secretHeaders).fields.map { "\($0.name): \($0.value)" })",
+            "headers": "\(request.headers.fields.map { "\($0.name): \(isSecretHeader($0.name, extra: secretHeaders) ? "***" : $0.value)" })",
             "bytes": "\(request.body?.count ?? 0)",
         ]
     }
