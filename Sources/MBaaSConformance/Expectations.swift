@@ -6,23 +6,36 @@ enum Expectations {
         var message: String
     }
 
+    /// A malformed expectation is a mismatch, never a silent pass.
+    private static func strings(_ value: JSON, _ key: String) throws(Mismatch) -> [String] {
+        guard let items = value.arrayValue, let names = Optional(items.compactMap(\.stringValue)),
+              names.count == items.count
+        else { throw Mismatch(message: "expect.\(key) must be an array of strings") }
+        return names
+    }
+
     static func check(_ expect: JSONObject, against result: JSON) throws(Mismatch) {
         for (key, expected) in expect {
             switch key {
             case "fields": try checkFields(expected, result)
             case "absentFields":
-                for name in expected.arrayValue?.compactMap(\.stringValue) ?? [] {
-                    if let v = result["fields"]?[name] {
+                let names = try strings(expected, key)
+                guard let fields = result["fields"]?.objectValue else {
+                    throw Mismatch(message: "absentFields: the result is not a record: \(summary(result))")
+                }
+                for name in names {
+                    if let v = fields[name] {
                         throw Mismatch(message: "field '\(name)' should be absent, got \(show(v))")
                     }
                 }
             case "present":
-                for path in expected.arrayValue?.compactMap(\.stringValue) ?? [] {
+                for path in try strings(expected, key) {
                     let v = try resolve(path, result)
                     if v == nil || v!.isNull { throw Mismatch(message: "\(path) is missing in \(summary(result))") }
                 }
             case "match":
-                for (path, want) in expected.objectValue ?? [:] {
+                guard let pairs = expected.objectValue else { throw Mismatch(message: "expect.match must be an object") }
+                for (path, want) in pairs {
                     guard let got = try resolve(path, result) else {
                         throw Mismatch(message: "\(path): expected \(show(want)), but it is missing in \(summary(result))")
                     }
@@ -45,7 +58,7 @@ enum Expectations {
                     throw Mismatch(message: "\(key == "ids" ? "ids (in order)" : "ids (any order)"): expected [\(want.joined(separator: ", "))], got [\(got.joined(separator: ", "))]")
                 }
             case "minPages":
-                let want = expected.intValue ?? 0
+                guard let want = expected.intValue else { throw Mismatch(message: "expect.minPages must be an integer") }
                 let got = result["pages"]?.intValue ?? 0
                 if got < want { throw Mismatch(message: "pages: expected at least \(want), got \(got)") }
             case "text":
