@@ -41,7 +41,18 @@ extension KiiBackend {
         }
         created.fields = KiiObjectCodec.record(className: record.className, object: body).fields
         if let desiredACL, let id = created.id {
-            try await applyObjectACL(bucket: bucket, id: id, desired: desiredACL)
+            do {
+                try await applyObjectACL(bucket: bucket, id: id, desired: desiredACL)
+            } catch {
+                // Kii creates the object with the bucket's default ACL first. Never leave it behind readable by
+                // more principals than asked: remove it, then report what happened.
+                let cause = MBaaSError.wrap(error)
+                let removed = (try? await send(try requests.deleteObject(bucket, id: id), requireUser: bucket.needsUserToken)) != nil
+                throw MBaaSError(cause.kind,
+                                 "the ACL of new Kii object \(id) could not be applied (\(cause.message)); "
+                                     + (removed ? "the object was deleted again" : "deleting it failed too: delete it by hand"),
+                                 vendorCode: cause.vendorCode, httpStatus: cause.httpStatus, underlying: cause)
+            }
             created.acl = record.acl
         }
         return created
@@ -85,7 +96,14 @@ extension KiiBackend {
             }
         }
         if let desiredACL {
-            try await applyObjectACL(bucket: bucket, id: id, desired: desiredACL)
+            do {
+                try await applyObjectACL(bucket: bucket, id: id, desired: desiredACL)
+            } catch {
+                let cause = MBaaSError.wrap(error)
+                throw MBaaSError(cause.kind, "the fields of Kii object \(id) were updated but its new ACL was only partly "
+                                     + "applied (\(cause.message)); read it with acl(className:id:) and retry",
+                                 vendorCode: cause.vendorCode, httpStatus: cause.httpStatus, underlying: cause)
+            }
             result.acl = update.acl
         }
         return result

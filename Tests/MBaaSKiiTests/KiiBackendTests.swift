@@ -430,3 +430,26 @@ final class Clock: @unchecked Sendable {
         set { lock.lock(); date = newValue; lock.unlock() }
     }
 }
+
+/// A record whose ACL cannot be applied must not stay behind with the bucket's default (wider) ACL.
+@Suite struct KiiACLFailureTests {
+    @Test func aNewObjectWhoseACLFailsIsDeletedAgain() async throws {
+        let stub = StubTransport([
+            jsonResponse(201, #"{"objectID":"o1","createdAt":1717200000000,"dataType":"application/vnd.a1.mydata+json"}"#,
+                         headers: [("ETag", "\"1\"")]),
+            jsonResponse(503, #"{"errorCode":"UNAVAILABLE","message":"acl service down"}"#),
+            HTTPResponse(status: 204),
+        ])
+        let kii = KiiBackend(configuration: KiiConfiguration(appID: "a1"), context: BackendContext(transport: stub))
+        await #expect {
+            _ = try await kii.create(Record(className: "Memo", acl: ACL([.user("u1"): .readWrite]), fields: ["a": 1]))
+        } throws: { error in
+            guard let e = error as? MBaaSError else { return false }
+            return e.message.contains("could not be applied") && e.message.contains("was deleted again")
+        }
+        let sent = stub.sent
+        #expect(sent.first?.method == "POST")
+        #expect(sent.last?.method == "DELETE")
+        #expect(sent.last?.url.path == "/api/apps/a1/buckets/Memo/objects/o1")
+    }
+}

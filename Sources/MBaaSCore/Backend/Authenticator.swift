@@ -72,7 +72,10 @@ public struct User: Sendable, Hashable {
 /// - ``currentUser()`` asks the server who the session belongs to; without a session it is `unauthorized`.
 ///   A server answer that the session expired ends the session (``session`` becomes `nil`) and is
 ///   `unauthorized`.
-/// - Object and file calls made with a session act as that user (ACL), without one as anonymous.
+/// - Object and file calls made with a session act as that user (ACL), without one as anonymous — unless the
+///   backend URL explicitly opts into an administrative identity for session-less calls (for migrations and
+///   admin tools, e.g. a Kii `clientID` or PocketBase `data=superuser`); adapters document such options and
+///   never enable them by default.
 public protocol Authenticator: Sendable {
     func signUp(username: String, password: String, email: String?, fields: [String: Value]) async throws -> Session
     func logIn(username: String, password: String) async throws -> Session
