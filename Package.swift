@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "MBaaSCore", targets: ["MBaaSCore"]),
         .library(name: "MBaaSReplay", targets: ["MBaaSReplay"]),
         .library(name: "MBaaSConformance", targets: ["MBaaSConformance"]),
+        .library(name: "MBaaSMigration", targets: ["MBaaSMigration"]),
         .library(name: "MBaaSLocal", targets: ["MBaaSLocal"]),
         .library(name: "MBaaSPocketBase", targets: ["MBaaSPocketBase"]),
         .library(name: "MBaaSNCMB", targets: ["MBaaSNCMB"]),
@@ -43,10 +44,19 @@ let package = Package(
             dependencies: ["MBaaSCore", "MBaaSReplay"],
             path: "Sources/MBaaSConformance"
         ),
+        .target(
+            name: "MBaaSMigration",
+            dependencies: [
+                "MBaaSCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Sources/MBaaSMigration"
+        ),
         .executableTarget(
             name: "mbaas",
             dependencies: [
-                "MBaaSCore", "MBaaSReplay", "MBaaSConformance",
+                "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSMigration",
                 "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -97,6 +107,9 @@ let package = Package(
             ]
         ),
         .testTarget(name: "MBaaSLocalTests", dependencies: ["MBaaSCore", "MBaaSLocal"]),
+        .testTarget(
+            name: "MBaaSMigrationTests",
+            dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSMigration", "MBaaSLocal", "MBaaSNCMB", "MBaaSPocketBase"]),
         .testTarget(
             name: "MBaaSPocketBaseTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSPocketBase"]),
         .testTarget(

@@ -48,10 +48,12 @@ extension LocalBackend {
             try Row.fetchOne(db.cachedStatement(sql: "SELECT id, password FROM users WHERE username = ?"), arguments: [username])
                 .map { [$0[0], $0[1]] }
         }
-        // Hash even for an unknown user, so timing does not reveal which user names exist.
-        let stored = row?[1] ?? Self.dummyHash(store.options.passwordHashing)
+        // Hash even for an unknown user (or one imported without a usable password, stored as `!…`), so timing
+        // does not reveal which user names exist.
+        let usable = row.map { !$0[1].hasPrefix(LocalBackend.unusablePasswordPrefix) } ?? false
+        let stored = usable ? row![1] : Self.dummyHash(store.options.passwordHashing)
         let matches = password.isEmpty ? false : try await LocalPasswordHasher.verify(password, against: stored)
-        guard let row, matches else {
+        guard let row, usable, matches else {
             throw MBaaSError(.unauthorized, "wrong user name or password")
         }
         let token = LocalTokens.newToken()

@@ -98,7 +98,8 @@ public actor LocalBackend: Backend {
             throw MBaaSError(e.kind == .duplicate ? .unavailable : e.kind, "cannot open the Local database at '\(path)': \(e.message)",
                              vendorCode: e.vendorCode)
         }
-        self.store = LocalStore(writer: writer, clock: context.clock, logger: context.logger, files: files, options: options)
+        self.store = LocalStore(writer: writer, clock: context.clock, logger: context.logger, files: files, options: options,
+                                administrative: context.administrative)
         context.logger.debug("local: opened database", metadata: ["path": "\(path)", "files": "\(files.directory.path)"])
     }
 
@@ -126,6 +127,7 @@ public actor LocalBackend: Backend {
         features: Set<Capabilities.Feature>([
             .objects, .multiKeySort, .skip, .selectKeys, .count, .batch, .atomicBatch, .optimisticLocking, .acl,
             .fieldOperations, .nestedKeys, .files, .fileList, .fileAttachment, .auth, .signUp, .serverLogout, .roles,
+            .listClasses, .listUsers, .importUsers, .clientIds,
         ]).union(["null", "bool", "int", "double", "string", "Date", "Bytes", "array", "object", "Pointer", "File", "GeoPoint"]
             .map(Capabilities.Feature.valueType)),
         operators: Set(QueryOperator.allCases),

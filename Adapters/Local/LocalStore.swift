@@ -7,17 +7,21 @@ struct LocalPrincipal: Sendable {
     var userId: String?
     var roles: [String]
     var groups: [String]
+    /// The database owner acting without a session (``BackendContext/administrative``): every ACL grants it.
+    var isAdministrator = false
 
     static let anonymous = LocalPrincipal(userId: nil, roles: [], groups: [])
+    static let administrator = LocalPrincipal(userId: nil, roles: [], groups: [], isAdministrator: true)
 
     /// A record or file without an ACL is public.
-    func canRead(_ acl: ACL?) -> Bool { acl?.canRead(user: userId, roles: roles, groups: groups) ?? true }
-    func canWrite(_ acl: ACL?) -> Bool { acl?.canWrite(user: userId, roles: roles, groups: groups) ?? true }
+    func canRead(_ acl: ACL?) -> Bool { isAdministrator || (acl?.canRead(user: userId, roles: roles, groups: groups) ?? true) }
+    func canWrite(_ acl: ACL?) -> Bool { isAdministrator || (acl?.canWrite(user: userId, roles: roles, groups: groups) ?? true) }
 
     /// An SQL condition true when `column` (neutral ACL JSON or NULL) grants `verb` (`read`/`write`) to this
     /// principal. Principal names are validated (`[A-Za-z0-9_.-]`), so they embed in the JSON paths safely;
     /// they are bound as parameters anyway.
     func sqlGrant(_ column: String, _ verb: String) -> (sql: String, arguments: StatementArguments) {
+        if isAdministrator { return ("1", []) }
         var keys = ["*"]
         if let userId { keys.append(userId) }
         keys += roles.map { "role:\($0)" } + groups.map { "group:\($0)" }
@@ -44,6 +48,8 @@ struct LocalStore: Sendable {
     let logger: Logger
     let files: LocalFileArea
     let options: LocalBackend.Options
+    /// Session-less calls act as ``LocalPrincipal/administrator`` (opened with ``BackendContext/administrative``).
+    let administrative: Bool
 
     var nowMillis: Int64 { LocalTime.millis(clock()) }
 
@@ -52,7 +58,7 @@ struct LocalStore: Sendable {
     /// Resolves the acting principal from a session token hash; an unknown or expired session throws
     /// ``LocalSessionInvalid``.
     func principal(_ db: Database, tokenHash: String?) throws -> LocalPrincipal {
-        guard let tokenHash else { return .anonymous }
+        guard let tokenHash else { return administrative ? .administrator : .anonymous }
         let stmt = try db.cachedStatement(sql: """
             SELECT s.user_id, s.expires_at, u.roles, u.groups FROM sessions s JOIN users u ON u.id = s.user_id
             WHERE s.token_hash = ?

@@ -8,14 +8,15 @@ enum LocalValidation {
     /// The longest class name accepted.
     static let maxClassNameLength = 64
 
-    /// Class names are `[A-Za-z][A-Za-z0-9_]*`, at most 64 characters.
+    /// Class names are `[A-Za-z_][A-Za-z0-9_]*`, at most 64 characters (a leading `_` for the Parse-style names of
+    /// built-in classes other backends use, such as `_Installation`).
     static func className(_ name: String) throws(MBaaSError) {
         let bytes = Array(name.utf8)
-        guard let first = bytes.first, isLetter(first), bytes.count <= maxClassNameLength,
+        guard let first = bytes.first, isLetter(first) || first == UInt8(ascii: "_"), bytes.count <= maxClassNameLength,
               bytes.allSatisfy({ isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "_") })
         else {
             throw MBaaSError(.invalidRequest,
-                             "invalid class name '\(name)': use [A-Za-z][A-Za-z0-9_]*, at most \(maxClassNameLength) characters")
+                             "invalid class name '\(name)': use [A-Za-z_][A-Za-z0-9_]*, at most \(maxClassNameLength) characters")
         }
     }
 

@@ -2,6 +2,7 @@ import MBaaSAppPot
 import MBaaSCore
 import MBaaSKii
 import MBaaSLocal
+import MBaaSMigration
 import MBaaSNCMB
 import MBaaSPocketBase
 
@@ -14,6 +15,8 @@ enum BuiltinAdapters {
             NCMBBackendFactory(),
             KiiBackendFactory(),
             AppPotBackendFactory(),
+            NCMBExportBackendFactory(),
+            BundleBackendFactory(),
         ])
     }
 }

@@ -12,10 +12,12 @@ struct MBaaSCommand: AsyncParsableCommand {
 
             Output is JSON when stdout is not a terminal (--format json|table to choose). Errors go to stderr with a \
             non-zero exit status: 2 invalid request or unsupported, 3 not found, 4 unauthorized or forbidden, \
-            5 conflict or duplicate, 6 backend unavailable or unreachable, 1 anything else.
+            5 conflict or duplicate, 6 backend unavailable or unreachable, 7 a migration or verification finished with \
+            differences or failed records, 1 anything else.
             """,
         subcommands: [
             ObjectsCommand.self, FilesCommand.self, AuthCommand.self, ConformanceCommand.self, NCMBCommand.self,
-            BenchCommand.self,
+            BenchCommand.self, MigrateCommand.self, ExportCommand.self, ImportCommand.self, VerifyCommand.self,
+            SamplesCommand.self,
         ])
 }

@@ -11,7 +11,7 @@ import Logging
 /// Conform a type to `Backend` (object store, file store, authenticator), declare ``capabilities`` honestly, and
 /// throw ``MBaaSError/Kind/unsupported`` for the rest; then add a ``BackendFactory`` so URLs open it. The
 /// conformance suite (`MBaaSConformance`) checks the contracts stated on each protocol.
-public protocol Backend: ObjectStore, FileStore, Authenticator {
+public protocol Backend: ObjectStore, FileStore, Authenticator, BackendAdministration {
     /// The adapter's short name, as reports show it: `local`, `ncmb`, `kii`, `apppot`, `parse`, `pocketbase`.
     var adapterName: String { get }
     var capabilities: Capabilities { get }
@@ -34,15 +34,21 @@ public struct BackendContext: Sendable {
     public var logger: Logger
     /// Where a local adapter may keep files when its URL gives no path (the CLI's data directory).
     public var dataDirectory: URL?
+    /// Asks for an administrative identity for calls made without a session, where the adapter has one and the
+    /// URL's credentials allow it (the Local store's owner; a PocketBase superuser). Migrations and admin tools set
+    /// it; apps never should. Adapters without such an identity ignore it and act as anonymous.
+    public var administrative: Bool
 
     public init(
         transport: any HTTPTransport = URLSessionTransport(), clock: @escaping @Sendable () -> Date = { Date() },
-        logger: Logger = Logger(label: "mbaas", factory: { _ in SwiftLogNoOpLogHandler() }), dataDirectory: URL? = nil
+        logger: Logger = Logger(label: "mbaas", factory: { _ in SwiftLogNoOpLogHandler() }), dataDirectory: URL? = nil,
+        administrative: Bool = false
     ) {
         self.transport = transport
         self.clock = clock
         self.logger = logger
         self.dataDirectory = dataDirectory
+        self.administrative = administrative
     }
 
     public var now: Date { clock() }

@@ -1,0 +1,132 @@
+import Foundation
+import GRDB
+import MBaaSCore
+
+/// Administration (``BackendAdministration``): whoever opens the database file owns it, so these calls need no
+/// session. Roles are names on users (see ``setRoles(_:forUser:)``), so a role exists while it has a member.
+extension LocalBackend {
+    /// The stored password of a user imported with ``ImportedPassword/unusable`` starts with this; no password
+    /// matches it.
+    static let unusablePasswordPrefix = "!"
+
+    /// The classes that hold at least one record, sorted.
+    public func listClasses() async throws -> [String] {
+        try await directRead { db in try String.fetchAll(db, sql: "SELECT DISTINCT class FROM records ORDER BY class") }
+    }
+
+    /// Users in id order, `limit` at a time (at most 1000).
+    public func listUsers(after cursor: String?, limit: Int) async throws -> DirectoryUserPage {
+        let limit = max(1, min(limit, 1000))
+        let rows = try await directRead { db in
+            try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT id, username, email, roles, groups, fields, created_at, updated_at FROM users
+                WHERE id > ? ORDER BY id LIMIT ?
+                """), arguments: [cursor ?? "", limit + 1]).map(Self.directoryUser)
+        }
+        let users = Array(rows.prefix(limit))
+        return DirectoryUserPage(users: users, nextCursor: rows.count > limit ? users.last?.id : nil)
+    }
+
+    /// Every role name found on a user, with its members.
+    public func listRoles() async throws -> [DirectoryRole] {
+        let rows = try await directRead { db in
+            try Row.fetchAll(db, sql: """
+                SELECT j.value AS role, u.id FROM users u, json_each(u.roles) j ORDER BY j.value, u.id
+                """).map { ($0[0] as String, $0[1] as String) }
+        }
+        var roles: [DirectoryRole] = []
+        for (name, user) in rows {
+            if roles.last?.name == name { roles[roles.count - 1].users.append(user) } else {
+                roles.append(DirectoryRole(name: name, users: [user]))
+            }
+        }
+        return roles
+    }
+
+    public func findUser(username: String) async throws -> DirectoryUser? {
+        try await directRead { db in
+            try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT id, username, email, roles, groups, fields, created_at, updated_at FROM users WHERE username = ?
+                """), arguments: [username]).map(Self.directoryUser)
+        }
+    }
+
+    /// Creates a user without logging in. The given id is kept when it is a valid Local id that no user has; else
+    /// a new one is made. A user without a user name gets its e-mail, else its id, as user name. `emailVerified`
+    /// and timestamps are kept as fields (`emailVerified`) and as the row's times.
+    public func importUser(_ user: DirectoryUser, password: ImportedPassword) async throws -> DirectoryUser {
+        let username = user.username ?? user.email ?? user.id
+        guard !username.isEmpty, username.count <= 128, !username.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+            throw MBaaSError(.invalidRequest, "user \(user.id): the user name must be 1 to 128 characters without control characters")
+        }
+        for name in user.roles { try LocalValidation.principalName(name, kind: "role") }
+        for name in user.groups { try LocalValidation.principalName(name, kind: "group") }
+        var fields = user.fields
+        for key in fields.keys where Record.reservedFieldNames.contains(key) { fields[key] = nil }
+        if let verified = user.emailVerified { fields["emailVerified"] = .bool(verified) }
+        try LocalValidation.fields(fields)
+        let hash: String
+        switch password {
+        case .unusable: hash = Self.unusablePasswordPrefix + LocalRandom.alphanumeric(16)
+        case .temporary(let p):
+            guard !p.isEmpty else { throw MBaaSError(.invalidRequest, "a temporary password must not be empty") }
+            hash = try await LocalPasswordHasher.hash(p, parameters: store.options.passwordHashing)
+        }
+        let store = self.store
+        let email = user.email, roles = user.roles, groups = user.groups, wanted = user.id
+        let created = user.createdAt.map(LocalTime.millis), updated = user.updatedAt.map(LocalTime.millis)
+        let fieldsText = LocalStore.encodeFields(fields)
+        let id = try await directWrite { db -> String in
+            if let which = try Self.isTaken(db, username: username, email: email) {
+                throw Self.takenError(username: username, email: email, which: which)
+            }
+            var id = wanted
+            let taken = try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM users WHERE id = ?)", arguments: [wanted]) == true
+            if (try? LocalValidation.recordId(wanted)) == nil || taken {
+                id = LocalRandom.id()
+            }
+            let now = store.nowMillis
+            try db.execute(sql: """
+                INSERT INTO users(id, username, email, password, roles, groups, fields, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [id, username, email, hash, JSON.array(roles.map(JSON.string)).printed(),
+                                 JSON.array(groups.map(JSON.string)).printed(), fieldsText, created ?? now, updated ?? created ?? now])
+            return id
+        }
+        var stored = user
+        stored.id = id
+        stored.username = username
+        stored.fields = fields
+        return stored
+    }
+
+    /// Adds the role to each member (ids of this database); unknown members are `notFound`.
+    public func importRole(_ role: DirectoryRole) async throws {
+        try LocalValidation.principalName(role.name, kind: "role")
+        let store = self.store, name = role.name, members = role.users
+        try await directWrite { db in
+            for member in members {
+                guard let text = try String.fetchOne(db, sql: "SELECT roles FROM users WHERE id = ?", arguments: [member]) else {
+                    throw MBaaSError(.notFound, "role \(name): member user \(member) not found")
+                }
+                var list = try LocalStore.stringList(text)
+                guard !list.contains(name) else { continue }
+                list.append(name)
+                try db.execute(sql: "UPDATE users SET roles = ?, updated_at = ? WHERE id = ?",
+                               arguments: [JSON.array(list.map(JSON.string)).printed(), store.nowMillis, member])
+            }
+        }
+    }
+
+    static func directoryUser(_ row: Row) throws -> DirectoryUser {
+        var fields: [String: Value] = [:]
+        if case .object(let o) = try JSON.parse(row[5] as String) {
+            for (k, v) in o { fields[k] = try Value(json: v, path: k) }
+        }
+        let verified = fields.removeValue(forKey: "emailVerified")?.boolValue
+        return DirectoryUser(
+            id: row[0], username: row[1], email: row[2], emailVerified: verified, createdAt: LocalTime.date(row[6]),
+            updatedAt: LocalTime.date(row[7]), roles: try LocalStore.stringList(row[3]), groups: try LocalStore.stringList(row[4]),
+            fields: fields)
+    }
+}

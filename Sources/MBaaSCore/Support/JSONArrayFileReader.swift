@@ -1,0 +1,193 @@
+import Foundation
+
+/// Reads the elements of one JSON array in a file, one element at a time, without loading the file: the reader for
+/// vendor exports of any size (`{"results":[{...},{...}]}`). Memory holds one element and one read buffer.
+///
+/// ```swift
+/// var reader = try JSONArrayFileReader(url: url, member: "results")
+/// while let element = try reader.next() { print(element.line, element.value) }
+/// ```
+///
+/// Each element comes with the line it starts on and the byte offset where it starts, so that errors name the line
+/// and a reader can resume at an element (``init(url:resumingAt:line:)``). Malformed input is a
+/// ``JSONArrayFileReader/Failure`` naming the line.
+public struct JSONArrayFileReader {
+    /// An element of the array.
+    public struct Element {
+        public var value: JSON
+        /// The 1-based line the element starts on.
+        public var line: Int
+        /// The byte offset the element starts at.
+        public var offset: Int64
+        /// The byte offset just past the element (where a resumed reader starts).
+        public var endOffset: Int64
+    }
+
+    /// What is wrong with the file, and on which line.
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public var line: Int
+        public var message: String
+        public var description: String { "line \(line): \(message)" }
+    }
+
+    private let handle: FileHandle
+    private var buffer: [UInt8] = []
+    private var position = 0
+    /// Byte offset in the file of `buffer[0]`.
+    private var bufferStart: Int64 = 0
+    private var line = 1
+    private var atEOF = false
+    private var inArray = false
+    private var finished = false
+    private static let chunkSize = 1 << 18
+
+    /// Opens `url`; with `member`, the array is that member of the top-level object, else the top-level value.
+    public init(url: URL, member: String?) throws {
+        handle = try FileHandle(forReadingFrom: url)
+        try seekArray(member: member)
+    }
+
+    /// Opens `url` positioned at an element boundary returned earlier as ``Element/endOffset`` (with the line it
+    /// was on), inside the array.
+    public init(url: URL, resumingAt offset: Int64, line: Int) throws {
+        handle = try FileHandle(forReadingFrom: url)
+        try handle.seek(toOffset: UInt64(offset))
+        bufferStart = offset
+        self.line = line
+        inArray = true
+    }
+
+    public func close() { try? handle.close() }
+
+    /// The next element, or `nil` after the closing bracket.
+    public mutating func next() throws -> Element? {
+        guard !finished else { return nil }
+        // Skip white space and one comma between elements.
+        var sawComma = false
+        while true {
+            guard let b = try peek() else { throw failure("the file ends inside the array (a ']' is missing)") }
+            if b == UInt8(ascii: "]") {
+                advance()
+                finished = true
+                return nil
+            } else if b == UInt8(ascii: ",") {
+                if sawComma { throw failure("two commas in a row") }
+                sawComma = true
+                advance()
+            } else if Self.isSpace(b) {
+                advance()
+            } else {
+                break
+            }
+        }
+        let startLine = line
+        let startOffset = bufferStart + Int64(position)
+        let bytes = try takeValue()
+        let value: JSON
+        do { value = try JSON.parse(Data(bytes)) } catch {
+            throw Failure(line: startLine, message: "\(error)")
+        }
+        return Element(value: value, line: startLine, offset: startOffset, endOffset: bufferStart + Int64(position))
+    }
+
+    // MARK: Scanning
+
+    private static func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 }
+
+    private func failure(_ message: String) -> Failure { Failure(line: line, message: message) }
+
+    private mutating func fill() throws -> Bool {
+        if atEOF { return false }
+        if position > Self.chunkSize {
+            buffer.removeFirst(position)
+            bufferStart += Int64(position)
+            position = 0
+        }
+        let data = try handle.read(upToCount: Self.chunkSize) ?? Data()
+        if data.isEmpty { atEOF = true; return false }
+        buffer.append(contentsOf: data)
+        return true
+    }
+
+    private mutating func peek() throws -> UInt8? {
+        while position >= buffer.count { if !(try fill()) { return nil } }
+        return buffer[position]
+    }
+
+    private mutating func advance() {
+        if buffer[position] == 0x0A { line += 1 }
+        position += 1
+    }
+
+    private mutating func skipSpace() throws {
+        while let b = try peek(), Self.isSpace(b) { advance() }
+    }
+
+    /// The bytes of one JSON value starting at the current position (strings, containers and scalars).
+    private mutating func takeValue() throws -> [UInt8] {
+        var out: [UInt8] = []
+        var depth = 0
+        var inString = false
+        var escaped = false
+        while let b = try peek() {
+            if inString {
+                if escaped { escaped = false } else if b == UInt8(ascii: "\\") { escaped = true } else if b == UInt8(ascii: "\"") {
+                    inString = false
+                    if depth == 0 { out.append(b); advance(); return out }
+                }
+                out.append(b)
+                advance()
+                continue
+            }
+            switch b {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if depth == 0 { return out }   // end of a scalar at the enclosing array's end
+                depth -= 1
+                if depth == 0 { out.append(b); advance(); return out }
+            case UInt8(ascii: ","):
+                if depth == 0 { return out }
+            default:
+                if depth == 0 && Self.isSpace(b) { return out }
+            }
+            out.append(b)
+            advance()
+        }
+        if inString || depth > 0 { throw failure("the file ends inside a value") }
+        return out
+    }
+
+    /// Positions the reader just inside the array.
+    private mutating func seekArray(member: String?) throws {
+        try skipSpace()
+        if member == nil {
+            guard try peek() == UInt8(ascii: "[") else { throw failure("expected a JSON array") }
+            advance()
+            inArray = true
+            return
+        }
+        guard try peek() == UInt8(ascii: "{") else { throw failure("expected a JSON object with a \"\(member!)\" array") }
+        advance()
+        while true {
+            try skipSpace()
+            guard let b = try peek() else { throw failure("the file ends before a \"\(member!)\" member") }
+            if b == UInt8(ascii: "}") { throw failure("the top-level object has no \"\(member!)\" member") }
+            if b == UInt8(ascii: ",") { advance(); continue }
+            guard b == UInt8(ascii: "\"") else { throw failure("expected a member name") }
+            let keyBytes = try takeValue()
+            guard case .string(let key) = try JSON.parse(Data(keyBytes)) else { throw failure("expected a member name") }
+            try skipSpace()
+            guard try peek() == UInt8(ascii: ":") else { throw failure("expected ':' after \"\(key)\"") }
+            advance()
+            try skipSpace()
+            if key == member {
+                guard try peek() == UInt8(ascii: "[") else { throw failure("\"\(key)\" is not an array") }
+                advance()
+                inArray = true
+                return
+            }
+            _ = try takeValue()
+        }
+    }
+}

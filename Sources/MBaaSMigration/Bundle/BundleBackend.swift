@@ -1,0 +1,487 @@
+import Crypto
+import Foundation
+import MBaaSCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Opens ``BundleBackend``s from `bundle:DIR` URLs.
+public struct BundleBackendFactory: BackendFactory {
+    public init() {}
+    public var schemes: [String] { ["bundle"] }
+    public var adapterName: String { "bundle" }
+    public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
+        try BundleBackend(directory: URL(fileURLWithPath: url.path), context: context)
+    }
+}
+
+/// MBaaSKit's own neutral export on disk, as a backend: the target of `mbaas export` and the source of
+/// `mbaas import` (`bundle:DIR`). See <doc:BundleFormat> for the files.
+///
+/// A directory with a `manifest.json` is a finished bundle and is opened for reading; an empty or missing directory,
+/// or one an interrupted export left without a manifest, is opened for writing (appending; a line cut short by a
+/// crash is cut off). Writing is append-only: records are created with their own ids and timestamps
+/// (``Capabilities/Feature/clientIds``, ``Capabilities/Feature/clientTimestamps``), never updated or deleted.
+/// ``close()`` writes the compacted file index and the manifest; only then does the bundle read.
+///
+/// Records, users and roles are read and written as streams (one line at a time); the file index is held in memory
+/// (one entry per file and per link).
+public actor BundleBackend: Backend {
+    public nonisolated let adapterName = "bundle"
+    public nonisolated let directory: URL
+    public nonisolated let capabilities: Capabilities
+    /// Read (a finished bundle) or write (a new or unfinished one).
+    public nonisolated let isReadOnly: Bool
+    /// The manifest of a finished bundle.
+    public nonisolated let manifest: BundleManifest?
+
+    private let clock: @Sendable () -> Date
+    private var writers: [String: NDJSONWriter] = [:]
+    private var files: [String: BundleFileEntry] = [:]
+    private var fileOrder: [String] = []
+    /// Describes the source in the manifest (set by the migration).
+    public private(set) var sourceDescription: String = ""
+
+    /// Sets the source description the manifest records.
+    public func setSource(_ description: String) { sourceDescription = description }
+
+    static let readCapabilities = Capabilities(
+        features: Set<Capabilities.Feature>([.objects, .count, .listClasses, .listUsers, .files, .fileList, .readOnly, .acl, .clientIds,
+                                              .clientTimestamps]).union(BundleBackend.valueTypes),
+        operators: [], maxPageSize: 1000, defaultPageSize: 500, maxBatchSize: 0,
+        notes: [.batch: "a finished bundle is read only", .auth: "a bundle has no sessions"])
+
+    static let writeCapabilities = Capabilities(
+        features: Set<Capabilities.Feature>([.objects, .batch, .listUsers, .importUsers, .files, .acl, .clientIds, .clientTimestamps])
+            .union(BundleBackend.valueTypes),
+        operators: [], maxPageSize: 1000, defaultPageSize: 500, maxBatchSize: 1000,
+        notes: [
+            .fieldOperations: "a bundle is written once; records are not updated",
+            .optimisticLocking: "a bundle is written once; records are not updated",
+            .fileAttachment: "a bundle keeps File values in records and the files in files/blobs",
+            .auth: "a bundle has no sessions",
+        ])
+
+    static let valueTypes: Set<Capabilities.Feature> = Set(
+        ["null", "bool", "int", "double", "string", "Date", "Bytes", "array", "object", "Pointer", "File", "GeoPoint"]
+            .map(Capabilities.Feature.valueType))
+
+    public init(directory: URL, context: BackendContext = BackendContext()) throws(MBaaSError) {
+        self.directory = directory
+        self.clock = context.clock
+        let manifestURL = directory.appendingPathComponent("manifest.json")
+        let fm = FileManager.default
+        if fm.fileExists(atPath: manifestURL.path) {
+            manifest = try BundleManifest.read(manifestURL)
+            isReadOnly = true
+            capabilities = Self.readCapabilities
+            (files, fileOrder) = try Self.loadIndex(directory)
+        } else {
+            manifest = nil
+            isReadOnly = false
+            capabilities = Self.writeCapabilities
+            do {
+                for sub in ["", "records", "files", "files/blobs"] {
+                    try fm.createDirectory(at: directory.appendingPathComponent(sub), withIntermediateDirectories: true,
+                                           attributes: [.posixPermissions: 0o700])
+                }
+            } catch {
+                throw MBaaSError(.unavailable, "cannot create the bundle directory \(directory.path): \(error.localizedDescription)")
+            }
+            for url in Self.lineFiles(directory) { try Self.cutPartialLine(url) }
+            (files, fileOrder) = try Self.loadIndex(directory)
+        }
+    }
+
+    /// The NDJSON files of a bundle.
+    static func lineFiles(_ directory: URL) -> [URL] {
+        let records = directory.appendingPathComponent("records")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: records.path)) ?? []
+        return names.filter { $0.hasSuffix(".ndjson") }.map { records.appendingPathComponent($0) }
+            + ["users.ndjson", "roles.ndjson", "files/index.ndjson"].map { directory.appendingPathComponent($0) }
+    }
+
+    /// Cuts off a last line a crash left without its newline.
+    static func cutPartialLine(_ url: URL) throws(MBaaSError) {
+        guard let handle = try? FileHandle(forUpdating: url) else { return }
+        defer { try? handle.close() }
+        do {
+            let size = try handle.seekToEnd()
+            guard size > 0 else { return }
+            var keep = size
+            let step: UInt64 = 4096
+            while keep > 0 {
+                let start = keep >= step ? keep - step : 0
+                try handle.seek(toOffset: start)
+                let chunk = try handle.read(upToCount: Int(keep - start)) ?? Data()
+                if let last = chunk.lastIndex(of: 0x0A) {
+                    keep = start + UInt64(last - chunk.startIndex) + 1
+                    break
+                }
+                keep = start
+            }
+            if keep != size { try handle.truncate(atOffset: keep) }
+        } catch {
+            throw MBaaSError(.unavailable, "cannot repair \(url.path): \(error.localizedDescription)")
+        }
+    }
+
+    // MARK: Paths
+
+    func recordsURL(_ className: String) throws(MBaaSError) -> URL {
+        guard !className.isEmpty, !className.contains("/"), !className.hasPrefix("."), className.utf8.count <= 200 else {
+            throw MBaaSError(.invalidRequest, "'\(className)' cannot name a bundle class file")
+        }
+        return directory.appendingPathComponent("records/\(className).ndjson")
+    }
+
+    func writer(_ relativePath: String) throws(MBaaSError) -> NDJSONWriter {
+        if let w = writers[relativePath] { return w }
+        let w = try NDJSONWriter(url: directory.appendingPathComponent(relativePath))
+        writers[relativePath] = w
+        return w
+    }
+
+    nonisolated func readOnlyError() -> MBaaSError {
+        MBaaSError.unsupported("writing", by: "bundle", reason: "the bundle at \(directory.path) is finished (it has a manifest.json)")
+    }
+
+    nonisolated func unfinishedError() -> MBaaSError {
+        MBaaSError(.invalidRequest, "the bundle at \(directory.path) has no manifest.json: it was not finished; run the export again to resume it")
+    }
+
+    // MARK: Records
+
+    public func listClasses() async throws -> [String] {
+        guard let manifest else { throw unfinishedError() }
+        return manifest.classes.map(\.name).sorted()
+    }
+
+    public func queryPage(_ query: Query) async throws -> RecordPage {
+        guard manifest != nil else { throw unfinishedError() }
+        try query.validate(against: capabilities, backend: adapterName)
+        guard query.predicate == nil, query.sort.isEmpty, query.keys == nil, (query.skip ?? 0) == 0 else {
+            throw MBaaSError.unsupported("filters, sorting, skip and key selection", by: adapterName,
+                                         reason: "a bundle is read front to back; import it first")
+        }
+        let url = try recordsURL(query.className)
+        guard FileManager.default.fileExists(atPath: url.path) else { return RecordPage(records: []) }
+        let limit = min(query.limit ?? capabilities.defaultPageSize, capabilities.maxPageSize)
+        guard limit > 0 else { return RecordPage(records: []) }
+        let (offset, line) = try Self.parseCursor(query.cursor)
+        var reader = try NDJSONReader(url: url, offset: offset, line: line)
+        defer { reader.close() }
+        var records: [Record] = []
+        var last: NDJSONReader.Line?
+        while records.count < limit, let l = try reader.next() {
+            do { records.append(try Record(json: l.value)) } catch {
+                throw MBaaSError(.decoding, "\(url.lastPathComponent) line \(l.number): \(error.message)")
+            }
+            last = l
+        }
+        let next = records.count == limit ? last.map { "\($0.endOffset):\($0.number)" } : nil
+        return RecordPage(records: records, nextCursor: next)
+    }
+
+    static func parseCursor(_ cursor: String?) throws(MBaaSError) -> (Int64, Int) {
+        guard let cursor else { return (0, 0) }
+        let parts = cursor.split(separator: ":")
+        guard parts.count == 2, let o = Int64(parts[0]), let l = Int(parts[1]) else {
+            throw MBaaSError(.invalidRequest, "invalid bundle cursor '\(cursor)'")
+        }
+        return (o, l)
+    }
+
+    public func count(_ query: Query) async throws -> Int {
+        guard query.predicate == nil else {
+            throw MBaaSError.unsupported("counting with a filter", by: adapterName, reason: "a bundle is read front to back")
+        }
+        if let manifest {
+            return manifest.classes.first(where: { $0.name == query.className })?.count ?? 0
+        }
+        var n = 0
+        try scanRecords(query.className) { _ in n += 1; return true }
+        return n
+    }
+
+    func scanRecords(_ className: String, _ body: (Record) throws -> Bool) throws {
+        let url = try recordsURL(className)
+        guard FileManager.default.fileExists(atPath: url.path) else { return }
+        var reader = try NDJSONReader(url: url)
+        defer { reader.close() }
+        while let l = try reader.next() {
+            if !(try body(try Record(json: l.value))) { return }
+        }
+    }
+
+    /// Scans the class file (bundles have no index): for resuming, not for hot paths.
+    public func get(className: String, id: String) async throws -> Record {
+        var found: Record?
+        try scanRecords(className) { r in
+            if r.id == id { found = r; return false }
+            return true
+        }
+        guard let found else { throw MBaaSError(.notFound, "record \(className)/\(id) not found in the bundle") }
+        return found
+    }
+
+    public func create(_ record: Record) async throws -> Record {
+        let results = try await batch([.create(record)])
+        switch results[0] {
+        case .success(let r): return r
+        case .failure(let e): throw e
+        }
+    }
+
+    /// Appends every record in one write; only creates are accepted.
+    public func batch(_ operations: [BatchOperation]) async throws -> [BatchResult] {
+        guard !isReadOnly else { throw readOnlyError() }
+        var byClass: [String: [JSON]] = [:]
+        var order: [String] = []
+        var results: [BatchResult] = []
+        var links: [JSON] = []
+        let now = clock()
+        for op in operations {
+            guard case .create(var record) = op else {
+                results.append(.failure(MBaaSError.unsupported("updates and deletes", by: adapterName,
+                                                               reason: capabilities.note(for: .fieldOperations))))
+                continue
+            }
+            if record.id == nil { record.id = UUID().uuidString.lowercased() }
+            record.createdAt = record.createdAt ?? now
+            record.updatedAt = record.updatedAt ?? record.createdAt
+            record.version = nil
+            for key in record.fields.keys.sorted() {
+                if case .file(let ref) = record.fields[key]! {
+                    links.append(link(ref.name, className: record.className, id: record.id!, field: key))
+                }
+            }
+            if byClass[record.className] == nil { order.append(record.className) }
+            byClass[record.className, default: []].append(record.json)
+            results.append(.success(record))
+        }
+        for className in order {
+            _ = try recordsURL(className)
+            try writer("records/\(className).ndjson").append(lines: byClass[className]!)
+        }
+        if !links.isEmpty { try writer("files/index.ndjson").append(lines: links) }
+        return results
+    }
+
+    public func update(className: String, id: String, _ update: RecordUpdate) async throws -> Record {
+        throw isReadOnly ? readOnlyError() : MBaaSError.unsupported("updates", by: adapterName, reason: capabilities.note(for: .fieldOperations))
+    }
+
+    public func delete(className: String, id: String, expectedVersion: String?) async throws {
+        throw isReadOnly ? readOnlyError() : MBaaSError.unsupported("deletes", by: adapterName, reason: capabilities.note(for: .fieldOperations))
+    }
+
+    // MARK: Users and roles
+
+    public func listUsers(after cursor: String?, limit: Int) async throws -> DirectoryUserPage {
+        let url = directory.appendingPathComponent("users.ndjson")
+        guard FileManager.default.fileExists(atPath: url.path) else { return DirectoryUserPage(users: [], nextCursor: nil) }
+        let (offset, line) = try Self.parseCursor(cursor)
+        var reader = try NDJSONReader(url: url, offset: offset, line: line)
+        defer { reader.close() }
+        var users: [DirectoryUser] = []
+        var last: NDJSONReader.Line?
+        while users.count < max(1, limit), let l = try reader.next() {
+            do { users.append(try DirectoryUser(json: l.value)) } catch {
+                throw MBaaSError(.decoding, "users.ndjson line \(l.number): \(error.message)")
+            }
+            last = l
+        }
+        return DirectoryUserPage(users: users, nextCursor: users.count == max(1, limit) ? last.map { "\($0.endOffset):\($0.number)" } : nil)
+    }
+
+    public func listRoles() async throws -> [DirectoryRole] {
+        let url = directory.appendingPathComponent("roles.ndjson")
+        guard FileManager.default.fileExists(atPath: url.path) else { return [] }
+        var reader = try NDJSONReader(url: url)
+        defer { reader.close() }
+        var roles: [DirectoryRole] = []
+        while let l = try reader.next() {
+            do { roles.append(try DirectoryRole(json: l.value)) } catch {
+                throw MBaaSError(.decoding, "roles.ndjson line \(l.number): \(error.message)")
+            }
+        }
+        return roles
+    }
+
+    public func findUser(username: String) async throws -> DirectoryUser? {
+        var cursor: String?
+        repeat {
+            let page = try await listUsers(after: cursor, limit: 500)
+            if let u = page.users.first(where: { $0.username == username }) { return u }
+            cursor = page.nextCursor
+        } while cursor != nil
+        return nil
+    }
+
+    /// Appends the user with its own id. The password choice is the migration's to record; a bundle holds none.
+    public func importUser(_ user: DirectoryUser, password: ImportedPassword) async throws -> DirectoryUser {
+        guard !isReadOnly else { throw readOnlyError() }
+        try writer("users.ndjson").append(user.json)
+        return user
+    }
+
+    public func importRole(_ role: DirectoryRole) async throws {
+        guard !isReadOnly else { throw readOnlyError() }
+        try writer("roles.ndjson").append(role.json)
+    }
+
+    // MARK: Files
+
+    /// Stores the bytes under `files/blobs/<sha256>` (written once per content) and indexes the name. A name taken
+    /// by other content is stored as `<first 8 hex of sha256>-<name>`.
+    public func upload(_ upload: FileUpload) async throws -> FileReference {
+        guard !isReadOnly else { throw readOnlyError() }
+        guard upload.attachment == nil else {
+            throw MBaaSError.unsupported("attachments", by: adapterName, reason: capabilities.note(for: .fileAttachment))
+        }
+        let data = try upload.source.load()
+        let sha = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+        let blob = directory.appendingPathComponent("files/blobs/\(sha)")
+        if !FileManager.default.fileExists(atPath: blob.path) {
+            let tmp = directory.appendingPathComponent("files/blobs/.\(sha).partial")
+            do {
+                try data.write(to: tmp)
+                try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: tmp.path)
+                if FileManager.default.fileExists(atPath: blob.path) { try FileManager.default.removeItem(at: tmp) } else {
+                    try FileManager.default.moveItem(at: tmp, to: blob)
+                }
+            } catch {
+                try? FileManager.default.removeItem(at: tmp)
+                throw MBaaSError(.unavailable, "cannot write the blob of \(upload.name): \(error.localizedDescription)")
+            }
+        }
+        var name = upload.name
+        if let existing = files[name], existing.sha256 != sha { name = "\(sha.prefix(8))-\(upload.name)" }
+        let entry = BundleFileEntry(name: name, size: Int64(data.count), sha256: sha,
+                                    contentType: upload.contentType ?? guessContentType(forFileName: name), acl: upload.acl)
+        if files[name] == nil {
+            files[name] = entry
+            fileOrder.append(name)
+            try writer("files/index.ndjson").append(entry.json)
+        }
+        upload.progress?(TransferProgress(completedBytes: Int64(data.count), totalBytes: Int64(data.count)))
+        return entry.reference
+    }
+
+    func link(_ name: String, className: String, id: String, field: String) -> JSON {
+        var entry = files[name] ?? BundleFileEntry(name: name)
+        let l = BundleFileEntry.Link(className: className, id: id, field: field)
+        entry.linkedBy = [l]
+        if files[name] == nil { fileOrder.append(name); files[name] = BundleFileEntry(name: name) }
+        files[name]!.linkedBy.append(l)
+        return entry.json
+    }
+
+    public func download(_ file: FileReference) async throws -> Data {
+        guard let entry = files[file.name] else { throw MBaaSError(.notFound, "file '\(file.name)' is not in the bundle") }
+        guard let sha = entry.sha256 else { throw MBaaSError(.notFound, "file '\(file.name)' is linked but its bytes are not in the bundle") }
+        let data: Data
+        do { data = try Data(contentsOf: directory.appendingPathComponent("files/blobs/\(sha)")) } catch {
+            throw MBaaSError(.notFound, "the blob of '\(file.name)' is missing from the bundle: \(error.localizedDescription)")
+        }
+        let actual = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+        guard actual == sha else { throw MBaaSError(.decoding, "the blob of '\(file.name)' does not match its sha256 (the bundle is damaged)") }
+        return data
+    }
+
+    public func deleteFile(_ file: FileReference) async throws {
+        throw isReadOnly ? readOnlyError() : MBaaSError.unsupported("deletes", by: adapterName, reason: capabilities.note(for: .fieldOperations))
+    }
+
+    /// Every indexed file with its bytes, and names records link to whose bytes are missing (no sha256).
+    public func listFiles(prefix: String?, limit: Int?) async throws -> [FileInfo] {
+        var out: [FileInfo] = []
+        for name in fileOrder where prefix.map(name.hasPrefix) ?? true {
+            guard let entry = files[name], entry.sha256 != nil else { continue }
+            out.append(FileInfo(reference: entry.reference, acl: entry.acl))
+            if let limit, out.count >= limit { break }
+        }
+        return out
+    }
+
+    /// The index entry of a file (size, sha256, links).
+    public func fileEntry(named name: String) -> BundleFileEntry? { files[name] }
+
+    static func loadIndex(_ directory: URL) throws(MBaaSError) -> ([String: BundleFileEntry], [String]) {
+        let url = directory.appendingPathComponent("files/index.ndjson")
+        guard FileManager.default.fileExists(atPath: url.path) else { return ([:], []) }
+        var reader = try NDJSONReader(url: url)
+        defer { reader.close() }
+        var files: [String: BundleFileEntry] = [:]
+        var order: [String] = []
+        while let l = try reader.next() {
+            let entry: BundleFileEntry
+            do { entry = try BundleFileEntry(json: l.value) } catch {
+                throw MBaaSError(.decoding, "files/index.ndjson line \(l.number): \(error.message)")
+            }
+            if var existing = files[entry.name] {
+                existing.merge(entry)
+                files[entry.name] = existing
+            } else {
+                files[entry.name] = entry
+                order.append(entry.name)
+            }
+        }
+        return (files, order)
+    }
+
+    // MARK: Finishing
+
+    /// Writes the compacted index and the manifest (format version, source, time, classes with counts and
+    /// checksums): the bundle is finished and reads from then on. Safe to call again.
+    public func finish() throws(MBaaSError) {
+        guard !isReadOnly else { return }
+        for w in writers.values { w.sync(); w.close() }
+        writers = [:]
+        let fm = FileManager.default
+        // Compacted index: one line per file, links merged.
+        let indexURL = directory.appendingPathComponent("files/index.ndjson")
+        let tmpIndex = directory.appendingPathComponent("files/.index.ndjson.partial")
+        var text = ""
+        for name in fileOrder { if let e = files[name] { text += e.json.printed([.sortedKeys]) + "\n" } }
+        do {
+            try Data(text.utf8).write(to: tmpIndex)
+            guard rename(tmpIndex.path, indexURL.path) == 0 else { throw MBaaSError(.unavailable, String(cString: strerror(errno))) }
+        } catch {
+            throw MBaaSError(.unavailable, "cannot write files/index.ndjson: \(error.localizedDescription)")
+        }
+        var classes: [BundleManifest.ClassEntry] = []
+        let recordsDir = directory.appendingPathComponent("records")
+        for file in ((try? fm.contentsOfDirectory(atPath: recordsDir.path)) ?? []).sorted() where file.hasSuffix(".ndjson") {
+            let (count, sha) = try BundleManifest.checksum(recordsDir.appendingPathComponent(file))
+            classes.append(.init(name: String(file.dropLast(7)), count: count, sha256: sha))
+        }
+        let users = try BundleManifest.checksum(directory.appendingPathComponent("users.ndjson")).0
+        let roles = try BundleManifest.checksum(directory.appendingPathComponent("roles.ndjson")).0
+        let manifest = BundleManifest(
+            formatVersion: BundleManifest.currentVersion, source: sourceDescription, createdAt: clock(), classes: classes,
+            users: users, roles: roles, files: fileOrder.filter { files[$0]?.sha256 != nil }.count)
+        try manifest.write(directory.appendingPathComponent("manifest.json"))
+    }
+
+    public func close() async {
+        for w in writers.values { w.close() }
+        writers = [:]
+    }
+
+    // MARK: Auth (a bundle has none)
+
+    public var session: Session? { nil }
+    public func restore(_ session: Session?) {}
+    public func signUp(username: String, password: String, email: String?, fields: [String: Value]) async throws -> Session {
+        throw MBaaSError.unsupported("signing up", by: adapterName, reason: capabilities.note(for: .auth))
+    }
+    public func logIn(username: String, password: String) async throws -> Session {
+        throw MBaaSError.unsupported("logging in", by: adapterName, reason: capabilities.note(for: .auth))
+    }
+    public func logOut(confirmWithServer: Bool) async throws {}
+    public func currentUser() async throws -> User { throw MBaaSError(.unauthorized, "a bundle has no sessions") }
+}

@@ -1,0 +1,548 @@
+import Foundation
+import MBaaSCore
+
+/// Class names under which sources point at users.
+let userClassNames: Set<String> = ["_User", "user", "users"]
+
+extension Migration {
+    /// A source record made ready for the target.
+    struct Prepared {
+        var sourceId: String
+        var record: Record
+        /// Fields to set in phase 2: the source value (pointers with source classes and ids).
+        var fixups: JSONObject = JSONObject()
+        /// Files to attach after the record exists.
+        var attachments: [(field: String, ref: FileReference, original: Value)] = []
+        /// Files to copy into the target's store before the record is written (File values).
+        var inlineFiles: [(field: String, ref: FileReference, original: Value)] = []
+        /// Set when an earlier run wrote this record and died before recording it.
+        var existingTargetId: String?
+    }
+
+    /// The id maps a batch needs: records by source class, and users.
+    struct Maps {
+        var records: [String: [String: String]] = [:]
+        var users: [String: String] = [:]
+
+        func resolve(_ p: Pointer) -> String? {
+            userClassNames.contains(p.className) ? users[p.objectId] : records[p.className]?[p.objectId]
+        }
+    }
+
+    /// Looks up every pointer target and ACL user of the records in one query per class.
+    func maps(for records: [Record], _ state: MigrationState) throws(MBaaSError) -> Maps {
+        var wanted: [String: Set<String>] = [:]
+        var users: Set<String> = []
+        func collect(_ v: Value) {
+            switch v {
+            case .pointer(let p):
+                if userClassNames.contains(p.className) { users.insert(p.objectId) } else { wanted[p.className, default: []].insert(p.objectId) }
+            case .array(let items): items.forEach(collect)
+            default: break
+            }
+        }
+        for r in records {
+            r.fields.values.forEach(collect)
+            for principal in r.acl?.entries.keys ?? [:].keys { if case .user(let id) = principal { users.insert(id) } }
+        }
+        var maps = Maps()
+        for (cls, ids) in wanted { maps.records[cls] = try state.mapped(.record, className: cls, sourceIds: Array(ids)) }
+        maps.users = try state.mapped(.user, className: "_User", sourceIds: Array(users))
+        return maps
+    }
+
+    /// Renames, drops, converts file links, rewrites pointers and ACL principals, and adds the source metadata.
+    /// With `verifying`, pointers that are not mapped are kept with their source ids (what phase 2 leaves), and
+    /// nothing is reported.
+    func prepare(_ source: Record, maps: Maps, verifying: Bool = false) -> Prepared {
+        let cls = source.className
+        let sourceId = source.id ?? ""
+        var record = Record(className: mapping.targetClass(cls))
+        var prepared = Prepared(sourceId: sourceId, record: record)
+        let keepsIds = target.capabilities.has(.clientIds)
+        let attaches = target.capabilities.has(.fileAttachment)
+        let fileLinks = links.get(cls) ?? mapping.fileLinkFields(cls)
+        for key in source.fields.keys.sorted() {
+            var value = source.fields[key]!
+            let rule = mapping.rule(className: cls, field: key)
+            if rule?.drop == true { continue }
+            let name = rule?.rename ?? key
+            // Vendor-typed values with no neutral form (an NCMB Relation marker, which lists no members) cannot be
+            // written anywhere: reported, not carried.
+            if case .object(let o) = value, let type = o["__type"]?.stringValue {
+                if !verifying {
+                    box.update { $0.problem("\(cls).\(key): \(type) values have no neutral form and are not carried (relations are re-created from pointers or roles)") }
+                }
+                continue
+            }
+            // File links: File values, and strings the mapping marks as file names.
+            var fileRef: FileReference?
+            if case .file(let ref) = value { fileRef = ref } else if fileLinks.contains(key), case .string(let n) = value, !n.isEmpty {
+                fileRef = FileReference(name: n)
+            }
+            if let ref = fileRef {
+                if attaches { prepared.attachments.append((name, ref, value)) } else { prepared.inlineFiles.append((name, ref, value)) }
+                if attaches { continue }
+                record.fields[name] = value
+                continue
+            }
+            // Pointers (alone or in arrays): rewrite what is mapped, keep the rest for phase 2.
+            if containsPointer(value) {
+                var unresolved = false
+                let rewritten = rewrite(value, maps: maps, unresolved: &unresolved)
+                if unresolved {
+                    prepared.fixups[name] = value.json
+                    guard keepsIds || verifying else { continue }
+                    value = rewritten   // ids are kept: point at the source id until phase 2 confirms it
+                } else {
+                    value = rewritten
+                }
+            }
+            record.fields[name] = value
+        }
+        if let acl = source.acl, target.capabilities.has(.acl) {
+            var mapped = ACL()
+            for (principal, access) in acl.entries {
+                if case .user(let id) = principal {
+                    if let t = maps.users[id] { mapped.entries[.user(t)] = access } else {
+                        mapped.entries[principal] = access
+                        if !verifying { box.update { $0.add(.init(kind: "acl", className: cls, sourceId: sourceId,
+                                                  detail: "ACL names user \(id), who was not migrated; kept as it was")) } }
+                    }
+                } else {
+                    mapped.entries[principal] = access
+                }
+            }
+            record.acl = mapped
+        }
+        if let f = mapping.sourceIdField { record.fields[f] = .string(sourceId) }
+        if target.capabilities.has(.clientTimestamps) {
+            record.createdAt = source.createdAt
+            record.updatedAt = source.updatedAt
+        } else if mapping.keepSourceTimestamps {
+            if let c = source.createdAt { record.fields[mapping.sourceCreatedAtField] = .date(c) }
+            if let u = source.updatedAt { record.fields[mapping.sourceUpdatedAtField] = .date(u) }
+        }
+        if keepsIds { record.id = sourceId }
+        prepared.record = record
+        return prepared
+    }
+
+    func containsPointer(_ v: Value) -> Bool {
+        switch v {
+        case .pointer: true
+        case .array(let items): items.contains(where: containsPointer)
+        default: false
+        }
+    }
+
+    /// The value with every pointer's class renamed and its id mapped (unmapped ids kept, `unresolved` set).
+    func rewrite(_ v: Value, maps: Maps, unresolved: inout Bool) -> Value {
+        switch v {
+        case .pointer(let p):
+            let cls = userClassNames.contains(p.className) ? p.className : mapping.targetClass(p.className)
+            if let t = maps.resolve(p) { return .pointer(Pointer(className: cls, objectId: t)) }
+            unresolved = true
+            return .pointer(Pointer(className: cls, objectId: p.objectId))
+        case .array(let items):
+            var out: [Value] = []
+            for item in items { out.append(rewrite(item, maps: maps, unresolved: &unresolved)) }
+            return .array(out)
+        default: return v
+        }
+    }
+
+    // MARK: Phase 1
+
+    func copyRecords(_ plan: MigrationPlan.ClassPlan, _ state: MigrationState) async throws {
+        let cls = plan.source
+        let index = box.update { $0.counts(for: cls, target: plan.target) }
+        observer(.classStarted(source: cls, target: plan.target, total: plan.count))
+        // Writes an earlier run left in flight: find what reached the target before writing anything again.
+        var resumed: [String: String] = [:]
+        let pending = try state.pending(.record, className: cls)
+        if !pending.isEmpty {
+            resumed = try await findExisting(className: plan.target, sourceIds: pending)
+            observer(.note("\(cls): \(pending.count) writes were in flight when the last run stopped; \(resumed.count) reached the target"))
+        }
+        let batchSize = max(1, min(options.batchSize, target.capabilities.maxBatchSize > 0 ? target.capabilities.maxBatchSize : options.batchSize))
+        let pageSize = max(1, source.capabilities.maxPageSize)
+        var batch: [Record] = []
+        var done = 0
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            var inFlight = 0
+            func submit(_ records: [Record]) async throws {
+                if inFlight >= max(1, options.concurrency) {
+                    done += try await group.next() ?? 0
+                    inFlight -= 1
+                    observer(.progress(source: cls, done: done, total: plan.count))
+                }
+                let resumedNow = resumed
+                group.addTask { try await self.writeBatch(records, className: cls, index: index, resumed: resumedNow, state) }
+                inFlight += 1
+            }
+            for try await record in source.records(matching: Query(cls), pageSize: pageSize) {
+                batch.append(record)
+                if batch.count >= batchSize {
+                    try await submit(batch)
+                    batch = []
+                }
+            }
+            if !batch.isEmpty { try await submit(batch) }
+            while let n = try await group.next() {
+                done += n
+                observer(.progress(source: cls, done: done, total: plan.count))
+            }
+        }
+        try await copyAttachments(className: cls, targetClass: plan.target, state)
+        observer(.classFinished(box.value.classes[index]))
+    }
+
+    /// Writes one batch; returns how many source records it handled.
+    func writeBatch(_ records: [Record], className cls: String, index: Int, resumed: [String: String], _ state: MigrationState) async throws -> Int {
+        box.update { $0.classes[index].read += records.count }
+        var seen = Set<String>()
+        var unique: [Record] = []
+        for r in records {
+            guard let id = r.id, !id.isEmpty else {
+                box.update {
+                    $0.classes[index].failed += 1
+                    $0.add(.init(kind: "failed", className: cls, sourceId: nil, detail: "a source record has no id"))
+                }
+                continue
+            }
+            if seen.insert(id).inserted { unique.append(r) }
+        }
+        let already = try state.mapped(.record, className: cls, sourceIds: unique.map { $0.id! })
+        box.update { $0.classes[index].skipped += already.count }
+        let todo = unique.filter { already[$0.id!] == nil }
+        guard !todo.isEmpty else { return records.count }
+        let maps = try maps(for: todo, state)
+        var prepared = todo.map { prepare($0, maps: maps) }
+        for i in prepared.indices { prepared[i].existingTargetId = resumed[prepared[i].sourceId] }
+        // File values go into the target's store before the records that hold them.
+        for i in prepared.indices where !prepared[i].inlineFiles.isEmpty {
+            for f in prepared[i].inlineFiles {
+                if let ref = try await copyFile(f.ref, linked: true, className: cls, sourceId: prepared[i].sourceId, state) {
+                    prepared[i].record.fields[f.field] = .file(ref)
+                } else {
+                    prepared[i].record.fields[f.field] = f.original
+                }
+            }
+        }
+        for i in prepared.indices { for f in prepared[i].attachments + prepared[i].inlineFiles { try state.addFileField(className: cls, field: f.field) } }
+        let toCreate = prepared.filter { $0.existingTargetId == nil }
+        try state.addPending(.record, className: cls, sourceIds: toCreate.map(\.sourceId))
+        let outcome = try await createWithRetry(toCreate, className: cls)
+        var written: [MigrationState.Written] = []
+        for p in prepared {
+            guard let targetId = p.existingTargetId ?? outcome.created[p.sourceId] else { continue }
+            written.append(.init(sourceId: p.sourceId, targetId: targetId, fixups: p.fixups.isEmpty ? nil : .object(p.fixups),
+                                 attachments: p.attachments))
+        }
+        try state.recordWritten(.record, className: cls, written)
+        box.update { report in
+            report.classes[index].written += written.count
+            report.classes[index].failed += outcome.failed.count
+            for (id, error) in outcome.failed.sorted(by: { $0.key < $1.key }) {
+                report.add(.init(kind: "failed", className: cls, sourceId: id, detail: error.description))
+            }
+        }
+        // Failed writes are not pending: nothing reached the target, and the next run tries them again.
+        try state.clearPending(.record, className: cls, sourceIds: Array(outcome.failed.keys))
+        return records.count
+    }
+
+    struct CreateOutcome {
+        var created: [String: String] = [:]
+        var failed: [String: MBaaSError] = [:]
+    }
+
+    /// Creates the records, retrying transient failures; a write whose outcome is unknown is looked up on the target
+    /// before it is tried again.
+    func createWithRetry(_ prepared: [Prepared], className cls: String) async throws -> CreateOutcome {
+        var outcome = CreateOutcome()
+        var remaining = prepared
+        var attempt = 0
+        while !remaining.isEmpty {
+            var retry: [Prepared] = []
+            var lastError: MBaaSError?
+            do {
+                let results = try await create(remaining.map(\.record))
+                for (p, result) in zip(remaining, results) {
+                    switch result {
+                    case .success(let r): outcome.created[p.sourceId] = r.id ?? p.record.id ?? ""
+                    case .failure(let e):
+                        if isTransient(e) { retry.append(p); lastError = e } else if e.kind == .invalidRequest, p.record.id != nil,
+                            target.capabilities.has(.clientIds), e.message.contains("id")
+                        {
+                            var again = p
+                            again.record.id = nil   // the target refused this id: let it make one
+                            retry.append(again)
+                        } else if e.kind == .duplicate, let found = try await findExisting(className: p.record.className, sourceIds: [p.sourceId])[p.sourceId] {
+                            outcome.created[p.sourceId] = found
+                        } else {
+                            outcome.failed[p.sourceId] = e
+                        }
+                    }
+                }
+            } catch {
+                let e = MBaaSError.wrap(error)
+                guard isTransient(e) else {
+                    if remaining.count > 1 {
+                        // A batch refused as a whole (an atomic batch, or a request error): one at a time finds the culprit.
+                        for p in remaining {
+                            let single = try await createWithRetry([p], className: cls)
+                            outcome.created.merge(single.created) { a, _ in a }
+                            outcome.failed.merge(single.failed) { a, _ in a }
+                        }
+                        return outcome
+                    }
+                    for p in remaining { outcome.failed[p.sourceId] = e }
+                    return outcome
+                }
+                retry = remaining
+                lastError = e
+            }
+            guard !retry.isEmpty else { break }
+            attempt += 1
+            if attempt >= options.maxAttempts {
+                for p in retry { outcome.failed[p.sourceId] = lastError ?? MBaaSError(.unavailable, "gave up after \(attempt) attempts") }
+                break
+            }
+            observer(.note("\(cls): retrying \(retry.count) writes (attempt \(attempt + 1)): \(lastError?.description ?? "")"))
+            try await backoff(attempt: attempt, error: lastError)
+            // The failed call may have written some records before it failed: find them first.
+            let found = try await findExistingRetrying(className: retry.first!.record.className, sourceIds: retry.map(\.sourceId))
+            for p in retry { if let t = found[p.sourceId] { outcome.created[p.sourceId] = t } }
+            remaining = retry.filter { found[$0.sourceId] == nil }
+        }
+        return outcome
+    }
+
+    /// One batch call when the target has batches, else one create at a time.
+    func create(_ records: [Record]) async throws -> [BatchResult] {
+        if target.capabilities.has(.batch) && target.capabilities.maxBatchSize > 0 {
+            var results: [BatchResult] = []
+            for start in stride(from: 0, to: records.count, by: target.capabilities.maxBatchSize) {
+                let chunk = records[start..<min(start + target.capabilities.maxBatchSize, records.count)]
+                let r = try await target.batch(chunk.map { .create($0) })
+                guard r.count == chunk.count else {
+                    throw MBaaSError(.decoding, "\(target.adapterName) answered \(r.count) results for a batch of \(chunk.count)")
+                }
+                results += r
+            }
+            return results
+        }
+        var results: [BatchResult] = []
+        for r in records {
+            do { results.append(.success(try await target.create(r))) } catch {
+                let e = MBaaSError.wrap(error)
+                if isTransient(e) && results.isEmpty { throw e }
+                results.append(.failure(e))
+            }
+        }
+        return results
+    }
+
+    func findExistingRetrying(className: String, sourceIds: [String]) async throws -> [String: String] {
+        var attempt = 0
+        while true {
+            do { return try await findExisting(className: className, sourceIds: sourceIds) } catch {
+                let e = MBaaSError.wrap(error)
+                attempt += 1
+                guard isTransient(e), attempt < options.maxAttempts else { throw e }
+                try await backoff(attempt: attempt, error: e)
+            }
+        }
+    }
+
+    /// The target ids of records an earlier write may have created: by the source-id field, else by id where the
+    /// target keeps ids.
+    func findExisting(className: String, sourceIds: [String]) async throws -> [String: String] {
+        guard !sourceIds.isEmpty else { return [:] }
+        var found: [String: String] = [:]
+        if let field = mapping.sourceIdField, target.capabilities.has(.operator(.in)) {
+            for start in stride(from: 0, to: sourceIds.count, by: 50) {
+                let part = Array(sourceIds[start..<min(start + 50, sourceIds.count)])
+                let q = Query(className, predicate: .in(field, part.map(Value.string)), limit: part.count * 2)
+                do {
+                    for try await r in target.records(matching: q, pageSize: min(target.capabilities.maxPageSize, part.count * 2)) {
+                        if let s = r.fields[field]?.stringValue, let id = r.id { found[s] = id }
+                    }
+                } catch let e as MBaaSError where e.kind == .notFound {
+                    continue   // the class does not exist yet
+                }
+            }
+            return found
+        }
+        if target.capabilities.has(.clientIds) {
+            for id in sourceIds {
+                do { _ = try await target.get(className: className, id: id); found[id] = id } catch let e as MBaaSError where e.kind == .notFound {}
+            }
+            return found
+        }
+        box.update { $0.problem("\(target.adapterName) can neither query by '\(mapping.sourceIdField ?? "-")' nor keep ids: interrupted writes cannot be checked for duplicates") }
+        return found
+    }
+
+    // MARK: Files
+
+    /// Copies one source file into the target's store (once per source file), returning the target's reference;
+    /// `nil` (reported) when the source does not have it.
+    func copyFile(_ ref: FileReference, linked: Bool, className: String, sourceId: String?, _ state: MigrationState) async throws -> FileReference? {
+        let key = ref.attachment.map { "\($0.className)/\($0.objectId)/\($0.field)/\(ref.name)" } ?? ref.name
+        if let copied = try state.copiedFile(key) { return copied.target }
+        box.update { $0.files.read += 1 }
+        let data: Data
+        do { data = try await withRetry { try await self.source.download(ref) } } catch let e as MBaaSError where e.kind == .notFound {
+            box.update {
+                $0.files.failed += 1
+                $0.add(.init(kind: "file", className: className, sourceId: sourceId,
+                             detail: "file '\(ref.name)' is not in the source's file store; the field keeps its value"))
+            }
+            return nil
+        }
+        let upload = FileUpload(name: ref.name, source: .data(data), contentType: ref.contentType ?? guessContentType(forFileName: ref.name))
+        let stored = try await withRetry { try await self.target.upload(upload) }
+        try state.recordFile(.init(sourceName: key, target: stored, sha256: sha256Hex(data), size: Int64(data.count), linked: linked))
+        box.update { $0.files.written += 1 }
+        return stored
+    }
+
+    /// Attaches the files of the records written in phase 1 (targets with ``Capabilities/Feature/fileAttachment``).
+    func copyAttachments(className cls: String, targetClass: String, _ state: MigrationState) async throws {
+        let todo = try state.attachments(className: cls, done: false)
+        guard !todo.isEmpty else { return }
+        observer(.phase("attachments"))
+        let ids = try state.mapped(.record, className: cls, sourceIds: Array(Set(todo.map(\.sourceId))))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var inFlight = 0
+            for a in todo {
+                guard let targetId = ids[a.sourceId] else { continue }
+                if inFlight >= max(1, options.concurrency) { try await group.next(); inFlight -= 1 }
+                group.addTask { try await self.attach(a, targetClass: targetClass, targetId: targetId, state) }
+                inFlight += 1
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    func attach(_ a: MigrationState.Attachment, targetClass: String, targetId: String, _ state: MigrationState) async throws {
+        box.update { $0.files.read += 1 }
+        let data: Data
+        do { data = try await withRetry { try await self.source.download(a.ref) } } catch let e as MBaaSError where e.kind == .notFound {
+            // Keep what the source held (a file name that points nowhere) rather than lose it.
+            _ = try await withRetry { try await self.target.update(className: targetClass, id: targetId, RecordUpdate(changes: [a.field: .set(a.original)])) }
+            try state.attachmentDone(a, sha256: nil, size: nil, targetName: nil)
+            box.update {
+                $0.files.failed += 1
+                $0.add(.init(kind: "file", className: a.className, sourceId: a.sourceId,
+                             detail: "file '\(a.ref.name)' (field \(a.field)) is not in the source's file store; the field keeps its value"))
+            }
+            return
+        }
+        let upload = FileUpload(name: a.ref.name, source: .data(data), contentType: a.ref.contentType ?? guessContentType(forFileName: a.ref.name),
+                                attachment: FileAttachment(className: targetClass, objectId: targetId, field: a.field))
+        let stored = try await withRetry { try await self.target.upload(upload) }
+        try state.attachmentDone(a, sha256: sha256Hex(data), size: Int64(data.count), targetName: Value.file(stored).json.printed())
+        box.update { $0.files.written += 1 }
+    }
+
+    /// Files that no record links to, into the target's file store.
+    func copyStandaloneFiles(_ state: MigrationState) async throws {
+        guard source.capabilities.has(.fileList) else { return }
+        let files = try await withRetry { try await self.source.listFiles(prefix: nil, limit: nil) }
+        var standalone: [FileInfo] = []
+        for info in files where info.reference.attachment == nil {
+            if try state.copiedFile(info.reference.name) != nil || state.isLinkedByAttachment(info.reference.name) { continue }
+            standalone.append(info)
+        }
+        guard !standalone.isEmpty else { return }
+        guard target.capabilities.has(.files) else {
+            box.update { $0.problem("\(standalone.count) files no record links to were not copied: \(target.adapterName) has no separate file store") }
+            return
+        }
+        for info in standalone {
+            let data = try await withRetry { try await self.source.download(info.reference) }
+            box.update { $0.files.read += 1 }
+            let upload = FileUpload(name: info.reference.name, source: .data(data),
+                                    contentType: info.reference.contentType ?? guessContentType(forFileName: info.reference.name), acl: info.acl)
+            let stored = try await withRetry { try await self.target.upload(upload) }
+            try state.recordFile(.init(sourceName: info.reference.name, target: stored, sha256: sha256Hex(data), size: Int64(data.count), linked: false))
+            box.update { $0.files.written += 1 }
+        }
+    }
+
+    /// Runs an idempotent call, retrying transient failures with backoff.
+    func withRetry<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        var attempt = 0
+        while true {
+            do { return try await body() } catch {
+                let e = MBaaSError.wrap(error)
+                attempt += 1
+                guard isTransient(e), attempt < options.maxAttempts else { throw e }
+                try await backoff(attempt: attempt, error: e)
+            }
+        }
+    }
+
+    // MARK: Phase 2
+
+    /// Sets the pointer fields phase 1 left, through the id map; reports pointers to records that were not migrated.
+    func rewritePointers(_ state: MigrationState) async throws {
+        let keepsIds = target.capabilities.has(.clientIds)
+        for cls in try state.fixupClasses() {
+            let targetClass = mapping.targetClass(cls)
+            var after = ""
+            while true {
+                let rows = try state.fixups(className: cls, after: after, limit: 200)
+                guard let last = rows.last else { break }
+                after = last.sourceId
+                var values: [Value] = []
+                for row in rows { for (_, v) in row.pointers { values.append(try Value(json: v)) } }
+                let maps = try maps(for: [Record(className: cls, fields: Dictionary(uniqueKeysWithValues: values.enumerated().map { ("\($0.offset)", $0.element) }))], state)
+                var done: [String] = []
+                for row in rows {
+                    var changes: [String: FieldOperation] = [:]
+                    var resolved = true
+                    for (field, json) in row.pointers {
+                        let original = try Value(json: json)
+                        var unresolved = false
+                        let rewritten = rewrite(original, maps: maps, unresolved: &unresolved)
+                        if unresolved {
+                            resolved = false
+                            box.update { $0.add(.init(kind: "pointer", className: cls, sourceId: row.sourceId,
+                                                      detail: "field \(field) points at a record that was not migrated (\(describe(original))); kept with the source id")) }
+                        }
+                        // With kept ids phase 1 already wrote `rewritten` unless an id changed.
+                        var unchanged = false
+                        if keepsIds { var u = false; unchanged = rewrite(original, maps: Maps(), unresolved: &u) == rewritten }
+                        if !unchanged { changes[field] = .set(rewritten) }
+                    }
+                    if !changes.isEmpty {
+                        do {
+                            let update = RecordUpdate(changes: changes)
+                            _ = try await withRetry { try await self.target.update(className: targetClass, id: row.targetId, update) }
+                        } catch {
+                            let e = MBaaSError.wrap(error)
+                            box.update { $0.add(.init(kind: "failed", className: cls, sourceId: row.sourceId, detail: "pointers could not be set: \(e)")) }
+                            continue
+                        }
+                    }
+                    // Unresolved pointers stay in the state: a later run that migrates their records sets them.
+                    if resolved { done.append(row.sourceId) }
+                }
+                try state.removeFixups(className: cls, sourceIds: done)
+            }
+        }
+    }
+
+    func describe(_ v: Value) -> String {
+        switch v {
+        case .pointer(let p): "\(p.className)/\(p.objectId)"
+        case .array(let items): items.map(describe).joined(separator: ", ")
+        default: v.typeName
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import MBaaSCore
+
+extension Migration {
+    /// Imports every source user the target lacks. Password hashes never move: each user gets no usable password
+    /// (`reset`) or a generated temporary one written only to `temporary-passwords.ndjson` (0600) in the state folder.
+    func copyUsers(_ state: MigrationState) async throws {
+        let pending = Set(try state.pending(.user, className: "_User"))
+        var passwordFile: NDJSONWriter?
+        defer { passwordFile?.close() }
+        for try await user in source.allUsers() {
+            box.update { $0.users.read += 1 }
+            if try state.targetId(.user, className: "_User", sourceId: user.id) != nil {
+                box.update { $0.users.skipped += 1 }
+                continue
+            }
+            var imported = user
+            imported.roles = []   // roles are given by importRole, through the id map
+            if let f = mapping.sourceIdField { imported.fields[f] = .string(user.id) }
+            if !target.capabilities.has(.clientIds) { imported.acl = nil }
+            // A user an earlier run created just before it died is adopted, not created twice.
+            if pending.contains(user.id), let name = imported.username ?? imported.email, let existing = try await target.findUser(username: name),
+               mapping.sourceIdField.map({ existing.fields[$0]?.stringValue == user.id }) ?? true
+            {
+                try state.recordUser(sourceId: user.id, targetId: existing.id, password: mapping.passwords.rawValue)
+                box.update { $0.users.written += 1 }
+                continue
+            }
+            let password: ImportedPassword
+            switch mapping.passwords {
+            case .reset: password = .unusable
+            case .temporary:
+                let p = Self.temporaryPassword()
+                if passwordFile == nil {
+                    passwordFile = try NDJSONWriter(url: state.directory.appendingPathComponent("temporary-passwords.ndjson"))
+                }
+                try passwordFile!.append(.object(["sourceId": .string(user.id), "username": user.username.map(JSON.string) ?? .null,
+                                                   "email": user.email.map(JSON.string) ?? .null, "password": .string(p)]))
+                passwordFile!.sync()
+                password = .temporary(p)
+            }
+            try state.addPending(.user, className: "_User", sourceIds: [user.id])
+            let importing = imported
+            do {
+                let stored = try await withRetry { try await self.target.importUser(importing, password: password) }
+                try state.recordUser(sourceId: user.id, targetId: stored.id, password: mapping.passwords.rawValue)
+                box.update { $0.users.written += 1 }
+            } catch {
+                let e = MBaaSError.wrap(error)
+                // A retried import whose first attempt went through: the user is there, with this source id.
+                if e.kind == .duplicate, let name = imported.username ?? imported.email,
+                   let existing = try await withRetry({ try await self.target.findUser(username: name) }),
+                   let f = mapping.sourceIdField, existing.fields[f]?.stringValue == user.id
+                {
+                    try state.recordUser(sourceId: user.id, targetId: existing.id, password: mapping.passwords.rawValue)
+                    box.update { $0.users.written += 1 }
+                    continue
+                }
+                try state.clearPending(.user, className: "_User", sourceIds: [user.id])
+                box.update {
+                    $0.users.failed += 1
+                    $0.add(.init(kind: "failed", className: "_User", sourceId: user.id, detail: "user \(user.username ?? user.id): \(e)"))
+                }
+            }
+        }
+        let outcomes = try state.userPasswords().map { MigrationReport.UserOutcome(sourceId: $0.0, targetId: $0.1, password: $0.2) }
+        box.update { $0.userOutcomes = outcomes }
+    }
+
+    /// 20 random characters from an alphabet without look-alikes.
+    static func temporaryPassword() -> String {
+        let alphabet = Array("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789")
+        var rng = SystemRandomNumberGenerator()
+        return String((0..<20).map { _ in alphabet[Int(rng.next(upperBound: UInt64(alphabet.count)))] })
+    }
+
+    /// Imports every role with its members mapped to the target's user ids (once per role name).
+    func copyRoles(_ state: MigrationState) async throws {
+        for role in try await withRetry({ try await self.source.listRoles() }) {
+            box.update { $0.roles.read += 1 }
+            if try state.isDone("role:\(role.name)") {
+                box.update { $0.roles.skipped += 1 }
+                continue
+            }
+            let mapped = try state.mapped(.user, className: "_User", sourceIds: role.users)
+            for id in role.users where mapped[id] == nil {
+                box.update { $0.add(.init(kind: "role", className: "_Role", sourceId: role.id,
+                                          detail: "role \(role.name): member \(id) was not migrated")) }
+            }
+            if role.users.isEmpty {
+                box.update { $0.problem("role \(role.name): the source lists no members (an NCMB export names none; see role-members/)") }
+            }
+            var imported = role
+            imported.users = role.users.compactMap { mapped[$0] }
+            let importing = imported
+            do {
+                try await withRetry { try await self.target.importRole(importing) }
+                try state.markDone("role:\(role.name)")
+                box.update { $0.roles.written += 1 }
+            } catch {
+                let e = MBaaSError.wrap(error)
+                box.update {
+                    $0.roles.failed += 1
+                    $0.add(.init(kind: "failed", className: "_Role", sourceId: role.id, detail: "role \(role.name): \(e)"))
+                }
+            }
+        }
+    }
+}

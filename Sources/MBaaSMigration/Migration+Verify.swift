@@ -1,0 +1,174 @@
+import Foundation
+import MBaaSCore
+
+extension Migration {
+    /// Compares the target with the source through the id map and the mapping, and reports every difference:
+    /// counts per class; per record, a checksum over the mapped content (fields, pointers resolved through the id map,
+    /// ACL where the target keeps ACLs, timestamps where it keeps them); files by size and sha256; users by id map.
+    /// Writes only to the state's scratch table.
+    public func verify() async throws -> MigrationReport {
+        guard let state else { throw MBaaSError(.invalidRequest, "verification needs the migration's state folder") }
+        try await verify(into: state)
+        return box.value
+    }
+
+    func verify(into state: MigrationState) async throws {
+        var target = self.target
+        if let bundle = target as? BundleBackend, !bundle.isReadOnly {
+            target = try BundleBackend(directory: bundle.directory)   // the finished bundle, read back
+        }
+        box.update { $0.verified = true }
+        for cls in try await sourceClasses() where !mapping.isSkipped(cls) {
+            try await verifyClass(cls, target: target, state)
+        }
+        try await verifyFiles(target: target, state)
+        if options.users && source.capabilities.has(.listUsers) && target.capabilities.has(.importUsers) || target is BundleBackend {
+            for try await user in source.allUsers() where try state.targetId(.user, className: "_User", sourceId: user.id) == nil {
+                box.update { $0.add(.init(kind: "missing", className: "_User", sourceId: user.id, detail: "user \(user.username ?? "") is not on the target")) }
+            }
+        }
+    }
+
+    /// The canonical text of a record's content that verification compares: fields without nulls, numbers by value
+    /// (`5.0` = `5`), dates to the millisecond, file fields as a marker (files are compared by their bytes), and the
+    /// ACL and timestamps where the target keeps them.
+    func canonical(_ record: Record, fileFields: Set<String>) -> String {
+        func canon(_ v: Value) -> JSON {
+            switch v {
+            case .double(let d) where d.rounded() == d && abs(d) < 9_007_199_254_740_992: return .int(Int64(d))
+            case .array(let items): return .array(items.map(canon))
+            case .object(let o): return .object(JSONObject(sorting: o.mapValues(canon)))
+            case .file: return .object(["__type": "File"])
+            default: return v.json
+            }
+        }
+        var o: [String: JSON] = [:]
+        for (k, v) in record.fields where !v.isNull { o[k] = fileFields.contains(k) ? .object(["__type": "File"]) : canon(v) }
+        if target.capabilities.has(.acl), let acl = record.acl, !acl.entries.isEmpty { o["$acl"] = acl.json }
+        if target.capabilities.has(.clientTimestamps) {
+            if let c = record.createdAt { o["$createdAt"] = .string(ISO8601.format(c)) }
+            if let u = record.updatedAt { o["$updatedAt"] = .string(ISO8601.format(u)) }
+        }
+        return JSON.object(JSONObject(sorting: o)).printed([.sortedKeys])
+    }
+
+    func verifyClass(_ cls: String, target: any Backend, _ state: MigrationState) async throws {
+        let targetClass = mapping.targetClass(cls)
+        let index = box.update { $0.counts(for: cls, target: targetClass) }
+        var fileFields = try state.fileFields(className: cls)
+        for f in mapping.fileLinkFields(cls) { fileFields.insert(mapping.rule(className: cls, field: f)?.rename ?? f) }
+        try state.resetVerification()
+        // The target's side, keyed by source id.
+        var rows: [(String, String, String)] = []
+        func flush() throws {
+            for dup in try state.addVerificationTargets(rows) {
+                box.update { $0.add(.init(kind: "unexpected", className: cls, sourceId: dup, detail: "the target holds this source record more than once")) }
+            }
+            rows = []
+        }
+        do {
+            for try await r in target.records(matching: Query(targetClass), pageSize: target.capabilities.maxPageSize) {
+                let id = r.id ?? ""
+                let key = try mapping.sourceIdField.flatMap { r.fields[$0]?.stringValue } ?? state.sourceId(.record, className: cls, targetId: id) ?? id
+                rows.append((key, id, canonical(r, fileFields: fileFields)))
+                if rows.count >= 500 { try flush() }
+            }
+        } catch let e as MBaaSError where e.kind == .notFound {
+            // The class does not exist on the target: every source record is missing.
+        }
+        try flush()
+        // The source's side, mapped as the migration maps it.
+        var batch: [Record] = []
+        func check() throws {
+            let maps = try maps(for: batch, state)
+            let found = try state.takeVerificationTargets(batch.compactMap(\.id))
+            var verified = 0
+            for r in batch {
+                guard let id = r.id else { continue }
+                guard let (_, content) = found[id] else {
+                    box.update { $0.add(.init(kind: "missing", className: cls, sourceId: id, detail: "not on the target")) }
+                    box.update { $0.classes[index].mismatched += 1 }
+                    continue
+                }
+                var expected = prepare(r, maps: maps, verifying: true).record
+                for f in fileFields where r.fields[reverseField(cls, f)] != nil { expected.fields[f] = .file(FileReference(name: "")) }
+                let want = canonical(expected, fileFields: fileFields)
+                if want == content { verified += 1 } else {
+                    let detail = Self.difference(want, content)
+                    box.update {
+                        $0.add(.init(kind: "content", className: cls, sourceId: id, detail: detail))
+                        $0.classes[index].mismatched += 1
+                    }
+                }
+            }
+            box.update { $0.classes[index].verified += verified }
+            batch = []
+        }
+        for try await r in source.records(matching: Query(cls), pageSize: source.capabilities.maxPageSize) {
+            batch.append(r)
+            if batch.count >= 500 { try check() }
+        }
+        if !batch.isEmpty { try check() }
+        while true {
+            let extra = try state.unseenVerificationTargets(limit: 500)
+            guard !extra.isEmpty else { break }
+            _ = try state.takeVerificationTargets(extra.map(\.0))
+            box.update { report in
+                for (key, targetId) in extra {
+                    report.add(.init(kind: "unexpected", className: cls, sourceId: key,
+                                     detail: "target record \(targetClass)/\(targetId) has no source record"))
+                    report.classes[index].mismatched += 1
+                }
+            }
+        }
+    }
+
+    /// The source field a target field came from.
+    func reverseField(_ cls: String, _ targetField: String) -> String {
+        mapping.classes[cls]?.fields.first(where: { $0.value.rename == targetField })?.key ?? targetField
+    }
+
+    /// The fields two canonical texts differ in.
+    static func difference(_ expected: String, _ actual: String) -> String {
+        guard let a = (try? JSON.parse(expected))?.objectValue, let b = (try? JSON.parse(actual))?.objectValue else {
+            return "content differs"
+        }
+        let keys = Set(a.dictionary.keys).union(b.dictionary.keys).sorted()
+        let diffs = keys.filter { a[$0] != b[$0] }.prefix(5).map { k in
+            "\(k): expected \(a[k]?.printed() ?? "(absent)"), found \(b[k]?.printed() ?? "(absent)")"
+        }
+        return "fields differ: " + diffs.joined(separator: "; ")
+    }
+
+    /// Every copied file: downloaded from the target and compared with the source's size and sha256.
+    func verifyFiles(target: any Backend, _ state: MigrationState) async throws {
+        var checks: [(String, String, FileReference, String, Int64)] = []   // (class, source id or name, target ref, sha, size)
+        for f in try state.copiedFiles() { checks.append(("(files)", f.sourceName, f.target, f.sha256, f.size)) }
+        for cls in try await sourceClasses() {
+            for a in try state.attachments(className: cls, done: true) {
+                guard let sha = a.sha256, let size = a.size, let text = a.targetName,
+                      let ref = (try? Value(json: JSON.parse(text)))?.fileValue else { continue }
+                checks.append((cls, a.sourceId, ref, sha, size))
+            }
+        }
+        for (cls, id, ref, sha, size) in checks {
+            do {
+                let data = try await withRetry { try await target.download(ref) }
+                if Int64(data.count) == size && sha256Hex(data) == sha {
+                    box.update { $0.files.verified += 1 }
+                } else {
+                    box.update {
+                        $0.files.mismatched += 1
+                        $0.add(.init(kind: "file", className: cls, sourceId: id,
+                                     detail: "file \(ref.name): \(data.count) bytes with sha256 \(sha256Hex(data).prefix(12))…, expected \(size) bytes with \(sha.prefix(12))…"))
+                    }
+                }
+            } catch {
+                box.update {
+                    $0.files.mismatched += 1
+                    $0.add(.init(kind: "file", className: cls, sourceId: id, detail: "file \(ref.name) cannot be read from the target: \(MBaaSError.wrap(error))"))
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,269 @@
+import Crypto
+import Foundation
+import MBaaSCore
+
+/// Settings of one migration run.
+public struct MigrationOptions: Sendable {
+    /// The classes to move; `nil`: every class the source lists (``Capabilities/Feature/listClasses``).
+    public var classes: [String]?
+    public var mapping: MigrationMapping
+    /// Records per write (capped by the target's ``Capabilities/maxBatchSize``).
+    public var batchSize: Int
+    /// Writes in flight at once.
+    public var concurrency: Int
+    /// Plan only: read the source (counts, field types) and write nothing anywhere.
+    public var dryRun: Bool
+    /// Verify after copying (as ``Migration/verify()`` does).
+    public var verify: Bool
+    /// Copy users, roles and files (each only where both sides can).
+    public var users: Bool
+    public var files: Bool
+    /// Attempts per write on transient failures (429, 5xx, resets), with backoff honouring `Retry-After`.
+    public var maxAttempts: Int
+
+    public init(
+        classes: [String]? = nil, mapping: MigrationMapping = MigrationMapping(), batchSize: Int = 100, concurrency: Int = 4,
+        dryRun: Bool = false, verify: Bool = true, users: Bool = true, files: Bool = true, maxAttempts: Int = 8
+    ) {
+        self.classes = classes
+        self.mapping = mapping
+        self.batchSize = batchSize
+        self.concurrency = concurrency
+        self.dryRun = dryRun
+        self.verify = verify
+        self.users = users
+        self.files = files
+        self.maxAttempts = maxAttempts
+    }
+}
+
+/// What a running migration reports as it goes (for progress bars and logs).
+public enum MigrationEvent: Sendable {
+    /// A phase starts: `users`, `roles`, `records`, `attachments`, `files`, `pointers`, `verify`.
+    case phase(String)
+    /// A class starts, with its record count when known.
+    case classStarted(source: String, target: String, total: Int?)
+    /// Records of a class handled so far (read, whether written or skipped).
+    case progress(source: String, done: Int, total: Int?)
+    case classFinished(MigrationReport.ClassCounts)
+    /// A free-form line (a retry, a resumed batch).
+    case note(String)
+}
+
+/// Moves records, users, roles and files from one backend to another, resumably, and proves the result.
+///
+/// ```swift
+/// let registry = BackendRegistry([LocalBackendFactory(), NCMBExportBackendFactory(), BundleBackendFactory()])
+/// let source = try await registry.open("ncmb-export:Fixtures/Samples/ncmb-memo-export", context: .init(administrative: true))
+/// let target = try await registry.open("sqlite:memo.db", context: .init(administrative: true))
+/// let state = try MigrationState(directory: URL(fileURLWithPath: "memo.migration"))
+/// let report = try await Migration(source: source, target: target, state: state).run()
+/// ```
+///
+/// # How it works
+/// 1. **Plan**: the classes (listed by the source or given), their counts (a source on disk reads and checks every
+///    object, so malformed input stops the run before anything is written), field types of a first page, and what the
+///    target cannot keep. A dry run stops here.
+/// 2. **Users, then roles**: each user is imported without a usable password (or with a temporary one), keeping its
+///    source id in `sourceObjectId`; roles get their members through the id map.
+/// 3. **Records (phase 1)**: page by page from the source, in batches (the target's batch call when it has one) with
+///    bounded concurrency; each record keeps its source id (and, where the target sets its own, the source's
+///    timestamps); ACL user principals are rewritten through the id map; pointers to records already copied are
+///    rewritten, the others are kept for phase 2; file links become files in the target's own style (a file attached
+///    to the record where the target has ``Capabilities/Feature/fileAttachment``, else a `File` value into its file
+///    store). Each batch is marked pending before it is written and mapped after, in the state's transactions.
+/// 4. **Files** that no record links to are copied to the target's file store.
+/// 5. **Pointers (phase 2)**: fields left in phase 1 are set through the id map; a pointer to a record that was not
+///    migrated is reported, never dropped.
+/// 6. **Verify** (``verify()``).
+///
+/// Running again resumes: mapped records are skipped; records that were pending when a run died are looked up on the
+/// target by `sourceObjectId` (or by id where the target kept it) before anything is created, so nothing is
+/// duplicated, also after `kill -9` between the target's write and the state's.
+public final class Migration: Sendable {
+    public let source: any Backend
+    public let target: any Backend
+    public let options: MigrationOptions
+    let state: MigrationState?
+    let observer: @Sendable (MigrationEvent) -> Void
+    let box: ReportBox
+    /// File-link fields per source class: the mapping's and those the plan detected.
+    let links = LinkTable()
+
+    /// `state` may be `nil` only for a dry run.
+    public init(
+        source: any Backend, target: any Backend, options: MigrationOptions = MigrationOptions(), state: MigrationState?,
+        sourceDescription: String = "", targetDescription: String = "", observer: @escaping @Sendable (MigrationEvent) -> Void = { _ in }
+    ) {
+        self.source = source
+        self.target = target
+        self.options = options
+        self.state = state
+        self.observer = observer
+        var report = MigrationReport(from: sourceDescription.isEmpty ? source.adapterName : sourceDescription,
+                                     to: targetDescription.isEmpty ? target.adapterName : targetDescription)
+        report.stateDirectory = state?.directory.path
+        report.dryRun = options.dryRun
+        self.box = ReportBox(report)
+    }
+
+    var mapping: MigrationMapping { options.mapping }
+
+    /// The classes to move, in order.
+    func sourceClasses() async throws -> [String] {
+        if let classes = options.classes { return classes }
+        guard source.capabilities.has(.listClasses) else {
+            throw MBaaSError(.invalidRequest,
+                             "\(source.adapterName) cannot list its classes\(source.capabilities.note(for: .listClasses).map { " (\($0))" } ?? ""); name them with --classes A,B")
+        }
+        return try await source.listClasses()
+    }
+
+    // MARK: Plan
+
+    /// Reads what the run would move, and writes nothing. A string field of the first page whose value names a file
+    /// of the source's file store is a detected file link (unless the mapping says `"fileLink": false`).
+    public func plan() async throws -> MigrationPlan {
+        var plan = MigrationPlan()
+        plan.passwords = mapping.passwords.rawValue
+        var fileNames: Set<String> = []
+        if options.files && source.capabilities.has(.fileList) {
+            let files = try await source.listFiles(prefix: nil, limit: nil)
+            plan.files = files.count
+            fileNames = Set(files.map(\.reference.name))
+        }
+        let sourceTypes = source.capabilities.features.filter { $0.rawValue.hasPrefix("value.") }
+        for cls in try await sourceClasses() {
+            var cp = MigrationPlan.ClassPlan(source: cls, target: mapping.targetClass(cls), count: nil, fieldTypes: [:], renames: [:],
+                                             drops: [], fileLinks: mapping.fileLinkFields(cls).sorted(), skipped: mapping.isSkipped(cls))
+            for (field, rule) in mapping.classes[cls]?.fields ?? [:] {
+                if rule.drop { cp.drops.append(field) } else if let r = rule.rename { cp.renames[field] = r }
+            }
+            cp.drops.sort()
+            if !cp.skipped {
+                if source.capabilities.has(.count) { cp.count = try await source.count(Query(cls)) }
+                let page = try await source.queryPage(Query(cls, limit: min(100, source.capabilities.maxPageSize)))
+                var detected: Set<String> = []
+                let off = mapping.notFileLinkFields(cls)
+                for r in page.records {
+                    for (k, v) in r.fields {
+                        cp.fieldTypes[k, default: []].insert(v.typeName)
+                        if case .string(let s) = v, fileNames.contains(s), !off.contains(k) { detected.insert(k) }
+                    }
+                }
+                for field in detected.sorted() where !cp.fileLinks.contains(field) {
+                    cp.fileLinks.append(field)
+                    plan.conversions.append("\(cls).\(field) holds names of files in the source's file store: copied as file links (\"fileLink\": false in the mapping keeps it a string)")
+                }
+                links.set(cls, Set(cp.fileLinks))
+            }
+            plan.classes.append(cp)
+        }
+        if options.users && source.capabilities.has(.listUsers) {
+            var n = 0
+            for try await _ in source.allUsers() { n += 1 }
+            plan.users = n
+            plan.roles = try await source.listRoles().count
+            if !target.capabilities.has(.importUsers) && n > 0 {
+                plan.unsupported.append("users: \(target.adapterName) cannot import users\(target.capabilities.note(for: .importUsers).map { " (\($0))" } ?? "")")
+            }
+        }
+        for feature in sourceTypes.sorted(by: { $0.rawValue < $1.rawValue }) where !target.capabilities.has(feature) {
+            plan.unsupported.append("\(feature.rawValue.dropFirst(6)) values: \(target.adapterName) does not keep them exactly\(target.capabilities.note(for: feature).map { " (\($0))" } ?? "")")
+        }
+        if !target.capabilities.has(.acl) {
+            plan.unsupported.append("ACLs: \(target.adapterName) does not enforce per-record ACLs\(target.capabilities.note(for: .acl).map { " (\($0))" } ?? ""); records are written without them")
+        }
+        if !target.capabilities.has(.fileAttachment) && !target.capabilities.has(.files) {
+            plan.unsupported.append("files: \(target.adapterName) has no file store")
+        }
+        if let f = mapping.sourceIdField { plan.conversions.append("every record keeps its source id in '\(f)'") }
+        if target.capabilities.has(.clientIds) { plan.conversions.append("ids: the target keeps the source's ids where it accepts them") }
+        if target.capabilities.has(.clientTimestamps) {
+            plan.conversions.append("timestamps: the target keeps the source's createdAt/updatedAt")
+        } else if mapping.keepSourceTimestamps {
+            plan.conversions.append("timestamps: the target sets its own; the source's go to '\(mapping.sourceCreatedAtField)'/'\(mapping.sourceUpdatedAtField)'")
+        }
+        if target.capabilities.has(.fileAttachment) {
+            plan.conversions.append("file links: files are attached to their records in \(target.adapterName)'s own way")
+        } else if target.capabilities.has(.files) {
+            plan.conversions.append("file links: files go to the target's file store and fields hold File values")
+        }
+        plan.conversions.append("pointers and ACL user ids are rewritten through the id map")
+        return plan
+    }
+
+    // MARK: Run
+
+    /// Plans, then (unless this is a dry run) copies and verifies. Throws only for what stops the whole run (a
+    /// malformed source, an unreachable target); per-record failures are in the report.
+    public func run() async throws -> MigrationReport {
+        let plan = try await plan()
+        box.update { $0.plan = plan }
+        if options.dryRun { return box.value }
+        guard let state else { throw MBaaSError(.invalidRequest, "a migration that writes needs a state folder") }
+        for note in plan.unsupported { box.update { $0.problem(note) } }
+        if options.users && source.capabilities.has(.listUsers) && target.capabilities.has(.importUsers) {
+            observer(.phase("users"))
+            try await copyUsers(state)
+            observer(.phase("roles"))
+            try await copyRoles(state)
+        }
+        observer(.phase("records"))
+        for cp in plan.classes where !cp.skipped {
+            try await copyRecords(cp, state)
+        }
+        if options.files {
+            observer(.phase("files"))
+            try await copyStandaloneFiles(state)
+        }
+        observer(.phase("pointers"))
+        try await rewritePointers(state)
+        if let bundle = target as? BundleBackend {
+            await bundle.setSource(box.value.from)
+            try await bundle.finish()
+        }
+        if options.verify {
+            observer(.phase("verify"))
+            try await verify(into: state)
+        }
+        return box.value
+    }
+}
+
+/// File-link fields per source class, set by the plan before anything is written.
+final class LinkTable: @unchecked Sendable {
+    private let lock = NSLock()
+    private var fields: [String: Set<String>] = [:]
+    func set(_ cls: String, _ f: Set<String>) { lock.lock(); fields[cls] = f; lock.unlock() }
+    func get(_ cls: String) -> Set<String>? { lock.lock(); defer { lock.unlock() }; return fields[cls] }
+}
+
+/// The report under construction, shared by concurrent batches.
+final class ReportBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var report: MigrationReport
+    init(_ report: MigrationReport) { self.report = report }
+    var value: MigrationReport { lock.lock(); defer { lock.unlock() }; return report }
+    func update<T>(_ body: (inout MigrationReport) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&report)
+    }
+}
+
+/// SHA-256 as lowercase hex.
+func sha256Hex(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
+
+/// Whether an error may go away by trying again (the outcome of the write is unknown).
+func isTransient(_ error: MBaaSError) -> Bool {
+    [.rateLimited, .unavailable, .transport].contains(error.kind)
+}
+
+/// Waits before attempt `attempt` (0-based): the server's `Retry-After` when it gave one, else exponential backoff
+/// with jitter, capped at 10 s.
+func backoff(attempt: Int, error: MBaaSError?) async throws {
+    let base = min(10, 0.05 * pow(2, Double(attempt)))
+    let delay = error?.retryAfter.map { min($0, 30) } ?? base * Double.random(in: 0.5...1.0)
+    try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+}

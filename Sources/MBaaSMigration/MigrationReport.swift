@@ -1,0 +1,237 @@
+import Foundation
+import MBaaSCore
+
+/// What a migration (or a verification, or a dry run) found, per class, for users, roles and files, with every
+/// mismatch. Its JSON form is what `mbaas migrate --report FILE` writes:
+///
+/// ```json
+/// {"from":"..","to":"..","state":"..","dryRun":false,"ok":true,
+///  "classes":[{"source":"MemoClass","target":"Memo","read":12,"written":12,"skipped":0,"failed":0,"verified":12,"mismatched":0}],
+///  "users":{"read":3,"written":3,"skipped":0,"failed":0,"passwords":{"reset":3,"temporary":0},
+///           "details":[{"sourceId":"..","targetId":"..","password":"reset"}]},
+///  "roles":{"read":1,"written":1,"failed":0},
+///  "files":{"read":4,"written":4,"failed":0,"verified":4,"mismatched":0},
+///  "plan":{...},  "mismatches":[{"class":"MemoClass","sourceId":"..","kind":"content","detail":".."}],
+///  "problems":[".."]}
+/// ```
+public struct MigrationReport: Sendable {
+    public struct ClassCounts: Sendable, Hashable {
+        public var source: String
+        public var target: String
+        public var read = 0
+        public var written = 0
+        /// Already on the target from an earlier run.
+        public var skipped = 0
+        public var failed = 0
+        public var verified = 0
+        public var mismatched = 0
+        public init(source: String, target: String) {
+            self.source = source
+            self.target = target
+        }
+    }
+
+    public struct Counts: Sendable, Hashable {
+        public var read = 0
+        public var written = 0
+        public var skipped = 0
+        public var failed = 0
+        public var verified = 0
+        public var mismatched = 0
+        public init() {}
+    }
+
+    /// One difference between source and target, or one thing that could not be carried.
+    public struct Mismatch: Sendable, Hashable {
+        /// `missing` (not on the target), `unexpected` (on the target, not in the source), `content` (fields differ),
+        /// `file` (size or sha256 differ, or missing), `pointer` (points at a record that was not migrated),
+        /// `failed` (the write failed), `acl` (a principal that was not migrated).
+        public var kind: String
+        public var className: String
+        public var sourceId: String?
+        public var detail: String
+        public init(kind: String, className: String, sourceId: String?, detail: String) {
+            self.kind = kind
+            self.className = className
+            self.sourceId = sourceId
+            self.detail = detail
+        }
+        public var json: JSON {
+            var o: JSONObject = ["kind": .string(kind), "class": .string(className)]
+            if let sourceId { o["sourceId"] = .string(sourceId) }
+            o["detail"] = .string(detail)
+            return .object(o)
+        }
+    }
+
+    public struct UserOutcome: Sendable, Hashable {
+        public var sourceId: String
+        public var targetId: String
+        /// `reset` or `temporary`.
+        public var password: String
+    }
+
+    public var from: String
+    public var to: String
+    public var stateDirectory: String?
+    public var dryRun = false
+    public var classes: [ClassCounts] = []
+    public var users = Counts()
+    public var userOutcomes: [UserOutcome] = []
+    public var roles = Counts()
+    public var files = Counts()
+    public var plan: MigrationPlan?
+    /// Every mismatch up to ``maxListed``; ``mismatchCount`` counts them all.
+    public var mismatches: [Mismatch] = []
+    public var mismatchCount = 0
+    /// Things that were not carried, or carried lossily, said once each.
+    public var problems: [String] = []
+    /// Whether verification ran.
+    public var verified = false
+
+    public static let maxListed = 1000
+
+    public init(from: String, to: String) {
+        self.from = from
+        self.to = to
+    }
+
+    /// True when nothing failed and verification (if it ran) found no mismatch.
+    public var ok: Bool {
+        mismatchCount == 0 && classes.allSatisfy { $0.failed == 0 } && users.failed == 0 && roles.failed == 0 && files.failed == 0
+    }
+
+    mutating func add(_ m: Mismatch) {
+        mismatchCount += 1
+        if mismatches.count < Self.maxListed { mismatches.append(m) }
+    }
+
+    mutating func problem(_ text: String) {
+        if !problems.contains(text) { problems.append(text) }
+    }
+
+    mutating func counts(for source: String, target: String) -> Int {
+        if let i = classes.firstIndex(where: { $0.source == source }) { return i }
+        classes.append(ClassCounts(source: source, target: target))
+        return classes.count - 1
+    }
+
+    public var json: JSON {
+        func counts(_ c: Counts, verify: Bool) -> JSONObject {
+            var o: JSONObject = ["read": .int(Int64(c.read)), "written": .int(Int64(c.written)), "skipped": .int(Int64(c.skipped)),
+                                 "failed": .int(Int64(c.failed))]
+            if verify { o["verified"] = .int(Int64(c.verified)); o["mismatched"] = .int(Int64(c.mismatched)) }
+            return o
+        }
+        var users = counts(self.users, verify: false)
+        users["passwords"] = .object([
+            "reset": .int(Int64(userOutcomes.filter { $0.password == "reset" }.count)),
+            "temporary": .int(Int64(userOutcomes.filter { $0.password == "temporary" }.count)),
+        ])
+        users["details"] = .array(userOutcomes.map {
+            .object(["sourceId": .string($0.sourceId), "targetId": .string($0.targetId), "password": .string($0.password)])
+        })
+        var o: JSONObject = [
+            "from": .string(from), "to": .string(to), "dryRun": .bool(dryRun), "ok": .bool(ok), "verified": .bool(verified),
+            "classes": .array(classes.map { c in
+                .object(["source": .string(c.source), "target": .string(c.target), "read": .int(Int64(c.read)),
+                         "written": .int(Int64(c.written)), "skipped": .int(Int64(c.skipped)), "failed": .int(Int64(c.failed)),
+                         "verified": .int(Int64(c.verified)), "mismatched": .int(Int64(c.mismatched))])
+            }),
+            "users": .object(users), "roles": .object(counts(roles, verify: false)), "files": .object(counts(files, verify: true)),
+            "mismatchCount": .int(Int64(mismatchCount)), "mismatches": .array(mismatches.map(\.json)),
+            "problems": .array(problems.map(JSON.string)),
+        ]
+        if let stateDirectory { o["state"] = .string(stateDirectory) }
+        if let plan { o["plan"] = plan.json }
+        return .object(o)
+    }
+
+    /// The summary table the CLI prints.
+    public var table: String {
+        var rows: [[String]] = [["class", "target", "read", "written", "skipped", "failed", "verified", "mismatched"]]
+        for c in classes {
+            rows.append([c.source, c.target, "\(c.read)", "\(c.written)", "\(c.skipped)", "\(c.failed)",
+                         verified ? "\(c.verified)" : "-", verified ? "\(c.mismatched)" : "-"])
+        }
+        rows.append(["(users)", "", "\(users.read)", "\(users.written)", "\(users.skipped)", "\(users.failed)", "-", "-"])
+        rows.append(["(roles)", "", "\(roles.read)", "\(roles.written)", "\(roles.skipped)", "\(roles.failed)", "-", "-"])
+        rows.append(["(files)", "", "\(files.read)", "\(files.written)", "\(files.skipped)", "\(files.failed)",
+                     verified ? "\(files.verified)" : "-", verified ? "\(files.mismatched)" : "-"])
+        let widths = rows[0].indices.map { i in rows.map { $0[i].count }.max() ?? 0 }
+        var out = rows.map { r in r.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ") }
+            .joined(separator: "\n")
+        let temporary = userOutcomes.filter { $0.password == "temporary" }.count
+        if !userOutcomes.isEmpty {
+            out += "\nusers: \(userOutcomes.count - temporary) without a usable password (reset), \(temporary) with a temporary password"
+        }
+        for p in problems { out += "\nnote: \(p)" }
+        for m in mismatches.prefix(20) {
+            out += "\n\(m.kind): \(m.className)\(m.sourceId.map { "/\($0)" } ?? ""): \(m.detail)"
+        }
+        if mismatchCount > 20 { out += "\n… \(mismatchCount - 20) more mismatches (see --report)" }
+        if let stateDirectory { out += "\nstate: \(stateDirectory)" }
+        out += dryRun ? "\ndry run: nothing was written" : (ok ? (verified ? "\nverified: source and target agree" : "\ndone") : "\nNOT OK: see the mismatches above")
+        return out
+    }
+}
+
+/// What a migration will do, from its dry run: classes with counts, conversions, and what the target cannot keep.
+public struct MigrationPlan: Sendable {
+    public struct ClassPlan: Sendable {
+        public var source: String
+        public var target: String
+        public var count: Int?
+        /// Field name → value types seen in the first page (`title: string`, `due: Date`).
+        public var fieldTypes: [String: Set<String>]
+        public var renames: [String: String]
+        public var drops: [String]
+        public var fileLinks: [String]
+        public var skipped: Bool
+    }
+
+    public var classes: [ClassPlan] = []
+    public var users: Int?
+    public var roles: Int?
+    public var files: Int?
+    public var passwords: String = "reset"
+    /// Conversions the target makes (lossy or not), one sentence each.
+    public var conversions: [String] = []
+    /// What the target cannot keep.
+    public var unsupported: [String] = []
+
+    public var json: JSON {
+        .object([
+            "classes": .array(classes.map { c in
+                var o: JSONObject = ["source": .string(c.source), "target": .string(c.target), "skipped": .bool(c.skipped)]
+                if let n = c.count { o["count"] = .int(Int64(n)) }
+                o["fields"] = .object(JSONObject(sorting: c.fieldTypes.mapValues { .array($0.sorted().map(JSON.string)) }))
+                o["renames"] = .object(JSONObject(sorting: c.renames.mapValues(JSON.string)))
+                o["drops"] = .array(c.drops.map(JSON.string))
+                o["fileLinks"] = .array(c.fileLinks.map(JSON.string))
+                return .object(o)
+            }),
+            "users": users.map { .int(Int64($0)) } ?? .null, "roles": roles.map { .int(Int64($0)) } ?? .null,
+            "files": files.map { .int(Int64($0)) } ?? .null, "passwords": .string(passwords),
+            "conversions": .array(conversions.map(JSON.string)), "unsupported": .array(unsupported.map(JSON.string)),
+        ])
+    }
+
+    public var table: String {
+        var out = "plan:\n"
+        for c in classes {
+            out += "  \(c.source) -> \(c.target)" + (c.skipped ? " (skipped)" : "") + ": \(c.count.map(String.init) ?? "?") records"
+            if !c.renames.isEmpty { out += "; renames " + c.renames.sorted(by: { $0.key < $1.key }).map { "\($0.key)->\($0.value)" }.joined(separator: ", ") }
+            if !c.drops.isEmpty { out += "; drops " + c.drops.joined(separator: ", ") }
+            if !c.fileLinks.isEmpty { out += "; file links " + c.fileLinks.joined(separator: ", ") }
+            out += "\n"
+            for (field, types) in c.fieldTypes.sorted(by: { $0.key < $1.key }) { out += "      \(field): \(types.sorted().joined(separator: "|"))\n" }
+        }
+        out += "  users: \(users.map(String.init) ?? "not listed") (passwords: \(passwords))\n"
+        out += "  roles: \(roles.map(String.init) ?? "not listed")\n"
+        out += "  files: \(files.map(String.init) ?? "not listed")\n"
+        for c in conversions { out += "  conversion: \(c)\n" }
+        for u in unsupported { out += "  not carried: \(u)\n" }
+        return out
+    }
+}

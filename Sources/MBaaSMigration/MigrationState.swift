@@ -1,0 +1,384 @@
+import Foundation
+import GRDB
+import MBaaSCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What a migration remembers between runs, in one SQLite database (`state.db`) in its state folder: the id map
+/// (source id → target id for records, users and files), writes in flight, pointers left to rewrite, attachments
+/// left to copy, finished steps and each user's password handling. Every change is one transaction with the batch
+/// it belongs to, so a run killed at any point resumes without losing or duplicating anything.
+///
+/// A lock file (`state.lock`, `flock`) refuses a second concurrent run on the same folder.
+public final class MigrationState: Sendable {
+    public let directory: URL
+    let db: DatabaseQueue
+    private let lockDescriptor: Int32
+
+    /// Opens (creating, 0700/0600) the state folder and takes its lock; a folder locked by another run is
+    /// ``MBaaSError/Kind/conflict`` naming it.
+    public init(directory: URL) throws(MBaaSError) {
+        self.directory = directory
+        let fm = FileManager.default
+        do {
+            try fm.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw MBaaSError(.unavailable, "cannot create the state folder \(directory.path): \(error.localizedDescription)")
+        }
+        let lockPath = directory.appendingPathComponent("state.lock").path
+        let fd = open(lockPath, O_RDWR | O_CREAT, 0o600)
+        guard fd >= 0 else { throw MBaaSError(.unavailable, "cannot open \(lockPath): \(String(cString: strerror(errno)))") }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            Glibc.close(fd)
+            throw MBaaSError(.conflict, "another migration is running on the state folder \(directory.path); wait for it to finish (or stop it) and run again")
+        }
+        lockDescriptor = fd
+        let path = directory.appendingPathComponent("state.db").path
+        do {
+            if !fm.fileExists(atPath: path) { fm.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) }
+            var config = Configuration()
+            config.label = "mbaas-migration-state"
+            db = try DatabaseQueue(path: path, configuration: config)
+            try Self.migrator.migrate(db)
+        } catch {
+            flock(fd, LOCK_UN)
+            Glibc.close(fd)
+            throw MBaaSError(.unavailable, "cannot open the migration state \(path): \(error)")
+        }
+    }
+
+    deinit {
+        try? db.close()
+        flock(lockDescriptor, LOCK_UN)
+        Glibc.close(lockDescriptor)
+    }
+
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                CREATE TABLE idmap(kind TEXT NOT NULL, class TEXT NOT NULL, source_id TEXT NOT NULL, target_id TEXT NOT NULL,
+                                   PRIMARY KEY(kind, class, source_id)) WITHOUT ROWID;
+                CREATE INDEX idmap_target ON idmap(kind, class, target_id);
+                CREATE TABLE pending(kind TEXT NOT NULL, class TEXT NOT NULL, source_id TEXT NOT NULL,
+                                     PRIMARY KEY(kind, class, source_id)) WITHOUT ROWID;
+                CREATE TABLE fixups(class TEXT NOT NULL, source_id TEXT NOT NULL, target_id TEXT NOT NULL, pointers TEXT NOT NULL,
+                                    PRIMARY KEY(class, source_id)) WITHOUT ROWID;
+                CREATE TABLE attachments(class TEXT NOT NULL, source_id TEXT NOT NULL, field TEXT NOT NULL, file TEXT NOT NULL,
+                                         ref TEXT NOT NULL, original TEXT NOT NULL, done INTEGER NOT NULL DEFAULT 0, sha256 TEXT,
+                                         size INTEGER, target_name TEXT, PRIMARY KEY(class, source_id, field)) WITHOUT ROWID;
+                CREATE INDEX attachments_file ON attachments(file);
+                CREATE TABLE files(source_name TEXT PRIMARY KEY, target TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER NOT NULL,
+                                   linked INTEGER NOT NULL) WITHOUT ROWID;
+                CREATE TABLE steps(name TEXT PRIMARY KEY) WITHOUT ROWID;
+                CREATE TABLE users(source_id TEXT PRIMARY KEY, password TEXT NOT NULL) WITHOUT ROWID;
+                CREATE TABLE file_fields(class TEXT NOT NULL, field TEXT NOT NULL, PRIMARY KEY(class, field)) WITHOUT ROWID;
+                """)
+        }
+        return m
+    }
+
+    func read<T>(_ body: (Database) throws -> T) throws(MBaaSError) -> T {
+        do { return try db.read(body) } catch { throw Self.wrap(error) }
+    }
+
+    func write<T>(_ body: (Database) throws -> T) throws(MBaaSError) -> T {
+        do { return try db.write(body) } catch { throw Self.wrap(error) }
+    }
+
+    static func wrap(_ error: any Error) -> MBaaSError {
+        if let e = error as? MBaaSError { return e }
+        return MBaaSError(.unavailable, "migration state: \(error)")
+    }
+
+    // MARK: Id map
+
+    public enum Kind: String, Sendable { case record, user, file }
+
+    /// The target ids of the given source ids that are mapped.
+    func mapped(_ kind: Kind, className: String, sourceIds: [String]) throws(MBaaSError) -> [String: String] {
+        guard !sourceIds.isEmpty else { return [:] }
+        return try read { db in
+            var out: [String: String] = [:]
+            for chunk in stride(from: 0, to: sourceIds.count, by: 500) {
+                let part = Array(sourceIds[chunk..<min(chunk + 500, sourceIds.count)])
+                let marks = part.map { _ in "?" }.joined(separator: ",")
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT source_id, target_id FROM idmap WHERE kind = ? AND class = ? AND source_id IN (\(marks))
+                    """, arguments: StatementArguments([kind.rawValue, className] + part))
+                for r in rows { out[r[0]] = r[1] }
+            }
+            return out
+        }
+    }
+
+    /// The target id of one source id.
+    public func targetId(_ kind: Kind, className: String, sourceId: String) throws(MBaaSError) -> String? {
+        try mapped(kind, className: className, sourceIds: [sourceId])[sourceId]
+    }
+
+    /// The source id of a target id (reverse look-up, for verification).
+    func sourceId(_ kind: Kind, className: String, targetId: String) throws(MBaaSError) -> String? {
+        try read { db in
+            try String.fetchOne(db, sql: "SELECT source_id FROM idmap WHERE kind = ? AND class = ? AND target_id = ?",
+                                arguments: [kind.rawValue, className, targetId])
+        }
+    }
+
+    /// How many source ids of a kind and class are mapped.
+    public func mappedCount(_ kind: Kind, className: String) throws(MBaaSError) -> Int {
+        try read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM idmap WHERE kind = ? AND class = ?", arguments: [kind.rawValue, className]) ?? 0
+        }
+    }
+
+    // MARK: Steps and meta
+
+    func isDone(_ step: String) throws(MBaaSError) -> Bool {
+        try read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM steps WHERE name = ?)", arguments: [step]) ?? false }
+    }
+
+    func markDone(_ step: String) throws(MBaaSError) {
+        try write { db in try db.execute(sql: "INSERT OR IGNORE INTO steps(name) VALUES (?)", arguments: [step]) }
+    }
+
+    func meta(_ key: String) throws(MBaaSError) -> String? {
+        try read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
+    }
+
+    func setMeta(_ key: String, _ value: String) throws(MBaaSError) {
+        try write { db in try db.execute(sql: "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", arguments: [key, value]) }
+    }
+
+    // MARK: Pending writes
+
+    func pending(_ kind: Kind, className: String) throws(MBaaSError) -> [String] {
+        try read { db in
+            try String.fetchAll(db, sql: "SELECT source_id FROM pending WHERE kind = ? AND class = ?", arguments: [kind.rawValue, className])
+        }
+    }
+
+    func addPending(_ kind: Kind, className: String, sourceIds: [String]) throws(MBaaSError) {
+        try write { db in
+            let stmt = try db.cachedStatement(sql: "INSERT OR IGNORE INTO pending(kind, class, source_id) VALUES (?, ?, ?)")
+            for id in sourceIds { try stmt.execute(arguments: [kind.rawValue, className, id]) }
+        }
+    }
+
+    func clearPending(_ kind: Kind, className: String, sourceIds: [String]) throws(MBaaSError) {
+        try write { db in
+            let stmt = try db.cachedStatement(sql: "DELETE FROM pending WHERE kind = ? AND class = ? AND source_id = ?")
+            for id in sourceIds { try stmt.execute(arguments: [kind.rawValue, className, id]) }
+        }
+    }
+
+    /// One written record: its id mapping, the pointers left to rewrite and the attachments left to copy, with the
+    /// pending mark cleared, all in one transaction.
+    struct Written {
+        var sourceId: String
+        var targetId: String
+        /// `{field: pointer or array JSON}` to rewrite in phase 2.
+        var fixups: JSON?
+        /// Files to copy as attachments: the target field, the source's reference, and the source value as it was.
+        var attachments: [(field: String, ref: FileReference, original: Value)]
+    }
+
+    func recordWritten(_ kind: Kind, className: String, _ items: [Written]) throws(MBaaSError) {
+        try write { db in
+            let map = try db.cachedStatement(sql: "INSERT OR REPLACE INTO idmap(kind, class, source_id, target_id) VALUES (?, ?, ?, ?)")
+            let unpend = try db.cachedStatement(sql: "DELETE FROM pending WHERE kind = ? AND class = ? AND source_id = ?")
+            let fix = try db.cachedStatement(sql: "INSERT OR REPLACE INTO fixups(class, source_id, target_id, pointers) VALUES (?, ?, ?, ?)")
+            let att = try db.cachedStatement(sql: "INSERT OR IGNORE INTO attachments(class, source_id, field, file, ref, original) VALUES (?, ?, ?, ?, ?, ?)")
+            for item in items {
+                try map.execute(arguments: [kind.rawValue, className, item.sourceId, item.targetId])
+                try unpend.execute(arguments: [kind.rawValue, className, item.sourceId])
+                if let f = item.fixups { try fix.execute(arguments: [className, item.sourceId, item.targetId, f.printed()]) }
+                for a in item.attachments {
+                    try att.execute(arguments: [className, item.sourceId, a.field, a.ref.name, Value.file(a.ref).json.printed(), a.original.json.printed()])
+                }
+            }
+        }
+    }
+
+    // MARK: Fixups, attachments, files
+
+    struct Fixup { var sourceId: String; var targetId: String; var pointers: JSONObject }
+
+    func fixups(className: String, after: String, limit: Int) throws(MBaaSError) -> [Fixup] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT source_id, target_id, pointers FROM fixups WHERE class = ? AND source_id > ? ORDER BY source_id LIMIT ?",
+                             arguments: [className, after, limit]).map { row in
+                Fixup(sourceId: row[0], targetId: row[1], pointers: (try JSON.parse(row[2] as String)).objectValue ?? [:])
+            }
+        }
+    }
+
+    func fixupClasses() throws(MBaaSError) -> [String] {
+        try read { db in try String.fetchAll(db, sql: "SELECT DISTINCT class FROM fixups ORDER BY class") }
+    }
+
+    func removeFixups(className: String, sourceIds: [String]) throws(MBaaSError) {
+        try write { db in
+            let stmt = try db.cachedStatement(sql: "DELETE FROM fixups WHERE class = ? AND source_id = ?")
+            for id in sourceIds { try stmt.execute(arguments: [className, id]) }
+        }
+    }
+
+    struct Attachment { var className: String; var sourceId: String; var field: String; var ref: FileReference; var original: Value
+        var done: Bool; var sha256: String?; var size: Int64?; var targetName: String? }
+
+    func attachments(className: String, done: Bool?) throws(MBaaSError) -> [Attachment] {
+        try read { db in
+            var sql = "SELECT class, source_id, field, ref, original, done, sha256, size, target_name FROM attachments WHERE class = ?"
+            var args: [any DatabaseValueConvertible] = [className]
+            if let done { sql += " AND done = ?"; args.append(done ? 1 : 0) }
+            return try Row.fetchAll(db, sql: sql + " ORDER BY source_id, field", arguments: StatementArguments(args)).map { r in
+                Attachment(className: r[0], sourceId: r[1], field: r[2], ref: try Value(json: JSON.parse(r[3] as String)).fileValue ?? FileReference(name: r[3]),
+                           original: try Value(json: JSON.parse(r[4] as String)), done: (r[5] as Int) != 0, sha256: r[6], size: r[7], targetName: r[8])
+            }
+        }
+    }
+
+    /// Whether a record's attachment names this source file (so it is not copied again as a standalone file).
+    func isLinkedByAttachment(_ name: String) throws(MBaaSError) -> Bool {
+        try read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM attachments WHERE file = ?)", arguments: [name]) ?? false }
+    }
+
+    func attachmentDone(_ a: Attachment, sha256: String?, size: Int64?, targetName: String?) throws(MBaaSError) {
+        try write { db in
+            try db.execute(sql: "UPDATE attachments SET done = 1, sha256 = ?, size = ?, target_name = ? WHERE class = ? AND source_id = ? AND field = ?",
+                           arguments: [sha256, size, targetName, a.className, a.sourceId, a.field])
+        }
+    }
+
+    struct CopiedFile { var sourceName: String; var target: FileReference; var sha256: String; var size: Int64; var linked: Bool }
+
+    func copiedFile(_ sourceName: String) throws(MBaaSError) -> CopiedFile? {
+        try read { db in
+            try Row.fetchOne(db, sql: "SELECT source_name, target, sha256, size, linked FROM files WHERE source_name = ?", arguments: [sourceName])
+                .map(Self.copiedFile)
+        }
+    }
+
+    func copiedFiles() throws(MBaaSError) -> [CopiedFile] {
+        try read { db in try Row.fetchAll(db, sql: "SELECT source_name, target, sha256, size, linked FROM files ORDER BY source_name").map(Self.copiedFile) }
+    }
+
+    static func copiedFile(_ r: Row) throws -> CopiedFile {
+        let ref = try Value(json: JSON.parse(r[1] as String)).fileValue ?? FileReference(name: r[1])
+        return CopiedFile(sourceName: r[0], target: ref, sha256: r[2], size: r[3], linked: (r[4] as Int) != 0)
+    }
+
+    func recordFile(_ f: CopiedFile) throws(MBaaSError) {
+        try write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO files(source_name, target, sha256, size, linked) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [f.sourceName, Value.file(f.target).json.printed(), f.sha256, f.size, f.linked ? 1 : 0])
+        }
+    }
+
+    func addFileField(className: String, field: String) throws(MBaaSError) {
+        try write { db in try db.execute(sql: "INSERT OR IGNORE INTO file_fields(class, field) VALUES (?, ?)", arguments: [className, field]) }
+    }
+
+    func fileFields(className: String) throws(MBaaSError) -> Set<String> {
+        try read { db in Set(try String.fetchAll(db, sql: "SELECT field FROM file_fields WHERE class = ?", arguments: [className])) }
+    }
+
+    // MARK: Users
+
+    func recordUser(sourceId: String, targetId: String, password: String) throws(MBaaSError) {
+        try write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO idmap(kind, class, source_id, target_id) VALUES ('user', '_User', ?, ?)",
+                           arguments: [sourceId, targetId])
+            try db.execute(sql: "DELETE FROM pending WHERE kind = 'user' AND class = '_User' AND source_id = ?", arguments: [sourceId])
+            try db.execute(sql: "INSERT OR REPLACE INTO users(source_id, password) VALUES (?, ?)", arguments: [sourceId, password])
+        }
+    }
+
+    func userPasswords() throws(MBaaSError) -> [(String, String, String)] {
+        try read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT u.source_id, m.target_id, u.password FROM users u
+                JOIN idmap m ON m.kind = 'user' AND m.class = '_User' AND m.source_id = u.source_id ORDER BY u.source_id
+                """).map { ($0[0], $0[1], $0[2]) }
+        }
+    }
+
+    // MARK: Verification scratch
+
+    func resetVerification() throws(MBaaSError) {
+        try write { db in
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS verify_target(key TEXT PRIMARY KEY, target_id TEXT NOT NULL, content TEXT NOT NULL,
+                                                         seen INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+                DELETE FROM verify_target;
+                """)
+        }
+    }
+
+    func addVerificationTargets(_ rows: [(String, String, String)]) throws(MBaaSError) -> [String] {
+        try write { db in
+            var duplicates: [String] = []
+            let stmt = try db.cachedStatement(sql: "INSERT OR IGNORE INTO verify_target(key, target_id, content) VALUES (?, ?, ?)")
+            for (key, id, content) in rows {
+                try stmt.execute(arguments: [key, id, content])
+                if db.changesCount == 0 { duplicates.append(key) }
+            }
+            return duplicates
+        }
+    }
+
+    func takeVerificationTargets(_ keys: [String]) throws(MBaaSError) -> [String: (String, String)] {
+        try write { db in
+            var out: [String: (String, String)] = [:]
+            let get = try db.cachedStatement(sql: "SELECT target_id, content FROM verify_target WHERE key = ?")
+            let mark = try db.cachedStatement(sql: "UPDATE verify_target SET seen = 1 WHERE key = ?")
+            for key in keys {
+                if let r = try Row.fetchOne(get, arguments: [key]) { out[key] = (r[0], r[1]); try mark.execute(arguments: [key]) }
+            }
+            return out
+        }
+    }
+
+    func unseenVerificationTargets(limit: Int) throws(MBaaSError) -> [(String, String)] {
+        try read { db in
+            try Row.fetchAll(db, sql: "SELECT key, target_id FROM verify_target WHERE seen = 0 ORDER BY key LIMIT ?", arguments: [limit])
+                .map { ($0[0], $0[1]) }
+        }
+    }
+
+    func unseenVerificationCount() throws(MBaaSError) -> Int {
+        try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM verify_target WHERE seen = 0") ?? 0 }
+    }
+}
+
+extension MigrationState {
+    /// The default state folder of a migration between two URLs: `$XDG_DATA_HOME/mbaas/migrations/<name>` (or
+    /// `~/.local/share/...`), the name derived from both URLs without their secrets.
+    public static func defaultDirectory(from: String, to: String) -> URL {
+        let env = ProcessInfo.processInfo.environment
+        let base = env["XDG_DATA_HOME"].map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share")
+        return base.appendingPathComponent("mbaas/migrations/\(folderName(from: from, to: to))")
+    }
+
+    /// `<from>__<to>-<hash>`: readable parts of both URLs without user, secret or options, plus a hash of both
+    /// redacted URLs so that different apps on one host get different folders.
+    static func folderName(from: String, to: String) -> String {
+        func part(_ text: String) -> String {
+            let redacted = BackendURL.redact(text)
+            var s = redacted
+            if let q = s.firstIndex(of: "?") { s = String(s[..<q]) }
+            if let at = s.lastIndex(of: "@"), let scheme = s.range(of: "://") { s = String(s[..<scheme.upperBound]) + s[s.index(after: at)...] }
+            let cleaned = s.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? $0 : "_" }
+            return String(String(cleaned).trimmingCharacters(in: CharacterSet(charactersIn: "_")).suffix(48))
+        }
+        var hash: UInt64 = 0xcbf29ce484222325
+        for b in (BackendURL.redact(from) + "\u{1}" + BackendURL.redact(to)).utf8 { hash = (hash ^ UInt64(b)) &* 0x100000001b3 }
+        return "\(part(from))__\(part(to))-\(String(hash, radix: 16).prefix(10))"
+    }
+}

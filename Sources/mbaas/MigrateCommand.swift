@@ -1,0 +1,255 @@
+import ArgumentParser
+import Foundation
+import MBaaSCore
+import MBaaSMigration
+import MBaaSNCMB
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Exit status of a migration or verification that finished but found differences or failures.
+let exitStatusDifferences: Int32 = 7
+
+/// Options shared by `export`, `import`, `migrate` and `verify`.
+struct MigrationOptionGroup: ParsableArguments {
+    @Option(name: .customLong("mapping"), help: "Mapping file (JSON): class and field renames, drops, file links, source id field, passwords")
+    var mappingFile: String?
+    @Option(name: .customLong("state"), help: "State folder (id map, checkpoint, lock); default: derived from the two URLs under the data directory")
+    var stateDirectory: String?
+    @Option(name: .customLong("report"), help: "Write the JSON report to this file")
+    var reportFile: String?
+    @Option(help: "Summary format: json or table (default: table on a terminal, json otherwise)")
+    var format: OutputFormat?
+    @Flag(help: "Log debug information to stderr (never secrets)")
+    var verbose = false
+}
+
+/// Opens the two sides of a migration: administrative identities where the adapter has one, no saved sessions.
+func openForMigration(_ text: String, verbose: Bool) async throws -> any Backend {
+    var global = try GlobalOptions.parse([])
+    global.verbose = verbose
+    let url = try BackendURL(parsing: text)
+    let transport = RetryingTransport(URLSessionTransport(logger: global.logger))
+    return try await BuiltinAdapters.registry().open(
+        url, context: BackendContext(transport: transport, logger: global.logger, administrative: true))
+}
+
+/// Runs a migration with progress on stderr and the summary on stdout; exits 7 when something differs.
+func runMigration(
+    from: String, to: String, options: MigrationOptions, group: MigrationOptionGroup, verifyOnly: Bool = false
+) async throws {
+    try await runReportingErrors {
+        let state: MigrationState?
+        let stateURL = group.stateDirectory.map { URL(fileURLWithPath: $0) } ?? MigrationState.defaultDirectory(from: from, to: to)
+        if options.dryRun {
+            state = nil
+        } else {
+            state = try MigrationState(directory: stateURL)
+            printNote("state: \(stateURL.path)")
+        }
+        let source = try await openForMigration(from, verbose: group.verbose)
+        let target = try await openForMigration(to, verbose: group.verbose)
+        let progress = MigrationProgress(terminal: isatty(STDERR_FILENO) != 0)
+        let migration = Migration(source: source, target: target, options: options, state: state,
+                                  sourceDescription: BackendURL.redact(from), targetDescription: BackendURL.redact(to),
+                                  observer: { progress.handle($0) })
+        let report: MigrationReport
+        do {
+            report = verifyOnly ? try await migration.verify() : try await migration.run()
+            progress.finish()
+            await source.close()
+            await target.close()
+        } catch {
+            progress.finish()
+            await source.close()
+            await target.close()
+            throw error
+        }
+        if let file = group.reportFile {
+            do { try report.json.data([.pretty, .sortedKeys]).write(to: URL(fileURLWithPath: file), options: .atomic) } catch {
+                throw MBaaSError(.invalidRequest, "cannot write the report to \(file): \(error.localizedDescription)")
+            }
+        }
+        let format = group.format ?? defaultFormat()
+        if options.dryRun, let plan = report.plan {
+            emit(report.json, table: plan.table + "dry run: nothing was written", format: format)
+        } else {
+            emit(report.json, table: report.table, format: format)
+        }
+        if !report.ok { throw ExitCode(exitStatusDifferences) }
+    }
+}
+
+func printNote(_ text: String) { FileHandle.standardError.write(Data("mbaas: \(text)\n".utf8)) }
+
+func parseClasses(_ text: String?) -> [String]? {
+    text.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+}
+
+func loadMapping(_ path: String?) throws -> MigrationMapping {
+    try path.map { try MigrationMapping(contentsOf: URL(fileURLWithPath: $0)) } ?? MigrationMapping()
+}
+
+/// `bundle:DIR` for a plain directory argument.
+func bundleURL(_ text: String) -> String { text.hasPrefix("bundle:") ? text : "bundle:" + text }
+
+struct MigrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate", abstract: "Move records, users, roles and files from one backend to another, then verify.",
+        discussion: """
+            Sources and targets are backend URLs, bundle:DIR (MBaaSKit's own export) or ncmb-export:DIR (NCMB's console \
+            export, as a source). Re-running the same command resumes where it stopped and never duplicates. Exit status 7: \
+            the migration finished but records failed or verification found differences (see --report).
+            Example: mbaas migrate --from ncmb-export:Fixtures/Samples/ncmb-memo-export --to sqlite:memo.db
+            """)
+    @Option(help: "Source URL") var from: String
+    @Option(help: "Target URL") var to: String
+    @Option(help: "Only these classes, comma-separated (needed when the source cannot list its classes)") var classes: String?
+    @Flag(name: .customLong("dry-run"), help: "Print the plan and write nothing anywhere") var dryRun = false
+    @Option(name: .customLong("batch"), help: "Records per write") var batch = 100
+    @Option(help: "Writes in flight at once") var concurrency = 4
+    @OptionGroup var group: MigrationOptionGroup
+
+    func validate() throws {
+        if batch < 1 { throw ValidationError("--batch must be >= 1") }
+        if concurrency < 1 { throw ValidationError("--concurrency must be >= 1") }
+    }
+
+    func run() async throws {
+        let options = MigrationOptions(classes: parseClasses(classes), mapping: try loadMapping(group.mappingFile), batchSize: batch,
+                                       concurrency: concurrency, dryRun: dryRun)
+        try await runMigration(from: from, to: to, options: options, group: group)
+    }
+}
+
+struct ExportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export", abstract: "Export a backend into a bundle directory (MBaaSKit's neutral format), verified.")
+    @Option(help: "Source URL") var from: String
+    @Option(help: "Bundle directory to write") var to: String
+    @Option(help: "Only these classes, comma-separated") var classes: String?
+    @OptionGroup var group: MigrationOptionGroup
+
+    func run() async throws {
+        let options = MigrationOptions(classes: parseClasses(classes), mapping: group.mappingFile == nil ? .verbatim : try loadMapping(group.mappingFile),
+                                       batchSize: 500, concurrency: 1)
+        try await runMigration(from: from, to: bundleURL(to), options: options, group: group)
+    }
+}
+
+struct ImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import", abstract: "Import a bundle directory into a backend, then verify.")
+    @Option(help: "Bundle directory to read") var from: String
+    @Option(help: "Target URL") var to: String
+    @OptionGroup var group: MigrationOptionGroup
+
+    func run() async throws {
+        let options = MigrationOptions(mapping: try loadMapping(group.mappingFile))
+        try await runMigration(from: bundleURL(from), to: to, options: options, group: group)
+    }
+}
+
+struct VerifyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify", abstract: "Compare a target with its source through a migration's id map: counts, record checksums, files, pointers.")
+    @Option(help: "Source URL") var from: String
+    @Option(help: "Target URL") var to: String
+    @Option(help: "Only these classes, comma-separated") var classes: String?
+    @OptionGroup var group: MigrationOptionGroup
+
+    func run() async throws {
+        let options = MigrationOptions(classes: parseClasses(classes), mapping: try loadMapping(group.mappingFile))
+        try await runMigration(from: from, to: to, options: options, group: group, verifyOnly: true)
+    }
+}
+
+struct SamplesCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "samples", abstract: "Write sample data.", subcommands: [NCMBExport.self])
+
+    struct NCMBExport: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "ncmb-export", abstract: "Write a synthetic NCMB console export of the memo app (deterministic for a seed).")
+        @Option(help: "How many MemoClass records") var records = 1000
+        @Option(help: "Directory to write") var out: String
+        @Option(help: "Seed of the generator") var seed: UInt64 = 1
+
+        func validate() throws { if records < 0 { throw ValidationError("--records must be >= 0") } }
+
+        func run() async throws {
+            try await runReportingErrors {
+                let s = try NCMBExportSample.write(records: records, seed: seed, to: URL(fileURLWithPath: out))
+                emit(.object(["records": .int(Int64(s.records)), "users": .int(Int64(s.users)), "categories": .int(Int64(s.categories)),
+                              "files": .int(Int64(s.files)), "directory": .string(out)]),
+                     table: "wrote \(s.records) records, \(s.users) users, \(s.categories) categories and \(s.files) files to \(out)",
+                     format: defaultFormat())
+            }
+        }
+    }
+}
+
+/// Progress of a migration on stderr: a bar per class with rate and ETA on a terminal, else one line per class and
+/// phase.
+final class MigrationProgress: @unchecked Sendable {
+    private let terminal: Bool
+    private let lock = NSLock()
+    private var started = Date()
+    private var current: String?
+    private var lastDraw = Date.distantPast
+
+    init(terminal: Bool) { self.terminal = terminal }
+
+    func handle(_ event: MigrationEvent) {
+        lock.lock()
+        defer { lock.unlock() }
+        switch event {
+        case .phase(let name):
+            endLine()
+            if !terminal || name != "records" { write("mbaas: \(name)\n") }
+        case .classStarted(let source, let target, let total):
+            endLine()
+            started = Date()
+            current = source
+            if !terminal { write("mbaas: records \(source) -> \(target): \(total.map { "\($0) to read" } ?? "count unknown")\n") }
+        case .progress(let source, let done, let total):
+            guard terminal, Date().timeIntervalSince(lastDraw) > 0.1 || done == total else { return }
+            lastDraw = Date()
+            let elapsed = max(0.001, Date().timeIntervalSince(started))
+            let rate = Double(done) / elapsed
+            var line = "\r\(source) "
+            if let total, total > 0 {
+                let width = 30, filled = min(width, width * done / total)
+                let eta = rate > 0 ? Double(total - done) / rate : 0
+                line += "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(done)/\(total)"
+                line += String(format: " %.0f rec/s ETA %.0fs", rate, eta)
+            } else {
+                line += "\(done)" + String(format: " %.0f rec/s", rate)
+            }
+            write(line + "\u{1B}[K")
+        case .classFinished(let c):
+            endLine()
+            let elapsed = max(0.001, Date().timeIntervalSince(started))
+            write("mbaas: \(c.source) -> \(c.target): read \(c.read), written \(c.written), skipped \(c.skipped), failed \(c.failed)"
+                  + String(format: " (%.1fs, %.0f rec/s)\n", elapsed, Double(c.read) / elapsed))
+            current = nil
+        case .note(let text):
+            endLine()
+            write("mbaas: \(text)\n")
+        }
+    }
+
+    func finish() {
+        lock.lock()
+        defer { lock.unlock() }
+        endLine()
+    }
+
+    private func endLine() {
+        if terminal, current != nil { write("\n"); current = nil }
+    }
+
+    private func write(_ s: String) { FileHandle.standardError.write(Data(s.utf8)) }
+}

@@ -1,0 +1,353 @@
+import Foundation
+import MBaaSCore
+import MBaaSLocal
+import MBaaSNCMB
+import Testing
+@testable import MBaaSMigration
+
+/// The memo app's NCMB export shipped under `Fixtures/Samples/ncmb-memo-export`.
+let sampleExport = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Fixtures/Samples/ncmb-memo-export")
+
+/// A scratch directory per test.
+struct Scratch {
+    let url: URL
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-migration-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    func path(_ name: String) -> URL { url.appendingPathComponent(name) }
+    func remove() { try? FileManager.default.removeItem(at: url) }
+}
+
+let admin = BackendContext(administrative: true)
+
+func openLocal(_ url: URL) throws -> LocalBackend { try LocalBackend(path: url.path, context: admin) }
+
+func migrate(
+    _ source: any Backend, _ target: any Backend, state: URL, options: MigrationOptions = MigrationOptions()
+) async throws -> MigrationReport {
+    let state = try MigrationState(directory: state)
+    return try await Migration(source: source, target: target, options: options, state: state).run()
+}
+
+@Suite("Migration")
+struct MigrationTests {
+    @Test("the NCMB sample export moves into the embedded store with ids, pointers, ACLs, users, roles and files")
+    func ncmbExportToLocal() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try NCMBExportBackend(directory: sampleExport)
+        let target = try openLocal(scratch.path("memo.db"))
+        let report = try await migrate(source, target, state: scratch.path("state"))
+
+        let memo = try #require(report.classes.first { $0.source == "MemoClass" })
+        #expect(memo.read == 12 && memo.written == 12 && memo.failed == 0 && memo.verified == 12 && memo.mismatched == 0)
+        #expect(report.classes.first { $0.source == "Category" }?.written == 3)
+        #expect(report.classes.first { $0.source == "_Installation" }?.written == 2)
+        #expect(report.users.written == 3 && report.userOutcomes.allSatisfy { $0.password == "reset" })
+        #expect(report.roles.written == 1)
+        // The sample's two deliberate defects are reported, nothing else.
+        #expect(Set(report.mismatches.map(\.kind)) == ["pointer", "file"], "\(report.mismatches)")
+        #expect(report.mismatches.contains { $0.kind == "pointer" && $0.sourceId == "X1HW7F8PcfzZay9B" })
+        #expect(report.mismatches.contains { $0.kind == "file" && $0.sourceId == "MNM0ZRAMK6fXIkl6" })
+        #expect(report.problems.contains { $0.contains("MemoClass.likes") })
+        #expect(!report.ok)
+
+        // Ids are kept (the store accepts them); source metadata is kept in fields.
+        let ramen = try await target.get(className: "MemoClass", id: "KXBeNC7VSJ5zffgR")
+        #expect(ramen["title"] == "Ramen Jiro" && ramen["money"] == .int(900))
+        #expect(ramen["sourceObjectId"] == "KXBeNC7VSJ5zffgR")
+        #expect(ramen["sourceCreatedAt"] == .date(ISO8601.parse("2023-10-01T03:12:45.120Z")!))
+        #expect(ramen["author"] == .pointer(Pointer(className: "_User", objectId: "gbeUrX7bd75kT5PX")))
+        #expect(ramen["category"] == .pointer(Pointer(className: "Category", objectId: "M8qVv0jLxxF13OVQ")))
+        // The NCMB file name became a file attached to the record, with the same bytes.
+        let file = try #require(ramen["filename"]?.fileValue)
+        let bytes = try await target.download(file)
+        #expect(bytes == (try Data(contentsOf: sampleExport.appendingPathComponent("files/ramen-2023_10_01.png"))))
+        // The record whose file is missing keeps the name it had.
+        #expect(try await target.get(className: "MemoClass", id: "MNM0ZRAMK6fXIkl6")["filename"] == "dinner_2023-12-24.png")
+        // A pointer to a record that was not migrated is kept, not dropped.
+        #expect(try await target.get(className: "MemoClass", id: "X1HW7F8PcfzZay9B")["category"]
+                    == .pointer(Pointer(className: "Category", objectId: "x9rZYaW0mKzvZ9M0")))
+        // ACLs keep their user principals (users kept their ids) and roles.
+        let latte = try await target.get(className: "MemoClass", id: "IoTdx5XvSxzpLihK")
+        #expect(latte.acl == ACL([.user("gbeUrX7bd75kT5PX"): .readWrite, .role("Admins"): .read]))
+        // Users: imported without a usable password, with their source ids; the role has its member.
+        let taro = try #require(try await target.findUser(username: "taro_yamada"))
+        #expect(taro.id == "gbeUrX7bd75kT5PX" && taro.roles == ["Admins"] && taro.fields["sourceObjectId"] == "gbeUrX7bd75kT5PX")
+        #expect(taro.email == "taro@example.com" && taro.emailVerified == true)
+        await #expect(throws: MBaaSError.self) { try await target.logIn(username: "taro_yamada", password: "anything") }
+        // The orphan file went to the file store.
+        let stored = try await target.listFiles(prefix: "receipt", limit: nil)
+        #expect(stored.map(\.reference.name) == ["receipt_old-scan.png"])
+        await target.close()
+    }
+
+    @Test("running again changes nothing and creates no duplicate")
+    func rerunIsIdempotent() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try NCMBExportBackend(directory: sampleExport)
+        let target = try openLocal(scratch.path("memo.db"))
+        _ = try await migrate(source, target, state: scratch.path("state"))
+        let files = try await target.listFiles(prefix: nil, limit: nil).map(\.reference.name)
+        #expect(files.count == 5)   // the shared image attached to both its records, two more linked files, the orphan
+        let second = try await migrate(source, target, state: scratch.path("state"))
+        #expect(second.classes.allSatisfy { $0.written == 0 && $0.skipped == $0.read })
+        #expect(second.users.written == 0 && second.users.skipped == 3 && second.roles.skipped == 1)
+        #expect(second.files.written == 0)
+        #expect(try await target.count(Query("MemoClass")) == 12)
+        #expect(try await target.listFiles(prefix: nil, limit: nil).map(\.reference.name) == files)
+        await target.close()
+    }
+
+    @Test("a dry run plans and writes nothing anywhere")
+    func dryRun() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try NCMBExportBackend(directory: sampleExport)
+        let target = try openLocal(scratch.path("memo.db"))
+        let report = try await Migration(source: source, target: target, options: MigrationOptions(dryRun: true), state: nil).run()
+        let plan = try #require(report.plan)
+        #expect(plan.classes.map(\.source) == ["Category", "MemoClass", "_Installation"])
+        #expect(plan.classes.first { $0.source == "MemoClass" }?.count == 12)
+        #expect(plan.classes.first { $0.source == "MemoClass" }?.fieldTypes["money"] == ["int", "double", "string"])
+        #expect(plan.users == 3 && plan.roles == 1 && plan.files == 4)
+        #expect(try await target.listClasses().isEmpty)
+        #expect(try await target.listUsers(after: nil, limit: 10).users.isEmpty)
+        #expect(report.classes.isEmpty)
+        await target.close()
+    }
+
+    @Test("a malformed export stops the run before anything is written, naming the file and line")
+    func malformedExport() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let export = scratch.path("export")
+        try FileManager.default.copyItem(at: sampleExport, to: export)
+        let memo = export.appendingPathComponent("MemoClass.json")
+        var text = try String(contentsOf: memo, encoding: .utf8)
+        text = text.replacingOccurrences(of: "\"title\": \"Snack\",", with: "\"title\": \"Snack\" \"oops\",")
+        try text.write(to: memo, atomically: true, encoding: .utf8)
+        let badLine = text.components(separatedBy: "\n").firstIndex { $0.contains("Snack") }! + 1
+        let source = try NCMBExportBackend(directory: export)
+        let target = try openLocal(scratch.path("memo.db"))
+        let error = await #expect(throws: MBaaSError.self) { try await migrate(source, target, state: scratch.path("state")) }
+        #expect(error?.kind == .decoding)
+        #expect(error?.message.contains("MemoClass.json line") == true, "\(String(describing: error))")
+        // The line of the record that holds the error (records start a few lines above the bad member).
+        let named = Int(error?.message.split(separator: " ").drop { $0 != "line" }.dropFirst().first?.filter(\.isNumber) ?? "") ?? 0
+        #expect(named > 0 && named <= badLine)
+        #expect(try await target.listClasses().isEmpty)
+        #expect(try await target.listUsers(after: nil, limit: 10).users.isEmpty)
+        await target.close()
+    }
+
+    @Test("the mapping renames classes and fields, drops fields and turns file names into files")
+    func mapping() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let mapping = try MigrationMapping(json: JSON.parse("""
+            {"classes":{"MemoClass":{"rename":"Memo","fields":{"filename":{"rename":"image","fileLink":true},"comment":{"drop":true}}},
+                        "_Installation":{"skip":true}},
+             "sourceIdField":"ncmbId","keepSourceTimestamps":false,"users":{"passwords":"temporary"}}
+            """))
+        let source = try NCMBExportBackend(directory: sampleExport)
+        let target = try openLocal(scratch.path("memo.db"))
+        let report = try await migrate(source, target, state: scratch.path("state"), options: MigrationOptions(mapping: mapping))
+        #expect(report.classes.map(\.target).sorted() == ["Category", "Memo"])
+        let memo = try await target.get(className: "Memo", id: "3qLOKZspITIcS8Fh")
+        #expect(memo["comment"] == nil && memo["filename"] == nil && memo["ncmbId"] == "3qLOKZspITIcS8Fh")
+        #expect(memo["sourceCreatedAt"] == nil)
+        #expect(try await target.download(try #require(memo["image"]?.fileValue)) == (try Data(contentsOf: sampleExport.appendingPathComponent("files/notes-2023_11.txt"))))
+        #expect(try await target.listClasses() == ["Category", "Memo"])
+        // Temporary passwords: in a 0600 file in the state folder, and they work.
+        let file = scratch.path("state/temporary-passwords.ndjson")
+        let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber
+        #expect(mode?.intValue == 0o600)
+        let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map { try JSON.parse(String($0)) }
+        let hanako = try #require(lines.first { $0.objectValue?["username"]?.stringValue == "hanako-suzuki" })
+        let password = try #require(hanako.objectValue?["password"]?.stringValue)
+        #expect(try await target.logIn(username: "hanako-suzuki", password: password).userId == "GPwHcLR2Ktbo36vD")
+        #expect(report.userOutcomes.allSatisfy { $0.password == "temporary" })
+        await target.close()
+    }
+
+    @Test("mapping files: unknown keys and wrong types are errors naming the path")
+    func mappingErrors() throws {
+        #expect(throws: MBaaSError.self) { try MigrationMapping(json: JSON.parse(#"{"clases":{}}"#)) }
+        do {
+            _ = try MigrationMapping(json: JSON.parse(#"{"classes":{"A":{"fields":{"x":{"renam":"y"}}}}}"#))
+            Issue.record("an unknown key passed")
+        } catch let error as MBaaSError {
+            #expect(error.message.contains("$.classes.A.fields.x") && error.message.contains("renam"))
+        }
+        #expect(throws: MBaaSError.self) { try MigrationMapping(json: JSON.parse(#"{"users":{"passwords":"keep"}}"#)) }
+        #expect(throws: MBaaSError.self) { try MigrationMapping(json: JSON.parse(#"{"keepSourceTimestamps":"yes"}"#)) }
+        let off = try MigrationMapping(json: JSON.parse(#"{"sourceIdField":null}"#))
+        #expect(off.sourceIdField == nil)
+    }
+
+    @Test("a second concurrent run on the same state is refused")
+    func lock() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let first = try MigrationState(directory: scratch.path("state"))
+        #expect(throws: MBaaSError.self) { try MigrationState(directory: scratch.path("state")) }
+        do { _ = try MigrationState(directory: scratch.path("state")) } catch let error as MBaaSError { #expect(error.kind == .conflict && error.message.contains("another migration")) }
+        _ = first
+    }
+
+    @Test("export to a bundle and import it elsewhere: the bundle is verified both ways and keeps ids, times and files")
+    func bundleRoundTrip() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try NCMBExportBackend(directory: sampleExport)
+        let bundle = try BundleBackend(directory: scratch.path("bundle"))
+        let exported = try await migrate(source, bundle, state: scratch.path("state1"), options: MigrationOptions(mapping: .verbatim))
+        #expect(exported.classes.first { $0.source == "MemoClass" }?.verified == 12)
+        #expect(exported.files.mismatched == 0 && exported.files.verified >= 4)
+        let manifest = try BundleManifest.read(scratch.path("bundle/manifest.json"))
+        #expect(manifest.formatVersion == 1 && manifest.classes.map(\.name) == ["Category", "MemoClass", "_Installation"])
+        #expect(manifest.classes.first { $0.name == "MemoClass" }?.count == 12 && manifest.users == 3 && manifest.roles == 1)
+        try manifest.check(directory: scratch.path("bundle"))
+        let index = try String(contentsOf: scratch.path("bundle/files/index.ndjson"), encoding: .utf8)
+        #expect(index.contains("\"linkedBy\":[{\"class\":\"MemoClass\",\"field\":\"filename\",\"id\":\"KXBeNC7VSJ5zffgR\"}"))
+
+        let reread = try BundleBackend(directory: scratch.path("bundle"))
+        #expect(reread.isReadOnly)
+        let target = try openLocal(scratch.path("copy.db"))
+        let imported = try await migrate(reread, target, state: scratch.path("state2"))
+        #expect(imported.classes.first { $0.source == "MemoClass" }.map { $0.written == 12 && $0.verified == 12 && $0.mismatched == 0 } == true,
+                "\(imported.mismatches)")
+        let memo = try await target.get(className: "MemoClass", id: "KXBeNC7VSJ5zffgR")
+        #expect(memo["sourceObjectId"] == "KXBeNC7VSJ5zffgR" && memo["money"] == .int(900))
+        #expect(try await target.download(try #require(memo["filename"]?.fileValue))
+                    == (try Data(contentsOf: sampleExport.appendingPathComponent("files/ramen-2023_10_01.png"))))
+        await target.close()
+    }
+
+    @Test("a damaged bundle is refused before import")
+    func damagedBundle() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let local = try openLocal(scratch.path("a.db"))
+        _ = try await local.create(Record(className: "Memo", fields: ["title": "a"]))
+        _ = try await migrate(local, try BundleBackend(directory: scratch.path("bundle")), state: scratch.path("s"), options: MigrationOptions(mapping: .verbatim))
+        let file = scratch.path("bundle/records/Memo.ndjson")
+        try (String(contentsOf: file, encoding: .utf8).replacingOccurrences(of: "\"a\"", with: "\"b\"")).write(to: file, atomically: true, encoding: .utf8)
+        #expect(throws: MBaaSError.self) { try BundleManifest.read(scratch.path("bundle/manifest.json")).check(directory: scratch.path("bundle")) }
+        await local.close()
+    }
+
+    @Test("transient failures (10% of writes, some after the write happened) complete with nothing lost or duplicated")
+    func faults() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let export = scratch.path("export")
+        try NCMBExportSample.write(records: 800, seed: 7, to: export)
+        let source = try NCMBExportBackend(directory: export)
+        let local = try openLocal(scratch.path("t.db"))
+        let flaky = FlakyBackend(local, seed: 42)
+        let report = try await migrate(source, flaky, state: scratch.path("state"), options: MigrationOptions(batchSize: 10, concurrency: 4))
+        #expect(flaky.injected > 5, "the test injected too few faults to mean anything")
+        let memo = try #require(report.classes.first { $0.source == "MemoClass" })
+        #expect(memo.failed == 0 && memo.verified == 800 && memo.mismatched == 0, "\(report.mismatches.prefix(5))")
+        #expect(try await local.count(Query("MemoClass")) == 800)
+        #expect(report.ok, "\(report.mismatches.prefix(5)) \(report.problems)")
+        await local.close()
+    }
+
+    @Test("records pending when a run died are found on the target, not created again")
+    func resumeAfterCrashBetweenWriteAndCheckpoint() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let local = try openLocal(scratch.path("t.db"))
+        let source = try openLocal(scratch.path("s.db"))
+        for i in 0..<10 { _ = try await source.create(Record(className: "Memo", id: "m\(i)", fields: ["n": .int(Int64(i))])) }
+        // A run that wrote m0 and m1 to the target, then died before recording them.
+        do {
+            let state = try MigrationState(directory: scratch.path("state"))
+            try state.addPending(.record, className: "Memo", sourceIds: ["m0", "m1"])
+        }
+        _ = try await local.create(Record(className: "Memo", id: "other0", fields: ["n": 0, "sourceObjectId": "m0"]))
+        _ = try await local.create(Record(className: "Memo", id: "other1", fields: ["n": 1, "sourceObjectId": "m1"]))
+        let report = try await migrate(source, local, state: scratch.path("state"))
+        #expect(try await local.count(Query("Memo")) == 10)
+        #expect(report.classes.first?.written == 10 && report.classes.first?.failed == 0)
+        await local.close()
+        await source.close()
+    }
+}
+
+/// Wraps a backend and fails some writes: before writing (503, 429 with Retry-After) and after writing (a reset
+/// whose write happened), deterministically for a seed.
+final class FlakyBackend: Backend, @unchecked Sendable {
+    let inner: any Backend
+    private let lock = NSLock()
+    private var rng: UInt64
+    private(set) var injected = 0
+
+    init(_ inner: any Backend, seed: UInt64) {
+        self.inner = inner
+        rng = seed
+    }
+
+    var adapterName: String { inner.adapterName }
+    var capabilities: Capabilities { inner.capabilities }
+
+    /// 0 none, 1 fail before, 2 fail after.
+    private func roll() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        rng = rng &* 6364136223846793005 &+ 1442695040888963407
+        let r = (rng >> 33) % 100
+        if r < 5 { injected += 1; return 1 }
+        if r < 10 { injected += 1; return 2 }
+        return 0
+    }
+
+    private func faulty<T>(_ body: () async throws -> T) async throws -> T {
+        switch roll() {
+        case 1: throw Bool.random() ? MBaaSError(.unavailable, "injected 503", httpStatus: 503)
+            : MBaaSError(.rateLimited, "injected 429", httpStatus: 429, retryAfter: 0.01)
+        case 2:
+            _ = try await body()
+            throw MBaaSError(.transport, "injected reset after the write")
+        default: return try await body()
+        }
+    }
+
+    func create(_ record: Record) async throws -> Record { try await faulty { try await inner.create(record) } }
+    func batch(_ operations: [BatchOperation]) async throws -> [BatchResult] { try await faulty { try await inner.batch(operations) } }
+    func get(className: String, id: String) async throws -> Record { try await inner.get(className: className, id: id) }
+    func update(className: String, id: String, _ update: RecordUpdate) async throws -> Record {
+        try await faulty { try await inner.update(className: className, id: id, update) }
+    }
+    func delete(className: String, id: String, expectedVersion: String?) async throws {
+        try await inner.delete(className: className, id: id, expectedVersion: expectedVersion)
+    }
+    func queryPage(_ query: Query) async throws -> RecordPage { try await inner.queryPage(query) }
+    func count(_ query: Query) async throws -> Int { try await inner.count(query) }
+    func upload(_ upload: FileUpload) async throws -> FileReference { try await inner.upload(upload) }
+    func download(_ file: FileReference) async throws -> Data { try await inner.download(file) }
+    func deleteFile(_ file: FileReference) async throws { try await inner.deleteFile(file) }
+    func listFiles(prefix: String?, limit: Int?) async throws -> [FileInfo] { try await inner.listFiles(prefix: prefix, limit: limit) }
+    func signUp(username: String, password: String, email: String?, fields: [String: Value]) async throws -> Session {
+        try await inner.signUp(username: username, password: password, email: email, fields: fields)
+    }
+    func logIn(username: String, password: String) async throws -> Session { try await inner.logIn(username: username, password: password) }
+    func logOut(confirmWithServer: Bool) async throws { try await inner.logOut(confirmWithServer: confirmWithServer) }
+    func currentUser() async throws -> User { try await inner.currentUser() }
+    var session: Session? { get async { await inner.session } }
+    func restore(_ session: Session?) async { await inner.restore(session) }
+    func listClasses() async throws -> [String] { try await inner.listClasses() }
+    func listUsers(after cursor: String?, limit: Int) async throws -> DirectoryUserPage { try await inner.listUsers(after: cursor, limit: limit) }
+    func listRoles() async throws -> [DirectoryRole] { try await inner.listRoles() }
+    func findUser(username: String) async throws -> DirectoryUser? { try await inner.findUser(username: username) }
+    func importUser(_ user: DirectoryUser, password: ImportedPassword) async throws -> DirectoryUser {
+        try await faulty { try await inner.importUser(user, password: password) }
+    }
+    func importRole(_ role: DirectoryRole) async throws { try await inner.importRole(role) }
+}
