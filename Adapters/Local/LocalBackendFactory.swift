@@ -9,7 +9,8 @@ import MBaaSCore
 /// | `sqlite:///var/data/app.db` | the absolute path `/var/data/app.db` |
 /// | `sqlite::memory:` | a private in-memory database |
 ///
-/// Options: `?files=DIR` puts file bytes in `DIR` instead of `<database>-files/`.
+/// Options: `?files=DIR` puts file bytes in `DIR` instead of `<database>-files/`. With
+/// ``BackendContext/readOnly`` a missing database file is not created (an empty in-memory database stands in).
 public struct LocalBackendFactory: BackendFactory {
     public let schemes = ["sqlite"]
     public let adapterName = "local"
@@ -23,6 +24,11 @@ public struct LocalBackendFactory: BackendFactory {
         let path = try Self.databasePath(url)
         var options = self.options
         if let dir = url.option("files") { options.filesDirectory = URL(fileURLWithPath: dir) }
+        // Opened only to read (a dry run): a database that does not exist yet is not created; an empty in-memory one
+        // stands in for it.
+        if context.readOnly, path != ":memory:", !FileManager.default.fileExists(atPath: path) {
+            return try LocalBackend(path: ":memory:", context: context, options: options)
+        }
         return try LocalBackend(path: path, context: context, options: options)
     }
 

@@ -106,7 +106,7 @@ extension Migration {
                 if case .user(let id) = principal {
                     if let t = maps.users[id] { mapped.entries[.user(t)] = access } else {
                         mapped.entries[principal] = access
-                        if !verifying { box.update { $0.add(.init(kind: "acl", className: cls, sourceId: sourceId,
+                        if !verifying { box.update { $0.warn(.init(kind: "acl", className: cls, sourceId: sourceId,
                                                   detail: "ACL names user \(id), who was not migrated; kept as it was")) } }
                     }
                 } else {
@@ -397,8 +397,7 @@ extension Migration {
         let data: Data
         do { data = try await withRetry { try await self.source.download(ref) } } catch let e as MBaaSError where e.kind == .notFound {
             box.update {
-                $0.files.failed += 1
-                $0.add(.init(kind: "file", className: className, sourceId: sourceId,
+                $0.warn(.init(kind: "sourceFile", className: className, sourceId: sourceId,
                              detail: "file '\(ref.name)' is not in the source's file store; the field keeps its value"))
             }
             return nil
@@ -436,8 +435,7 @@ extension Migration {
             _ = try await withRetry { try await self.target.update(className: targetClass, id: targetId, RecordUpdate(changes: [a.field: .set(a.original)])) }
             try state.attachmentDone(a, sha256: nil, size: nil, targetName: nil)
             box.update {
-                $0.files.failed += 1
-                $0.add(.init(kind: "file", className: a.className, sourceId: a.sourceId,
+                $0.warn(.init(kind: "sourceFile", className: a.className, sourceId: a.sourceId,
                              detail: "file '\(a.ref.name)' (field \(a.field)) is not in the source's file store; the field keeps its value"))
             }
             return
@@ -512,7 +510,7 @@ extension Migration {
                         let rewritten = rewrite(original, maps: maps, unresolved: &unresolved)
                         if unresolved {
                             resolved = false
-                            box.update { $0.add(.init(kind: "pointer", className: cls, sourceId: row.sourceId,
+                            box.update { $0.warn(.init(kind: "pointer", className: cls, sourceId: row.sourceId,
                                                       detail: "field \(field) points at a record that was not migrated (\(describe(original))); kept with the source id")) }
                         }
                         // With kept ids phase 1 already wrote `rewritten` unless an id changed.

@@ -84,7 +84,7 @@ extension Migration {
             }
             let mapped = try state.mapped(.user, className: "_User", sourceIds: role.users)
             for id in role.users where mapped[id] == nil {
-                box.update { $0.add(.init(kind: "role", className: "_Role", sourceId: role.id,
+                box.update { $0.warn(.init(kind: "role", className: "_Role", sourceId: role.id,
                                           detail: "role \(role.name): member \(id) was not migrated")) }
             }
             if role.users.isEmpty {

@@ -43,9 +43,10 @@ public struct MigrationReport: Sendable {
 
     /// One difference between source and target, or one thing that could not be carried.
     public struct Mismatch: Sendable, Hashable {
-        /// `missing` (not on the target), `unexpected` (on the target, not in the source), `content` (fields differ),
-        /// `file` (size or sha256 differ, or missing), `pointer` (points at a record that was not migrated),
-        /// `failed` (the write failed), `acl` (a principal that was not migrated).
+        /// Mismatches: `missing` (not on the target), `unexpected` (on the target, not in the source), `content` (fields
+        /// differ), `file` (size or sha256 differ, or unreadable), `failed` (the write failed). Warnings: `pointer` (points
+        /// at a record that was not migrated), `acl` (names a user who was not), `sourceFile` (a named file the source's
+        /// store lacks), `role` (a member who was not migrated).
         public var kind: String
         public var className: String
         public var sourceId: String?
@@ -81,9 +82,16 @@ public struct MigrationReport: Sendable {
     public var roles = Counts()
     public var files = Counts()
     public var plan: MigrationPlan?
-    /// Every mismatch up to ``maxListed``; ``mismatchCount`` counts them all.
+    /// Every mismatch (a difference between source and target, or a failed write) up to ``maxListed``;
+    /// ``mismatchCount`` counts them all. Any mismatch makes the run not ``ok``.
     public var mismatches: [Mismatch] = []
     public var mismatchCount = 0
+    /// Defects of the source that were carried as they are (a pointer to a record that is not in the source, an ACL
+    /// naming a user who is not, a file a record names that the source's store lacks, a role member who is not a
+    /// user), up to ``maxListed``. Reported, never silently dropped; they do not make the run fail, since the target
+    /// holds what the source held.
+    public var warnings: [Mismatch] = []
+    public var warningCount = 0
     /// Things that were not carried, or carried lossily, said once each.
     public var problems: [String] = []
     /// Whether verification ran.
@@ -104,6 +112,11 @@ public struct MigrationReport: Sendable {
     mutating func add(_ m: Mismatch) {
         mismatchCount += 1
         if mismatches.count < Self.maxListed { mismatches.append(m) }
+    }
+
+    mutating func warn(_ m: Mismatch) {
+        warningCount += 1
+        if warnings.count < Self.maxListed { warnings.append(m) }
     }
 
     mutating func problem(_ text: String) {
@@ -140,6 +153,7 @@ public struct MigrationReport: Sendable {
             }),
             "users": .object(users), "roles": .object(counts(roles, verify: false)), "files": .object(counts(files, verify: true)),
             "mismatchCount": .int(Int64(mismatchCount)), "mismatches": .array(mismatches.map(\.json)),
+            "warningCount": .int(Int64(warningCount)), "warnings": .array(warnings.map(\.json)),
             "problems": .array(problems.map(JSON.string)),
         ]
         if let stateDirectory { o["state"] = .string(stateDirectory) }
@@ -166,6 +180,10 @@ public struct MigrationReport: Sendable {
             out += "\nusers: \(userOutcomes.count - temporary) without a usable password (reset), \(temporary) with a temporary password"
         }
         for p in problems { out += "\nnote: \(p)" }
+        for w in warnings.prefix(20) {
+            out += "\nwarning: \(w.kind): \(w.className)\(w.sourceId.map { "/\($0)" } ?? ""): \(w.detail)"
+        }
+        if warningCount > 20 { out += "\n… \(warningCount - 20) more warnings (see --report)" }
         for m in mismatches.prefix(20) {
             out += "\n\(m.kind): \(m.className)\(m.sourceId.map { "/\($0)" } ?? ""): \(m.detail)"
         }

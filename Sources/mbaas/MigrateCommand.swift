@@ -27,13 +27,13 @@ struct MigrationOptionGroup: ParsableArguments {
 }
 
 /// Opens the two sides of a migration: administrative identities where the adapter has one, no saved sessions.
-func openForMigration(_ text: String, verbose: Bool) async throws -> any Backend {
+func openForMigration(_ text: String, verbose: Bool, readOnly: Bool = false) async throws -> any Backend {
     var global = try GlobalOptions.parse([])
     global.verbose = verbose
     let url = try BackendURL(parsing: text)
     let transport = RetryingTransport(URLSessionTransport(logger: global.logger))
     return try await BuiltinAdapters.registry().open(
-        url, context: BackendContext(transport: transport, logger: global.logger, administrative: true))
+        url, context: BackendContext(transport: transport, logger: global.logger, administrative: true, readOnly: readOnly))
 }
 
 /// Runs a migration with progress on stderr and the summary on stdout; exits 7 when something differs.
@@ -50,7 +50,7 @@ func runMigration(
             printNote("state: \(stateURL.path)")
         }
         let source = try await openForMigration(from, verbose: group.verbose)
-        let target = try await openForMigration(to, verbose: group.verbose)
+        let target = try await openForMigration(to, verbose: group.verbose, readOnly: options.dryRun || verifyOnly)
         let progress = MigrationProgress(terminal: isatty(STDERR_FILENO) != 0)
         let migration = Migration(source: source, target: target, options: options, state: state,
                                   sourceDescription: BackendURL.redact(from), targetDescription: BackendURL.redact(to),

@@ -47,12 +47,14 @@ struct MigrationTests {
         #expect(report.classes.first { $0.source == "_Installation" }?.written == 2)
         #expect(report.users.written == 3 && report.userOutcomes.allSatisfy { $0.password == "reset" })
         #expect(report.roles.written == 1)
-        // The sample's two deliberate defects are reported, nothing else.
-        #expect(Set(report.mismatches.map(\.kind)) == ["pointer", "file"], "\(report.mismatches)")
-        #expect(report.mismatches.contains { $0.kind == "pointer" && $0.sourceId == "X1HW7F8PcfzZay9B" })
-        #expect(report.mismatches.contains { $0.kind == "file" && $0.sourceId == "MNM0ZRAMK6fXIkl6" })
+        // The sample's two deliberate defects are reported as warnings (the target holds what the source held); the
+        // verification finds no difference.
+        #expect(report.mismatches.isEmpty, "\(report.mismatches)")
+        #expect(Set(report.warnings.map(\.kind)) == ["pointer", "sourceFile"], "\(report.warnings)")
+        #expect(report.warnings.contains { $0.kind == "pointer" && $0.sourceId == "X1HW7F8PcfzZay9B" })
+        #expect(report.warnings.contains { $0.kind == "sourceFile" && $0.sourceId == "MNM0ZRAMK6fXIkl6" })
         #expect(report.problems.contains { $0.contains("MemoClass.likes") })
-        #expect(!report.ok)
+        #expect(report.ok)
 
         // Ids are kept (the store accepts them); source metadata is kept in fields.
         let ramen = try await target.get(className: "MemoClass", id: "KXBeNC7VSJ5zffgR")

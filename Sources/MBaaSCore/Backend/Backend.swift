@@ -38,17 +38,21 @@ public struct BackendContext: Sendable {
     /// URL's credentials allow it (the Local store's owner; a PocketBase superuser). Migrations and admin tools set
     /// it; apps never should. Adapters without such an identity ignore it and act as anonymous.
     public var administrative: Bool
+    /// The caller will only read (a dry run, a verification): opening must create nothing (no database file, no
+    /// schema, no collection). Writes may still be refused or not, as the adapter documents.
+    public var readOnly: Bool
 
     public init(
         transport: any HTTPTransport = URLSessionTransport(), clock: @escaping @Sendable () -> Date = { Date() },
         logger: Logger = Logger(label: "mbaas", factory: { _ in SwiftLogNoOpLogHandler() }), dataDirectory: URL? = nil,
-        administrative: Bool = false
+        administrative: Bool = false, readOnly: Bool = false
     ) {
         self.transport = transport
         self.clock = clock
         self.logger = logger
         self.dataDirectory = dataDirectory
         self.administrative = administrative
+        self.readOnly = readOnly
     }
 
     public var now: Date { clock() }

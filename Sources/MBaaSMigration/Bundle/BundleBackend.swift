@@ -82,6 +82,8 @@ public actor BundleBackend: Backend {
             manifest = nil
             isReadOnly = false
             capabilities = Self.writeCapabilities
+            // Opened only to read (a dry run): nothing is created.
+            if context.readOnly { return }
             do {
                 for sub in ["", "records", "files", "files/blobs"] {
                     try fm.createDirectory(at: directory.appendingPathComponent(sub), withIntermediateDirectories: true,

@@ -1,0 +1,130 @@
+import Foundation
+import MBaaSCore
+import MBaaSMigration
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let sampleExportDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent("Fixtures/Samples/ncmb-memo-export").path
+
+@Suite("mbaas migrate, export, import, verify, samples", .serialized)
+struct MigrateCLITests {
+    @Test("the README's main job: the NCMB sample into the embedded store, verified, with a JSON report")
+    func mainJob() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let report = cli.directory.appendingPathComponent("report.json")
+        let state = cli.directory.appendingPathComponent("state").path
+        let out = try cli.run(["migrate", "--from", "ncmb-export:\(sampleExportDirectory)", "--to", cli.url, "--state", state,
+                               "--report", report.path, "--format", "json"], sessionOption: false)
+        #expect(out.status == 0, "\(out.stderr)")
+        let json = try out.json()
+        #expect(json["ok"] == true && json["verified"] == true)
+        let memo = json["classes"]?.arrayValue?.first { $0["source"] == "MemoClass" }
+        #expect(memo?["written"] == 12 && memo?["verified"] == 12 && memo?["mismatched"] == 0)
+        #expect(json["users"]?["passwords"]?["reset"] == 3)
+        #expect(json["warningCount"] == 2)
+        #expect(try JSON.parse(Data(contentsOf: report))["ok"] == true)
+        #expect(out.stderr.contains("mbaas: state: \(state)"))
+        // Not a terminal: one line per class and phase on stderr.
+        #expect(out.stderr.contains("mbaas: MemoClass -> MemoClass: read 12, written 12"))
+
+        let got = try cli.json(["objects", "get", cli.url, "MemoClass", "KXBeNC7VSJ5zffgR"])
+        #expect(got["fields"]?["title"] == "Ramen Jiro")
+
+        // verify alone agrees; a record changed on the target is found.
+        let verify = try cli.run(["verify", "--from", "ncmb-export:\(sampleExportDirectory)", "--to", cli.url, "--state", state, "--format", "json"],
+                                 sessionOption: false)
+        #expect(verify.status == 0, "\(verify.stderr)")
+        _ = try cli.run(["objects", "update", cli.url, "MemoClass", "KXBeNC7VSJ5zffgR", #"{"title":"changed"}"#])
+        let changed = try cli.run(["verify", "--from", "ncmb-export:\(sampleExportDirectory)", "--to", cli.url, "--state", state, "--format", "json"],
+                                  sessionOption: false)
+        #expect(changed.status == 7)
+        let mismatch = try changed.json()["mismatches"]?.arrayValue?.first
+        #expect(mismatch?["kind"] == "content" && mismatch?["sourceId"] == "KXBeNC7VSJ5zffgR")
+        #expect(mismatch?["detail"]?.stringValue?.contains("title") == true)
+    }
+
+    @Test("--dry-run prints the plan and writes nothing, not even the state folder")
+    func dryRun() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let state = cli.directory.appendingPathComponent("state")
+        let out = try cli.run(["migrate", "--from", "ncmb-export:\(sampleExportDirectory)", "--to", cli.url, "--state", state.path,
+                               "--dry-run", "--format", "table"], sessionOption: false)
+        #expect(out.status == 0, "\(out.stderr)")
+        #expect(out.text.contains("MemoClass -> MemoClass: 12 records; file links filename"))
+        #expect(out.text.contains("dry run: nothing was written"))
+        #expect(!FileManager.default.fileExists(atPath: state.path))
+        #expect(!FileManager.default.fileExists(atPath: cli.directory.appendingPathComponent("db.sqlite").path))
+    }
+
+    @Test("export to a bundle directory and import it into another store")
+    func exportImport() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let bundle = cli.directory.appendingPathComponent("bundle").path
+        let exported = try cli.run(["export", "--from", "ncmb-export:\(sampleExportDirectory)", "--to", bundle,
+                                    "--state", cli.directory.appendingPathComponent("s1").path, "--format", "json"], sessionOption: false)
+        #expect(exported.status == 0, "\(exported.stderr)")
+        #expect(FileManager.default.fileExists(atPath: bundle + "/manifest.json"))
+        #expect(FileManager.default.fileExists(atPath: bundle + "/records/MemoClass.ndjson"))
+        let imported = try cli.run(["import", "--from", bundle, "--to", cli.url,
+                                    "--state", cli.directory.appendingPathComponent("s2").path, "--format", "json"], sessionOption: false)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(try imported.json()["classes"]?.arrayValue?.first { $0["source"] == "MemoClass" }?["verified"] == 12)
+    }
+
+    @Test("a second run on a state folder in use is refused (exit 5)")
+    func concurrentRunRefused() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let state = cli.directory.appendingPathComponent("state")
+        let held = try MigrationState(directory: state)
+        let out = try cli.run(["migrate", "--from", "ncmb-export:\(sampleExportDirectory)", "--to", cli.url, "--state", state.path],
+                              sessionOption: false)
+        #expect(out.status == 5 && out.stderr.contains("another migration is running"), "\(out.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: cli.directory.appendingPathComponent("db.sqlite").path))
+        _ = held
+    }
+
+    @Test("killed with SIGKILL at random points and resumed, the target ends equal to the source with no duplicate")
+    func killAndResume() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let export = cli.directory.appendingPathComponent("export").path
+        let samples = try cli.run(["samples", "ncmb-export", "--records", "3000", "--out", export, "--seed", "3"], sessionOption: false)
+        #expect(samples.status == 0, "\(samples.stderr)")
+        let state = cli.directory.appendingPathComponent("state").path
+        let arguments = ["migrate", "--from", "ncmb-export:\(export)", "--to", cli.url, "--state", state, "--batch", "50", "--format", "json"]
+        var generator = SystemRandomNumberGenerator()
+        var kills = 0
+        for _ in 0..<4 {
+            let process = Process()
+            process.executableURL = try CLIHarness.binary()
+            process.arguments = arguments
+            process.currentDirectoryURL = cli.directory
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            usleep(UInt32.random(in: 150_000...900_000, using: &generator))
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                kills += 1
+            }
+            process.waitUntilExit()
+        }
+        let last = try cli.run(arguments, sessionOption: false)
+        #expect(last.status == 0, "\(last.stderr)")
+        let json = try last.json()
+        let memo = json["classes"]?.arrayValue?.first { $0["source"] == "MemoClass" }
+        #expect(memo?["verified"] == 3000 && memo?["mismatched"] == 0 && memo?["failed"] == 0, "\(json)")
+        // Every source record exactly once.
+        let all = try cli.json(["objects", "query", cli.url, "MemoClass", "--all", "--keys", "sourceObjectId"])
+        let ids = all["results"]?.arrayValue?.compactMap { $0["fields"]?["sourceObjectId"]?.stringValue } ?? []
+        #expect(ids.count == 3000 && Set(ids).count == 3000)
+        #expect(kills >= 1, "no run was killed mid-way; the test proved nothing")
+    }
+}
