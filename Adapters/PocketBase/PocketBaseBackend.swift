@@ -54,7 +54,7 @@ public actor PocketBaseBackend: Backend {
     public static let capabilities: Capabilities = {
         var features: Set<Capabilities.Feature> = [
             .objects, .multiKeySort, .skip, .selectKeys, .count, .batch, .atomicBatch, .acl, .nestedKeys, .files,
-            .fileList, .fileAttachment, .auth, .signUp,
+            .fileList, .fileAttachment, .auth, .signUp, .listClasses, .listUsers, .importUsers,
         ]
         for type in ["null", "bool", "int", "double", "string", "Date", "Bytes", "array", "object", "Pointer", "File", "GeoPoint"] {
             features.insert(.valueType(type))
@@ -238,7 +238,9 @@ public struct PocketBaseBackendFactory: BackendFactory {
 
     /// Opens the backend; with `auth=<collection>` credentials it logs that user in first.
     public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
-        let configuration = try PocketBaseConfiguration(url: url)
+        var configuration = try PocketBaseConfiguration(url: url)
+        // An administrative opening (a migration) acts as the superuser for session-less calls.
+        if context.administrative, configuration.managesSchema { configuration.dataAsSuperuser = true }
         let backend = PocketBaseBackend(configuration: configuration, context: context)
         if case .user(let collection, let identity, let password) = configuration.credentials {
             _ = try await backend.logIn(identity: identity, password: password, collection: collection)

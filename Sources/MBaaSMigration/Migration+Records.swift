@@ -1,6 +1,15 @@
 import Foundation
 import MBaaSCore
 
+extension ACL.Principal {
+    var isRoleOrGroup: Bool {
+        switch self {
+        case .role, .group: true
+        default: false
+        }
+    }
+}
+
 /// Class names under which sources point at users.
 let userClassNames: Set<String> = ["_User", "user", "users"]
 
@@ -102,7 +111,16 @@ extension Migration {
         }
         if let acl = source.acl, target.capabilities.has(.acl) {
             var mapped = ACL()
+            let roles = target.capabilities.has(.roles)
             for (principal, access) in acl.entries {
+                // A target without roles or groups cannot express their grants: they are left out (the record becomes
+                // more private, never less), and the run says so.
+                if !roles, principal.isRoleOrGroup {
+                    if !verifying {
+                        box.update { $0.problem("ACL grants to roles and groups are left out: \(self.target.adapterName) has no roles\(self.target.capabilities.note(for: .roles).map { " (\($0))" } ?? "")") }
+                    }
+                    continue
+                }
                 if case .user(let id) = principal {
                     if let t = maps.users[id] { mapped.entries[.user(t)] = access } else {
                         mapped.entries[principal] = access
@@ -165,6 +183,14 @@ extension Migration {
             resumed = try await findExisting(className: plan.target, sourceIds: pending)
             observer(.note("\(cls): \(pending.count) writes were in flight when the last run stopped; \(resumed.count) reached the target"))
         }
+        // A target class that already holds records this state does not know (a run with another state folder, or
+        // one whose state was lost): every batch is looked up by source id before it is written.
+        var found = false
+        if try state.mappedCount(.record, className: cls) == 0, target.capabilities.has(.count) {
+            found = ((try? await target.count(Query(plan.target))) ?? 0) > 0
+        }
+        let adopt = found
+        if adopt { observer(.note("\(cls): the target's \(plan.target) already holds records; each batch is matched by source id first")) }
         let batchSize = max(1, min(options.batchSize, target.capabilities.maxBatchSize > 0 ? target.capabilities.maxBatchSize : options.batchSize))
         let pageSize = max(1, source.capabilities.maxPageSize)
         var batch: [Record] = []
@@ -178,7 +204,7 @@ extension Migration {
                     observer(.progress(source: cls, done: done, total: plan.count))
                 }
                 let resumedNow = resumed
-                group.addTask { try await self.writeBatch(records, className: cls, index: index, resumed: resumedNow, state) }
+                group.addTask { try await self.writeBatch(records, className: cls, index: index, resumed: resumedNow, adopt: adopt, state) }
                 inFlight += 1
             }
             for try await record in source.records(matching: Query(cls), pageSize: pageSize) {
@@ -199,7 +225,9 @@ extension Migration {
     }
 
     /// Writes one batch; returns how many source records it handled.
-    func writeBatch(_ records: [Record], className cls: String, index: Int, resumed: [String: String], _ state: MigrationState) async throws -> Int {
+    func writeBatch(
+        _ records: [Record], className cls: String, index: Int, resumed: [String: String], adopt: Bool, _ state: MigrationState
+    ) async throws -> Int {
         box.update { $0.classes[index].read += records.count }
         var seen = Set<String>()
         var unique: [Record] = []
@@ -219,7 +247,8 @@ extension Migration {
         guard !todo.isEmpty else { return records.count }
         let maps = try maps(for: todo, state)
         var prepared = todo.map { prepare($0, maps: maps) }
-        for i in prepared.indices { prepared[i].existingTargetId = resumed[prepared[i].sourceId] }
+        let existing = adopt ? try await findExistingRetrying(className: mapping.targetClass(cls), sourceIds: todo.map { $0.id! }) : resumed
+        for i in prepared.indices { prepared[i].existingTargetId = existing[prepared[i].sourceId] ?? resumed[prepared[i].sourceId] }
         // File values go into the target's store before the records that hold them.
         for i in prepared.indices where !prepared[i].inlineFiles.isEmpty {
             for f in prepared[i].inlineFiles {
@@ -269,6 +298,17 @@ extension Migration {
             var lastError: MBaaSError?
             do {
                 let results = try await create(remaining.map(\.record))
+                // An all-or-nothing batch with a failure applied nothing: one at a time finds the culprit.
+                if target.capabilities.has(.atomicBatch), remaining.count > 1,
+                   results.contains(where: { if case .failure(let e) = $0 { !isTransient(e) } else { false } })
+                {
+                    for p in remaining {
+                        let single = try await createWithRetry([p], className: cls)
+                        outcome.created.merge(single.created) { a, _ in a }
+                        outcome.failed.merge(single.failed) { a, _ in a }
+                    }
+                    return outcome
+                }
                 for (p, result) in zip(remaining, results) {
                     switch result {
                     case .success(let r): outcome.created[p.sourceId] = r.id ?? p.record.id ?? ""
@@ -427,24 +467,45 @@ extension Migration {
         }
     }
 
+    /// Copies one attachment; a failure is reported for its record (and tried again by the next run), never the end
+    /// of the run.
     func attach(_ a: MigrationState.Attachment, targetClass: String, targetId: String, _ state: MigrationState) async throws {
         box.update { $0.files.read += 1 }
         let data: Data
         do { data = try await withRetry { try await self.source.download(a.ref) } } catch let e as MBaaSError where e.kind == .notFound {
-            // Keep what the source held (a file name that points nowhere) rather than lose it.
-            _ = try await withRetry { try await self.target.update(className: targetClass, id: targetId, RecordUpdate(changes: [a.field: .set(a.original)])) }
-            try state.attachmentDone(a, sha256: nil, size: nil, targetName: nil)
+            // Keep what the source held (a file name that points nowhere) rather than lose it, where the field can hold it.
+            let original = RecordUpdate(changes: [a.field: .set(a.original)])
+            var kept = "the field keeps its value"
+            var outcome = MigrationState.keptOriginal
+            do { _ = try await withRetry { try await self.target.update(className: targetClass, id: targetId, original) } } catch {
+                kept = "the target's field cannot hold the name (\(MBaaSError.wrap(error).message)), so it stays empty"
+                outcome = MigrationState.droppedOriginal
+            }
+            try state.attachmentDone(a, sha256: nil, size: nil, targetName: outcome)
             box.update {
                 $0.warn(.init(kind: "sourceFile", className: a.className, sourceId: a.sourceId,
-                             detail: "file '\(a.ref.name)' (field \(a.field)) is not in the source's file store; the field keeps its value"))
+                             detail: "file '\(a.ref.name)' (field \(a.field)) is not in the source's file store; \(kept)"))
+            }
+            return
+        } catch {
+            box.update {
+                $0.files.failed += 1
+                $0.add(.init(kind: "failed", className: a.className, sourceId: a.sourceId, detail: "file '\(a.ref.name)' cannot be read: \(MBaaSError.wrap(error))"))
             }
             return
         }
         let upload = FileUpload(name: a.ref.name, source: .data(data), contentType: a.ref.contentType ?? guessContentType(forFileName: a.ref.name),
                                 attachment: FileAttachment(className: targetClass, objectId: targetId, field: a.field))
-        let stored = try await withRetry { try await self.target.upload(upload) }
-        try state.attachmentDone(a, sha256: sha256Hex(data), size: Int64(data.count), targetName: Value.file(stored).json.printed())
-        box.update { $0.files.written += 1 }
+        do {
+            let stored = try await withRetry { try await self.target.upload(upload) }
+            try state.attachmentDone(a, sha256: sha256Hex(data), size: Int64(data.count), targetName: Value.file(stored).json.printed())
+            box.update { $0.files.written += 1 }
+        } catch {
+            box.update {
+                $0.files.failed += 1
+                $0.add(.init(kind: "failed", className: a.className, sourceId: a.sourceId, detail: "file '\(a.ref.name)' cannot be attached: \(MBaaSError.wrap(error))"))
+            }
+        }
     }
 
     /// Files that no record links to, into the target's file store.

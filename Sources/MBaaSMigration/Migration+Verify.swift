@@ -19,7 +19,15 @@ extension Migration {
         }
         box.update { $0.verified = true }
         for cls in try await sourceClasses() where !mapping.isSkipped(cls) {
-            try await verifyClass(cls, target: target, state)
+            do { try await verifyClass(cls, target: target, state) } catch {
+                let e = MBaaSError.wrap(error)
+                guard e.kind != .decoding || !(error is MBaaSError) else { throw e }   // a malformed source stops the run
+                box.update {
+                    let i = $0.counts(for: cls, target: mapping.targetClass(cls))
+                    $0.classes[i].mismatched += 1
+                    $0.add(.init(kind: "failed", className: cls, sourceId: nil, detail: "cannot verify: \(e)"))
+                }
+            }
         }
         try await verifyFiles(target: target, state)
         if options.users && source.capabilities.has(.listUsers) && target.capabilities.has(.importUsers) || target is BundleBackend {
@@ -56,6 +64,11 @@ extension Migration {
         let targetClass = mapping.targetClass(cls)
         let index = box.update { $0.counts(for: cls, target: targetClass) }
         var fileFields = try state.fileFields(className: cls)
+        // Fields a missing source file left empty because the target could not hold the name.
+        var emptied: Set<String> = []
+        for a in try state.attachments(className: cls, done: true) where a.targetName == MigrationState.droppedOriginal {
+            emptied.insert("\(a.sourceId)\u{1}\(a.field)")
+        }
         for f in mapping.fileLinkFields(cls) { fileFields.insert(mapping.rule(className: cls, field: f)?.rename ?? f) }
         try state.resetVerification()
         // The target's side, keyed by source id.
@@ -91,7 +104,9 @@ extension Migration {
                     continue
                 }
                 var expected = prepare(r, maps: maps, verifying: true).record
-                for f in fileFields where r.fields[reverseField(cls, f)] != nil { expected.fields[f] = .file(FileReference(name: "")) }
+                for f in fileFields where r.fields[reverseField(cls, f)] != nil {
+                    expected.fields[f] = emptied.contains("\(id)\u{1}\(f)") ? nil : .file(FileReference(name: ""))
+                }
                 let want = canonical(expected, fileFields: fileFields)
                 if want == content { verified += 1 } else {
                     let detail = Self.difference(want, content)

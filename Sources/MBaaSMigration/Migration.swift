@@ -206,8 +206,12 @@ public final class Migration: Sendable {
         if options.users && source.capabilities.has(.listUsers) && target.capabilities.has(.importUsers) {
             observer(.phase("users"))
             try await copyUsers(state)
-            observer(.phase("roles"))
-            try await copyRoles(state)
+            if target.capabilities.has(.roles) {
+                observer(.phase("roles"))
+                try await copyRoles(state)
+            } else if let roles = try? await source.listRoles(), !roles.isEmpty {
+                box.update { $0.problem("\(roles.count) roles not carried: \(target.adapterName) has no roles\(target.capabilities.note(for: .roles).map { " (\($0))" } ?? "")") }
+            }
         }
         observer(.phase("records"))
         for cp in plan.classes where !cp.skipped {

@@ -243,6 +243,10 @@ public final class MigrationState: Sendable {
         }
     }
 
+    /// `target_name` of an attachment whose source file was missing: the field kept the source's value, or could not.
+    static let keptOriginal = "(kept the source value)"
+    static let droppedOriginal = "(left empty)"
+
     /// Whether a record's attachment names this source file (so it is not copied again as a standalone file).
     func isLinkedByAttachment(_ name: String) throws(MBaaSError) -> Bool {
         try read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM attachments WHERE file = ?)", arguments: [name]) ?? false }
