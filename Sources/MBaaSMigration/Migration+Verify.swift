@@ -30,7 +30,7 @@ extension Migration {
             }
         }
         try await verifyFiles(target: target, state)
-        if options.users && source.capabilities.has(.listUsers) && target.capabilities.has(.importUsers) || target is BundleBackend {
+        if options.users && source.capabilities.has(.listUsers) && (target.capabilities.has(.importUsers) || target is BundleBackend) {
             for try await user in source.allUsers() where try state.targetId(.user, className: "_User", sourceId: user.id) == nil {
                 box.update { $0.add(.init(kind: "missing", className: "_User", sourceId: user.id, detail: "user \(user.username ?? "") is not on the target")) }
             }

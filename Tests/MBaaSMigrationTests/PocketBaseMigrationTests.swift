@@ -95,3 +95,71 @@ struct PocketBaseMigrationTests {
         await target.close()
     }
 }
+
+@Suite("Migration between every pair of Local, bundle, NCMB export and live PocketBase", .serialized,
+       .enabled(if: LivePocketBase.url != nil, LivePocketBase.skipReason))
+struct MigrationPairTests {
+    /// One hop, checked: everything written and verified, nothing failed or different.
+    func hop(_ from: any Backend, _ to: any Backend, classes: [String], mapping: MigrationMapping = MigrationMapping(), state: URL,
+             expect: [String: Int]) async throws {
+        let report = try await migrate(from, to, state: state, options: MigrationOptions(classes: classes, mapping: mapping))
+        for (cls, n) in expect {
+            let c = report.classes.first { $0.source == cls }
+            #expect(c?.written == n && c?.verified == n && c?.failed == 0 && c?.mismatched == 0,
+                    "\(from.adapterName) -> \(to.adapterName) \(cls): \(String(describing: c)) \(report.mismatches.prefix(3))")
+        }
+        #expect(report.mismatchCount == 0, "\(from.adapterName) -> \(to.adapterName): \(report.mismatches.prefix(3))")
+    }
+
+    @Test("export -> Local -> PocketBase -> bundle -> Local, and export -> bundle -> PocketBase -> Local, each hop verified")
+    func chains() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let run = String(UUID().uuidString.lowercased().filter(\.isLetter).prefix(6))
+        /// An export whose users have per-run names (users are unique on the shared server).
+        func export(_ name: String, seed: UInt64, prefix: String) throws -> NCMBExportBackend {
+            let dir = scratch.path(name)
+            try NCMBExportSample.write(records: 120, seed: seed, to: dir)
+            let users = dir.appendingPathComponent("user.json")
+            try (String(contentsOf: users, encoding: .utf8).replacingOccurrences(of: "\"user", with: "\"\(prefix)user"))
+                .write(to: users, atomically: true, encoding: .utf8)
+            return try NCMBExportBackend(directory: dir)
+        }
+        let ncmb = try export("export1", seed: 9, prefix: run)
+        let rename = try MigrationMapping(json: JSON.parse(#"{"classes":{"MemoClass":{"rename":"Memo\#(run)"},"Category":{"rename":"Cat\#(run)"}}}"#))
+        let names = ["Memo\(run)", "Cat\(run)"]
+        let counts = ["Memo\(run)": 120, "Cat\(run)": 10]
+
+        // export -> Local -> PocketBase -> bundle -> Local
+        let a = try openLocal(scratch.path("a.db"))
+        try await hop(ncmb, a, classes: ["Category", "MemoClass"], mapping: rename, state: scratch.path("s1"), expect: ["MemoClass": 120, "Category": 10])
+        let pb = try await LivePocketBase.open()
+        try await hop(a, pb, classes: names, state: scratch.path("s2"), expect: counts)
+        let bundle = try BundleBackend(directory: scratch.path("bundle1"))
+        try await hop(pb, bundle, classes: names, mapping: .verbatim, state: scratch.path("s3"), expect: counts)
+        let b = try openLocal(scratch.path("b.db"))
+        try await hop(try BundleBackend(directory: scratch.path("bundle1")), b, classes: names, state: scratch.path("s4"), expect: counts)
+
+        // export -> bundle -> PocketBase -> Local
+        let run2 = String(UUID().uuidString.lowercased().filter(\.isLetter).prefix(6))
+        let rename2 = try MigrationMapping(json: JSON.parse(#"{"classes":{"MemoClass":{"rename":"Memo\#(run2)"},"Category":{"rename":"Cat\#(run2)"}}}"#))
+        let names2 = ["Memo\(run2)", "Cat\(run2)"]
+        let counts2 = ["Memo\(run2)": 120, "Cat\(run2)": 10]
+        try await hop(try export("export2", seed: 9, prefix: run2), try BundleBackend(directory: scratch.path("bundle2")),
+                      classes: ["Category", "MemoClass"], mapping: rename2,
+                      state: scratch.path("s5"), expect: ["MemoClass": 120, "Category": 10])
+        try await hop(try BundleBackend(directory: scratch.path("bundle2")), pb, classes: names2, state: scratch.path("s6"), expect: counts2)
+        let c = try openLocal(scratch.path("c.db"))
+        try await hop(pb, c, classes: names2, state: scratch.path("s7"), expect: counts2)
+
+        // The end of each chain holds the first record with its title, money and due date as the export had them.
+        for (db, cls) in [(b, "Memo\(run)"), (c, "Memo\(run2)")] {
+            let first = try await db.queryPage(Query(cls, predicate: .compare("title", .eq, "memo 0"))).records.first
+            #expect(first?["title"] == "memo 0" && first?["due"] == .date(ISO8601.parse("2023-10-01T00:00:00.000Z")!))
+            #expect(first?["author"]?.typeName == "Pointer" && first?["filename"]?.fileValue != nil)
+        }
+        await a.close()
+        await b.close()
+        await c.close()
+    }
+}
