@@ -12,7 +12,7 @@ struct MBaaSCommand: AsyncParsableCommand {
 
             Output is JSON when stdout is not a terminal (--format json|table to choose). Errors go to stderr with a \
             non-zero exit status: 2 invalid request or unsupported, 3 not found, 4 unauthorized or forbidden, \
-            5 conflict or duplicate, 6 backend unavailable or unreachable, 7 a migration or verification finished with \
+            5 conflict or duplicate, 6 backend unavailable or unreachable, 8 a migration or verification finished with \
             differences or failed records, 1 anything else.
             """,
         subcommands: [

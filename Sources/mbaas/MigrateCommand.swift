@@ -10,7 +10,7 @@ import Darwin
 #endif
 
 /// Exit status of a migration or verification that finished but found differences or failures.
-let exitStatusDifferences: Int32 = 7
+let exitStatusDifferences: Int32 = 8
 
 /// Options shared by `export`, `import`, `migrate` and `verify`.
 struct MigrationOptionGroup: ParsableArguments {
@@ -36,7 +36,7 @@ func openForMigration(_ text: String, verbose: Bool, readOnly: Bool = false) asy
         url, context: BackendContext(transport: transport, logger: global.logger, administrative: true, readOnly: readOnly))
 }
 
-/// Runs a migration with progress on stderr and the summary on stdout; exits 7 when something differs.
+/// Runs a migration with progress on stderr and the summary on stdout; exits 8 when something differs.
 func runMigration(
     from: String, to: String, options: MigrationOptions, group: MigrationOptionGroup, verifyOnly: Bool = false
 ) async throws {
@@ -100,7 +100,7 @@ struct MigrateCommand: AsyncParsableCommand {
         commandName: "migrate", abstract: "Move records, users, roles and files from one backend to another, then verify.",
         discussion: """
             Sources and targets are backend URLs, bundle:DIR (MBaaSKit's own export) or ncmb-export:DIR (NCMB's console \
-            export, as a source). Re-running the same command resumes where it stopped and never duplicates. Exit status 7: \
+            export, as a source). Re-running the same command resumes where it stopped and never duplicates. Exit status 8: \
             the migration finished but records failed or verification found differences (see --report).
             Example: mbaas migrate --from ncmb-export:Fixtures/Samples/ncmb-memo-export --to sqlite:memo.db
             """)

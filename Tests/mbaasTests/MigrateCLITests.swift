@@ -41,7 +41,7 @@ struct MigrateCLITests {
         _ = try cli.run(["objects", "update", cli.url, "MemoClass", "KXBeNC7VSJ5zffgR", #"{"title":"changed"}"#])
         let changed = try cli.run(["verify", "--from", "ncmb-export:\(sampleExportDirectory)", "--to", cli.url, "--state", state, "--format", "json"],
                                   sessionOption: false)
-        #expect(changed.status == 7)
+        #expect(changed.status == 8)
         let mismatch = try changed.json()["mismatches"]?.arrayValue?.first
         #expect(mismatch?["kind"] == "content" && mismatch?["sourceId"] == "KXBeNC7VSJ5zffgR")
         #expect(mismatch?["detail"]?.stringValue?.contains("title") == true)
