@@ -37,7 +37,8 @@ public enum NCMBExportSample {
 
     /// Writes the export into `directory` (created if needed; existing files of the same names are replaced).
     @discardableResult
-    public static func write(records: Int, seed: UInt64 = 1, to directory: URL) throws(MBaaSError) -> Summary {
+    /// `fileEvery`: one record in that many names a file (0: no files).
+    public static func write(records: Int, seed: UInt64 = 1, fileEvery: Int = 50, to directory: URL) throws(MBaaSError) -> Summary {
         guard records >= 0 else { throw MBaaSError(.invalidRequest, "--records must be >= 0") }
         var g = Generator(state: seed)
         let fm = FileManager.default
@@ -52,7 +53,7 @@ public enum NCMBExportSample {
         let userCount = max(3, records / 100)
         let users = (0..<userCount).map { _ in g.id() }
         let categories = (0..<10).map { _ in g.id() }
-        let fileCount = records / 50 + (records > 0 ? 1 : 0)
+        let fileCount = fileEvery > 0 ? records / fileEvery + (records > 0 ? 1 : 0) : 0
 
         func stream(_ name: String, count: Int, _ element: (Int, inout Generator) -> JSONObject) throws(MBaaSError) {
             let url = directory.appendingPathComponent(name)
@@ -113,7 +114,7 @@ public enum NCMBExportSample {
                 o["place"] = .object(["__type": "GeoPoint", "latitude": .double(35 + Double(g.int(1000)) / 1000),
                                       "longitude": .double(139 + Double(g.int(1000)) / 1000)])
             }
-            if i % 50 == 0 { o["filename"] = .string("photo-\(i / 50).png") }
+            if fileEvery > 0, i % fileEvery == 0 { o["filename"] = .string("photo-\(i / fileEvery).png") }
             return o
         }
         for n in 0..<fileCount {

@@ -562,6 +562,7 @@ extension Migration {
                 for row in rows { for (_, v) in row.pointers { values.append(try Value(json: v)) } }
                 let maps = try maps(for: [Record(className: cls, fields: Dictionary(uniqueKeysWithValues: values.enumerated().map { ("\($0.offset)", $0.element) }))], state)
                 var done: [String] = []
+                var updates: [(String, String, RecordUpdate)] = []
                 for row in rows {
                     var changes: [String: FieldOperation] = [:]
                     var resolved = true
@@ -579,22 +580,60 @@ extension Migration {
                         if keepsIds { var u = false; unchanged = rewrite(original, maps: Maps(), unresolved: &u) == rewritten }
                         if !unchanged { changes[field] = .set(rewritten) }
                     }
-                    if !changes.isEmpty {
-                        do {
-                            let update = RecordUpdate(changes: changes)
-                            _ = try await withRetry { try await self.target.update(className: targetClass, id: row.targetId, update) }
-                        } catch {
-                            let e = MBaaSError.wrap(error)
-                            box.update { $0.add(.init(kind: "failed", className: cls, sourceId: row.sourceId, detail: "pointers could not be set: \(e)")) }
-                            continue
-                        }
-                    }
+                    if !changes.isEmpty { updates.append((row.sourceId, row.targetId, RecordUpdate(changes: changes))) }
                     // Unresolved pointers stay in the state: a later run that migrates their records sets them.
                     if resolved { done.append(row.sourceId) }
                 }
-                try state.removeFixups(className: cls, sourceIds: done)
+                let failed = try await applyUpdates(updates, className: cls, targetClass: targetClass)
+                try state.removeFixups(className: cls, sourceIds: done.filter { !failed.contains($0) })
             }
         }
+    }
+
+    /// Applies phase-2 updates: in batch calls where the target has them, else `concurrency` at a time. Returns the
+    /// source ids whose update failed (reported; the next run tries them again).
+    func applyUpdates(_ updates: [(String, String, RecordUpdate)], className cls: String, targetClass: String) async throws -> Set<String> {
+        guard !updates.isEmpty else { return [] }
+        var failed: Set<String> = []
+        func fail(_ sourceId: String, _ e: MBaaSError) {
+            failed.insert(sourceId)
+            box.update { $0.add(.init(kind: "failed", className: cls, sourceId: sourceId, detail: "pointers could not be set: \(e)")) }
+        }
+        if target.capabilities.has(.batch), target.capabilities.maxBatchSize > 0 {
+            for start in stride(from: 0, to: updates.count, by: target.capabilities.maxBatchSize) {
+                let chunk = Array(updates[start..<min(start + target.capabilities.maxBatchSize, updates.count)])
+                let ops = chunk.map { BatchOperation.update(className: targetClass, id: $0.1, $0.2) }
+                let results: [BatchResult]
+                do { results = try await withRetry { try await self.target.batch(ops) } } catch {
+                    for u in chunk { fail(u.0, MBaaSError.wrap(error)) }
+                    continue
+                }
+                // Setting a field is idempotent, so an all-or-nothing batch with a failure is simply retried one by one.
+                if results.contains(where: { if case .failure = $0 { true } else { false } }) {
+                    for u in chunk {
+                        do { _ = try await withRetry { try await self.target.update(className: targetClass, id: u.1, u.2) } } catch { fail(u.0, MBaaSError.wrap(error)) }
+                    }
+                }
+            }
+            return failed
+        }
+        let outcomes = try await withThrowingTaskGroup(of: (String, MBaaSError?).self) { group in
+            var inFlight = 0
+            var out: [(String, MBaaSError?)] = []
+            for u in updates {
+                if inFlight >= max(1, options.concurrency), let r = try await group.next() { out.append(r); inFlight -= 1 }
+                group.addTask {
+                    do { _ = try await self.withRetry { try await self.target.update(className: targetClass, id: u.1, u.2) }; return (u.0, nil) } catch {
+                        return (u.0, MBaaSError.wrap(error))
+                    }
+                }
+                inFlight += 1
+            }
+            while let r = try await group.next() { out.append(r) }
+            return out
+        }
+        for (id, e) in outcomes { if let e { fail(id, e) } }
+        return failed
     }
 
     func describe(_ v: Value) -> String {

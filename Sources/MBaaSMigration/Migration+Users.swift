@@ -8,6 +8,8 @@ extension Migration {
         let pending = Set(try state.pending(.user, className: "_User"))
         var passwordFile: NDJSONWriter?
         defer { passwordFile?.close() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+        var inFlight = 0
         for try await user in source.allUsers() {
             box.update { $0.users.read += 1 }
             if try state.targetId(.user, className: "_User", sourceId: user.id) != nil {
@@ -41,6 +43,18 @@ extension Migration {
             }
             try state.addPending(.user, className: "_User", sourceIds: [user.id])
             let importing = imported
+            if inFlight >= max(1, options.concurrency) { try await group.next(); inFlight -= 1 }
+            inFlight += 1
+            group.addTask { try await self.importOne(user, importing, password: password, state) }
+        }
+        try await group.waitForAll()
+        }
+        let outcomes = try state.userPasswords().map { MigrationReport.UserOutcome(sourceId: $0.0, targetId: $0.1, password: $0.2) }
+        box.update { $0.userOutcomes = outcomes }
+    }
+
+    /// Imports one user; a failure is reported for that user, never the end of the run.
+    func importOne(_ user: DirectoryUser, _ importing: DirectoryUser, password: ImportedPassword, _ state: MigrationState) async throws {
             do {
                 let stored = try await withRetry { try await self.target.importUser(importing, password: password) }
                 try state.recordUser(sourceId: user.id, targetId: stored.id, password: mapping.passwords.rawValue)
@@ -48,13 +62,13 @@ extension Migration {
             } catch {
                 let e = MBaaSError.wrap(error)
                 // A retried import whose first attempt went through: the user is there, with this source id.
-                if e.kind == .duplicate, let name = imported.username ?? imported.email,
+                if e.kind == .duplicate, let name = importing.username ?? importing.email,
                    let existing = try await withRetry({ try await self.target.findUser(username: name) }),
                    let f = mapping.sourceIdField, existing.fields[f]?.stringValue == user.id
                 {
                     try state.recordUser(sourceId: user.id, targetId: existing.id, password: mapping.passwords.rawValue)
                     box.update { $0.users.written += 1 }
-                    continue
+                    return
                 }
                 try state.clearPending(.user, className: "_User", sourceIds: [user.id])
                 box.update {
@@ -62,9 +76,6 @@ extension Migration {
                     $0.add(.init(kind: "failed", className: "_User", sourceId: user.id, detail: "user \(user.username ?? user.id): \(e)"))
                 }
             }
-        }
-        let outcomes = try state.userPasswords().map { MigrationReport.UserOutcome(sourceId: $0.0, targetId: $0.1, password: $0.2) }
-        box.update { $0.userOutcomes = outcomes }
     }
 
     /// 20 random characters from an alphabet without look-alikes.

@@ -6,7 +6,7 @@ import MBaaSLocal
 /// `mbaas bench local`: throughput of the Local backend next to raw GRDB on the same machine and schema.
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench", abstract: "Measure adapter throughput (not a test).", subcommands: [Local.self])
+        commandName: "bench", abstract: "Measure adapter throughput (not a test).", subcommands: [Local.self, BenchMigrate.self])
 
     struct Local: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

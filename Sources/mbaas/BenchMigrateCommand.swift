@@ -1,0 +1,192 @@
+import ArgumentParser
+import Foundation
+import MBaaSCore
+import MBaaSLocal
+import MBaaSMigration
+import MBaaSNCMB
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `mbaas bench migrate`: migration throughput next to the baselines nobody tuned, in one run.
+struct BenchMigrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Migration throughput (synthetic NCMB export) into SQLite and PocketBase, next to a per-record loop and a direct /api/batch loader.",
+        discussion: """
+            Build with -c release: swift build -c release --product mbaas && .build/release/mbaas bench migrate --records 100000. \
+            PocketBase runs only with --pocketbase URL (a superuser URL) or MBAAS_POCKETBASE_URL. Not a test.
+            """)
+    @Option(help: "Records in the synthetic export") var records = 100_000
+    @Option(name: .customLong("loop-records"), help: "Records for the per-record create loops (a rate, so fewer suffice)") var loopRecords = 2000
+    @Option(help: "A PocketBase superuser URL (default: $MBAAS_POCKETBASE_URL; no PocketBase part without one)") var pocketbase: String?
+    @Option(name: .customLong("loader-concurrency"), help: "Requests in flight for the direct PocketBase loader") var loaderConcurrency = 4
+    @Option(help: "Output format: json or table") var format: OutputFormat?
+
+    struct Row {
+        var target: String
+        var method: String
+        var records: Int
+        var seconds: Double
+        var rate: Double { seconds > 0 ? Double(records) / seconds : 0 }
+    }
+
+    func run() async throws {
+        try await runReportingErrors {
+            let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-bench-migrate-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: scratch) }
+            let export = scratch.appendingPathComponent("export")
+            printNote("writing a synthetic export of \(records) records")
+            try NCMBExportSample.write(records: records, seed: 1, fileEvery: 0, to: export)
+            var rows: [Row] = []
+            let source = try NCMBExportBackend(directory: export)
+            let admin = BackendContext(administrative: true)
+            let options = MigrationOptions(classes: ["Category", "MemoClass"], batchSize: 500, concurrency: 4, verify: false, users: true, files: false)
+
+            // SQLite: the migration, then the per-record create loop through the adapter.
+            let db = try LocalBackend(path: scratch.appendingPathComponent("bench.db").path, context: admin)
+            var (report, seconds) = try await timed {
+                try await Migration(source: source, target: db, options: options, state: MigrationState(directory: scratch.appendingPathComponent("s1"))).run()
+            }
+            rows.append(Row(target: "sqlite", method: "mbaas migrate", records: try written(report), seconds: seconds))
+            (report, seconds) = try await timed {
+                try await Migration(source: source, target: db, options: MigrationOptions(classes: ["Category", "MemoClass"], verify: true, users: true, files: false),
+                                    state: MigrationState(directory: scratch.appendingPathComponent("s1"))).verify()
+            }
+            rows.append(Row(target: "sqlite", method: "mbaas verify", records: report.classes.map(\.verified).reduce(0, +), seconds: seconds))
+            let loopDB = try LocalBackend(path: scratch.appendingPathComponent("loop.db").path, context: admin)
+            seconds = try await loop(source, into: loopDB)
+            rows.append(Row(target: "sqlite", method: "per-record create loop", records: min(loopRecords, records), seconds: seconds))
+            await db.close()
+            await loopDB.close()
+
+            if let url = pocketbase ?? ProcessInfo.processInfo.environment["MBAAS_POCKETBASE_URL"] {
+                let run = String(UUID().uuidString.lowercased().filter(\.isLetter).prefix(6))
+                // Users are unique per server: give this run's their own names.
+                let users = export.appendingPathComponent("user.json")
+                try (String(contentsOf: users, encoding: .utf8).replacingOccurrences(of: "\"user", with: "\"\(run)user"))
+                    .write(to: users, atomically: true, encoding: .utf8)
+                let pb = try await BuiltinAdapters.registry().open(url, context: admin)
+                var mapping = MigrationMapping()
+                mapping.classes["MemoClass"] = .init(rename: "Bench\(run)")
+                mapping.classes["Category"] = .init(rename: "BenchCat\(run)")
+                var pbOptions = options
+                pbOptions.mapping = mapping
+                pbOptions.batchSize = pb.capabilities.maxBatchSize
+                (report, seconds) = try await timed {
+                    try await Migration(source: source, target: pb, options: pbOptions, state: MigrationState(directory: scratch.appendingPathComponent("s2"))).run()
+                }
+                rows.append(Row(target: "pocketbase", method: "mbaas migrate", records: try written(report), seconds: seconds))
+                seconds = try await loop(source, into: pb, className: "Loop\(run)")
+                rows.append(Row(target: "pocketbase", method: "per-record create loop", records: min(loopRecords, records), seconds: seconds))
+                let (written, loaderSeconds) = try await directLoader(url: try BackendURL(parsing: url), export: export, collection: "Bench\(run)")
+                rows.append(Row(target: "pocketbase", method: "direct /api/batch loader (\(loaderConcurrency) in flight, 50 per request)",
+                                records: written, seconds: loaderSeconds))
+                await pb.close()
+            }
+            let json = JSON.object([
+                "records": .int(Int64(records)),
+                "results": .array(rows.map {
+                    .object(["target": .string($0.target), "method": .string($0.method), "records": .int(Int64($0.records)),
+                             "seconds": .double(($0.seconds * 1000).rounded() / 1000), "recordsPerSecond": .double($0.rate.rounded())])
+                }),
+            ])
+            var table = "target      method                                                      records   seconds     rec/s\n"
+            for r in rows {
+                table += r.target.padding(toLength: 12, withPad: " ", startingAt: 0) + r.method.padding(toLength: 58, withPad: " ", startingAt: 0)
+                    + String(format: "%9d %9.2f %9.0f\n", r.records, r.seconds, r.rate)
+            }
+            for target in ["sqlite", "pocketbase"] {
+                guard let m = rows.first(where: { $0.target == target && $0.method == "mbaas migrate" }),
+                      let l = rows.first(where: { $0.target == target && $0.method == "per-record create loop" }), l.rate > 0 else { continue }
+                table += String(format: "%@: migrate / per-record loop = %.1fx", target, m.rate / l.rate)
+                if let d = rows.first(where: { $0.target == target && $0.method.hasPrefix("direct") }), d.rate > 0 {
+                    table += String(format: "; migrate / direct loader = %.2fx", m.rate / d.rate)
+                }
+                table += "\n"
+            }
+            emit(json, table: table, format: format ?? defaultFormat())
+        }
+    }
+
+    /// Records written in all classes (or found there already), with a failure stopping the benchmark: a number
+    /// from a run that lost records would mean nothing.
+    func written(_ report: MigrationReport) throws -> Int {
+        guard report.classes.allSatisfy({ $0.failed == 0 }) else {
+            throw MBaaSError(.unavailable, "the benchmark migration failed records: \(report.mismatches.prefix(3))")
+        }
+        return report.classes.map(\.written).reduce(0, +)
+    }
+
+    func timed<T>(_ body: () async throws -> T) async throws -> (T, Double) {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let value = try await body()
+        return (value, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+    }
+
+    /// Creates the first `loopRecords` records one at a time through the adapter (the usual one-off script).
+    func loop(_ source: NCMBExportBackend, into target: any Backend, className: String = "MemoClass") async throws -> Double {
+        var batch: [Record] = []
+        for try await r in source.records(matching: Query("MemoClass"), pageSize: 1000) {
+            var copy = Record(className: className, fields: r.fields)   // the naive script: no ACLs, no users
+            copy.fields["sourceObjectId"] = .string(r.id ?? "")
+            batch.append(copy)
+            if batch.count >= min(loopRecords, records) { break }
+        }
+        let (_, seconds) = try await timed { for r in batch { _ = try await target.create(r) } }
+        return seconds
+    }
+
+    /// The fastest plain loader: reads the export's objects, and POSTs PocketBase `/api/batch` requests of 50
+    /// creates, `loaderConcurrency` at a time, with a superuser token. Only plain fields (title, money, comment,
+    /// sourceObjectId) are sent: it is the floor the migration's per-record work sits on.
+    func directLoader(url: BackendURL, export: URL, collection: String) async throws -> (Int, Double) {
+        guard let host = url.host, let email = url.user, let password = url.secret else {
+            throw MBaaSError(.invalidRequest, "the direct loader needs a superuser URL with credentials")
+        }
+        let base = "\(url.isSecure ? "https" : "http")://\(host)\(url.port.map { ":\($0)" } ?? "")"
+        let session = URLSession(configuration: .ephemeral)
+        func post(_ path: String, _ body: JSON, token: String?) async throws -> JSON {
+            var request = URLRequest(url: URL(string: base + path)!)
+            request.httpMethod = "POST"
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            if let token { request.setValue(token, forHTTPHeaderField: "Authorization") }
+            request.httpBody = body.data()
+            let (data, response) = try await session.data(for: request)
+            guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+                throw MBaaSError(.unavailable, "\(path): HTTP \((response as? HTTPURLResponse)?.statusCode ?? 0): \(String(decoding: data.prefix(300), as: UTF8.self))")
+            }
+            return try JSON.parse(data)
+        }
+        let auth = try await post("/api/collections/_superusers/auth-with-password",
+                                  .object(["identity": .string(email), "password": .string(password)]), token: nil)
+        guard let token = auth["token"]?.stringValue else { throw MBaaSError(.decoding, "no superuser token") }
+        var bodies: [JSON] = []
+        var reader = try JSONArrayFileReader(url: export.appendingPathComponent("MemoClass.json"), member: "results")
+        defer { reader.close() }
+        let path = "/api/collections/\(collection)/records"
+        let (written, seconds) = try await timed {
+            var written = 0
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                var inFlight = 0
+                func flush() async throws {
+                    let requests = bodies.map { JSON.object(["method": "POST", "url": .string(path), "body": $0]) }
+                    bodies = []
+                    if inFlight >= loaderConcurrency { written += try await group.next() ?? 0; inFlight -= 1 }
+                    group.addTask { _ = try await post("/api/batch", .object(["requests": .array(requests)]), token: token); return requests.count }
+                    inFlight += 1
+                }
+                while let element = try reader.next() {
+                    guard let o = element.value.objectValue else { continue }
+                    bodies.append(.object(["title": o["title"] ?? .null, "money": o["money"] ?? .null, "comment": o["comment"] ?? .null,
+                                           "sourceObjectId": o["objectId"] ?? .null]))
+                    if bodies.count == 50 { try await flush() }
+                }
+                if !bodies.isEmpty { try await flush() }
+                while let n = try await group.next() { written += n }
+            }
+            return written
+        }
+        return (written, seconds)
+    }
+}
