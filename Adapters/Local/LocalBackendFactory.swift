@@ -9,7 +9,10 @@ import MBaaSCore
 /// | `sqlite:///var/data/app.db` | the absolute path `/var/data/app.db` |
 /// | `sqlite::memory:` | a private in-memory database |
 ///
-/// Options: `?files=DIR` puts file bytes in `DIR` instead of `<database>-files/`.
+/// Options: `?files=DIR` puts file bytes in `DIR` instead of `<database>-files/`; the database remembers it, so
+/// later URLs need not repeat it (an empty `?files=` or a different directory is `invalidRequest`).
+/// ``LocalBackend/Options/openMode`` chooses read-only, read-write or create (the CLI opens read-only for
+/// reads).
 public struct LocalBackendFactory: BackendFactory {
     public let schemes = ["sqlite"]
     public let adapterName = "local"
@@ -22,7 +25,12 @@ public struct LocalBackendFactory: BackendFactory {
     public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
         let path = try Self.databasePath(url)
         var options = self.options
-        if let dir = url.option("files") { options.filesDirectory = URL(fileURLWithPath: dir) }
+        if let dir = url.option("files") {
+            guard !dir.isEmpty else {
+                throw MBaaSError(.invalidRequest, "?files= is empty; give ?files=DIR or leave it out")
+            }
+            options.filesDirectory = URL(fileURLWithPath: dir)
+        }
         return try LocalBackend(path: path, context: context, options: options)
     }
 

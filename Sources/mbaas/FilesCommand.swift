@@ -45,7 +45,7 @@ struct FilesCommand: AsyncParsableCommand {
                     acl: try parseACLArgument(acl), attachment: attachment,
                     progress: showProgress ? printProgress : nil)
                 let reference = try await OpenedBackend.with(url, global) { try await $0.upload(upload) }
-                if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+                if showProgress { Terminal.writeErr("\n") }
                 emit(Value.file(reference).json, table: fileTable([FileInfo(reference: reference)]), format: global.resolvedFormat)
             }
         }
@@ -60,9 +60,9 @@ struct FilesCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let data = try await OpenedBackend.with(url, global) { try await $0.download(name: name) }
+                let data = try await OpenedBackend.with(url, global, access: .read) { try await $0.download(name: name) }
                 guard let output else {
-                    FileHandle.standardOutput.write(data)
+                    Terminal.writeOut(data)
                     return
                 }
                 do { try data.write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
@@ -82,7 +82,7 @@ struct FilesCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                try await OpenedBackend.with(url, global) { try await $0.deleteFile(FileReference(name: name)) }
+                try await OpenedBackend.with(url, global, access: .write) { try await $0.deleteFile(FileReference(name: name)) }
                 emit(.object(["name": .string(name), "deleted": true]), table: "deleted \(name)", format: global.resolvedFormat)
             }
         }
@@ -97,7 +97,7 @@ struct FilesCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let files = try await OpenedBackend.with(url, global) { try await $0.listFiles(prefix: prefix, limit: limit) }
+                let files = try await OpenedBackend.with(url, global, access: .read) { try await $0.listFiles(prefix: prefix, limit: limit) }
                 emit(.object(["results": .array(files.map(fileJSON))]),
                      table: fileTable(files) + "\n(\(files.count) file\(files.count == 1 ? "" : "s"))", format: global.resolvedFormat)
             }
@@ -108,7 +108,7 @@ struct FilesCommand: AsyncParsableCommand {
 /// Shows upload progress on stderr (only when stderr is a terminal).
 @Sendable func printProgress(_ p: TransferProgress) {
     let percent = p.fractionCompleted.map { " \(Int($0 * 100))%" } ?? ""
-    FileHandle.standardError.write(Data("\ruploading \(p.completedBytes) bytes\(percent)".utf8))
+    Terminal.writeErr("\ruploading \(p.completedBytes) bytes\(percent)")
 }
 
 /// A listed file: the neutral `File` value plus its dates and ACL.

@@ -1,12 +1,18 @@
 import ArgumentParser
 import Foundation
 import MBaaSCore
+import MBaaSLocal
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// `mbaas objects create|get|update|delete|query`.
 struct ObjectsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "objects", abstract: "Create, read, update, delete and query records.",
-        subcommands: [Create.self, Get.self, Update.self, Delete.self, QueryRecords.self])
+        subcommands: [Create.self, Get.self, Update.self, Delete.self, QueryRecords.self, RepairACL.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -15,16 +21,55 @@ struct ObjectsCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Backend URL, e.g. sqlite:demo.db") var url: String
         @Argument(help: "Class name") var className: String
-        @Argument(help: "Fields as a neutral JSON object") var fields: String
+        @Argument(help: "Fields as a neutral JSON object, @FILE, or - for stdin") var fields: String
         @Option(help: "Use this id instead of a generated one") var id: String?
-        @Option(help: #"ACL as neutral JSON, e.g. {"*":{"read":true}}"#) var acl: String?
+        @Option(help: #"ACL as neutral JSON, e.g. {"*":{"read":true}}. Default on sqlite: private to the logged-in user (public for anonymous records)"#) var acl: String?
+        @Flag(name: .customLong("public-read"), help: "Logged in without --acl: everyone may read, only you may write")
+        var publicRead = false
+
+        func validate() throws {
+            if publicRead, acl != nil { throw ValidationError("--public-read and --acl exclude each other") }
+        }
 
         func run() async throws {
             try await runReportingErrors {
-                let record = Record(className: className, id: id, acl: try parseACLArgument(acl),
-                                    fields: try Record.fields(fromJSONText: fields))
-                let created = try await OpenedBackend.with(url, global) { try await $0.create(record) }
+                var record = Record(className: className, id: id, acl: try parseACLArgument(acl),
+                                    fields: try Record.fields(fromJSONText: try readArgument(fields, name: "fields")))
+                let created = try await OpenedBackend.with(url, global) { backend in
+                    if publicRead, let owner = await backend.session?.userId { record.acl = .publicRead(owner: owner) }
+                    return try await backend.create(record)
+                }
                 emit(created.json, table: recordTable(created), format: global.resolvedFormat)
+            }
+        }
+    }
+
+    struct RepairACL: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "repair-acl",
+            abstract: "Administrative: replace the ACL of a record nobody can reach (sqlite: only).",
+            discussion: """
+                The embedded store has no master key: its administrator is whoever owns the database file. This \
+                command works only on sqlite: URLs and only for the file's owner (or root); it sets the ACL \
+                whatever the current one grants, without a session. The new ACL must grant someone access.
+                """)
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Backend URL (sqlite: only)") var url: String
+        @Argument(help: "Class name") var className: String
+        @Argument(help: "Record id") var id: String
+        @Argument(help: #"The new ACL as neutral JSON, e.g. {"<userId>":{"read":true,"write":true}}"#) var acl: String
+
+        func run() async throws {
+            try await runReportingErrors {
+                let newACL = try ACL(json: parseJSONArgument(acl, name: "acl"))
+                let record = try await OpenedBackend.with(url, global, access: .write) { backend in
+                    guard let local = backend as? LocalBackend else {
+                        throw MBaaSError(.unsupported, "repair-acl works on the embedded sqlite: store only; other backends have their own administration (a master key, a console)")
+                    }
+                    try checkOwnsDatabaseFile(local.path)
+                    return try await local.repairACL(className: className, id: id, acl: newACL)
+                }
+                emit(record.json, table: recordTable(record), format: global.resolvedFormat)
             }
         }
     }
@@ -38,7 +83,7 @@ struct ObjectsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let record = try await OpenedBackend.with(url, global) { try await $0.get(className: className, id: id) }
+                let record = try await OpenedBackend.with(url, global, access: .read) { try await $0.get(className: className, id: id) }
                 emit(record.json, table: recordTable(record), format: global.resolvedFormat)
             }
         }
@@ -56,16 +101,16 @@ struct ObjectsCommand: AsyncParsableCommand {
         @Argument(help: "Backend URL") var url: String
         @Argument(help: "Class name") var className: String
         @Argument(help: "Record id") var id: String
-        @Argument(help: "Fields to change, as a neutral JSON object") var fields: String
+        @Argument(help: "Fields to change, as a neutral JSON object, @FILE, or - for stdin") var fields: String
         @Option(name: .customLong("expected-version"), help: "Fail with a conflict unless the record is at this version")
         var expectedVersion: String?
         @Option(help: "Replace the ACL (neutral JSON)") var acl: String?
 
         func run() async throws {
             try await runReportingErrors {
-                let update = RecordUpdate(changes: try parseChanges(fields), expectedVersion: expectedVersion,
+                let update = RecordUpdate(changes: try parseChanges(readArgument(fields, name: "fields")), expectedVersion: expectedVersion,
                                           acl: try parseACLArgument(acl))
-                let record = try await OpenedBackend.with(url, global) { try await $0.update(className: className, id: id, update) }
+                let record = try await OpenedBackend.with(url, global, access: .write) { try await $0.update(className: className, id: id, update) }
                 emit(record.json, table: recordTable(record), format: global.resolvedFormat)
             }
         }
@@ -82,7 +127,7 @@ struct ObjectsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                try await OpenedBackend.with(url, global) {
+                try await OpenedBackend.with(url, global, access: .write) {
                     try await $0.delete(className: className, id: id, expectedVersion: expectedVersion)
                 }
                 emit(.object(["class": .string(className), "id": .string(id), "deleted": true]),
@@ -103,7 +148,7 @@ struct ObjectsCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Backend URL") var url: String
         @Argument(help: "Class name") var className: String
-        @Option(name: .customLong("where"), help: "Filter, as neutral query JSON") var whereJSON: String?
+        @Option(name: .customLong("where"), help: "Filter, as neutral query JSON, @FILE, or - for stdin") var whereJSON: String?
         @Option(parsing: .unconditional, help: "Sort keys, comma-separated; '-' for descending: -money,title") var order: String?
         @Option(help: "At most this many records") var limit: Int?
         @Option(help: "Skip this many records first") var skip: Int?
@@ -121,11 +166,11 @@ struct ObjectsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                var query = try whereJSON.map { try Query.parse(className: className, whereJSON: $0) } ?? Query(className)
+                var query = try whereJSON.map { try Query.parse(className: className, whereJSON: readArgument($0, name: "where")) } ?? Query(className)
                 if let order { query.sort = SortKey.list(order) }
                 query.skip = skip
                 query.keys = keys.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
-                let (records, total) = try await OpenedBackend.with(url, global) { backend in
+                let (records, total) = try await OpenedBackend.with(url, global, access: .read) { backend in
                     let pageLimit = min(pageSize ?? backend.capabilities.maxPageSize, backend.capabilities.maxPageSize)
                     query.limit = all ? nil : (limit ?? backend.capabilities.defaultPageSize)
                     var records: [Record] = []
@@ -183,4 +228,17 @@ func parseChanges(_ text: String) throws(MBaaSError) -> [String: FieldOperation]
         }
     }
     return changes
+}
+
+/// Administrative commands on the embedded store need the rights of the database file's owner (or root).
+func checkOwnsDatabaseFile(_ path: String) throws(MBaaSError) {
+    guard path != ":memory:" else { return }
+    var info = stat()
+    guard stat(path, &info) == 0 else {
+        throw MBaaSError(.localIO, "cannot inspect the database file '\(path)': \(String(cString: strerror(errno)))")
+    }
+    let me = geteuid()
+    guard me == 0 || me == info.st_uid else {
+        throw MBaaSError(.forbidden, "only the owner of '\(path)' (uid \(info.st_uid)) or root may repair ACLs; you are uid \(me)")
+    }
 }

@@ -1,0 +1,222 @@
+import Foundation
+import MBaaSCore
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The CLI under misuse and faults, run as a child process (issue 11): output errors, concurrent logins,
+/// database modes, interrupted uploads.
+@Suite("mbaas CLI hardening")
+struct HardeningTests {
+    // MARK: Output errors
+
+    @Test func aFullDiskOnStdoutIsAnOrdinaryError() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let full = try FileHandle(forWritingTo: URL(fileURLWithPath: "/dev/full"))
+        defer { try? full.close() }
+        let r = try cli.run(["objects", "create", cli.url, "Memo", #"{"a":1}"#, "--format", "json"], standardOutput: full)
+        #expect(r.status == 7, "stderr: \(r.stderr)")
+        #expect(r.stderr.hasPrefix("mbaas: error: localIO: cannot write to standard output: No space left on device"))
+        #expect(r.stderr.contains("changes the command made before printing are kept"))
+        #expect(!r.stderr.contains("Fatal error"))
+        // The record was committed before printing: exactly one.
+        let counted = try cli.json(["objects", "query", cli.url, "Memo", "--limit", "0", "--count"])
+        #expect(counted["count"] == 1)
+    }
+
+    @Test func aBrokenPipeEndsQuietly() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let source = cli.directory.appendingPathComponent("big.bin")
+        try Data(repeating: 7, count: 1_000_000).write(to: source)
+        _ = try cli.json(["files", "upload", cli.url, source.path, "--name", "big.bin"])
+        for arguments in [["files", "download", cli.url, "big.bin"], ["objects", "query", cli.url, "Memo"]] {
+            let pipe = Pipe()
+            // No reader at all: the first write fails with EPIPE (SIGPIPE is ignored by mbaas).
+            try pipe.fileHandleForReading.close()
+            let r = try cli.run(arguments, standardOutput: pipe.fileHandleForWriting)
+            try? pipe.fileHandleForWriting.close()
+            #expect(r.status == 141, "\(arguments): stderr: \(r.stderr)")
+            #expect(r.stderr.isEmpty, "\(arguments): stderr: \(r.stderr)")
+        }
+    }
+
+    // MARK: Concurrent logins
+
+    @Test func parallelLoginsKeepEverySession() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let urls = (1...4).map { "sqlite:" + cli.directory.appendingPathComponent("s\($0).db").path }
+        func parallel(_ verb: String) throws {
+            let processes = try urls.enumerated().map { i, url in
+                let p = try cli.makeProcess(["auth", verb, url, "u\(i)", "--password", "pw", "--format", "json"])
+                p.standardOutput = FileHandle.nullDevice
+                p.standardError = FileHandle.nullDevice
+                try p.run()
+                return p
+            }
+            for p in processes { p.waitUntilExit(); #expect(p.terminationStatus == 0, "\(verb) failed") }
+        }
+        try parallel("signup")
+        for round in 0..<4 {
+            try FileManager.default.removeItem(at: cli.sessionFile)
+            try parallel("login")
+            let saved = try JSON.parse(Data(contentsOf: cli.sessionFile))
+            #expect(saved.objectValue?.count == 4, "round \(round): \(saved.objectValue?.keys.sorted() ?? [])")
+        }
+    }
+
+    // MARK: Database file and modes
+
+    @Test func theDatabaseIsPrivateAndReadsCreateNothing() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        _ = try cli.json(["objects", "create", cli.url, "Memo", #"{"a":1}"#])
+        let path = String(cli.url.dropFirst("sqlite:".count))
+        let mode = try (FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue
+        #expect(mode.map { $0 & 0o777 } == 0o600)
+
+        let typo = "sqlite:" + cli.directory.appendingPathComponent("typo.db").path
+        let missing = try cli.run(["objects", "get", typo, "Memo", "abc"])
+        #expect(missing.status == 3 && missing.stderr.contains("no database at"), "\(missing.stderr)")
+        let query = try cli.run(["objects", "query", typo, "Memo"])
+        #expect(query.status == 3)
+        #expect(!FileManager.default.fileExists(atPath: cli.directory.appendingPathComponent("typo.db").path))
+        #expect(!FileManager.default.fileExists(atPath: cli.directory.appendingPathComponent("typo.db-wal").path))
+    }
+
+    /// Run as `nobody` (needs root and setpriv; skipped otherwise): a 0444 database in a 0555 directory can be read.
+    @Test func aReadOnlyDatabaseCanBeRead() throws {
+        guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
+        let cli = try CLIHarness()
+        defer {
+            chmod(cli.directory.appendingPathComponent("ro").path, 0o755)
+            cli.cleanUp()
+        }
+        let dir = cli.directory.appendingPathComponent("ro")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let url = "sqlite:" + dir.appendingPathComponent("ro.db").path
+        let created = try cli.json(["objects", "create", url, "Memo", #"{"a":1}"#])
+        let id = try #require(created["id"]?.stringValue)
+        chmod(dir.appendingPathComponent("ro.db").path, 0o444)
+        chmod(dir.path, 0o555)
+        chmod(cli.directory.path, 0o755)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        p.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", try CLIHarness.binary().path,
+                       "objects", "get", url, "Memo", id, "--format", "json", "--session-file", "/nonexistent/sessions.json"]
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "stderr: \(stderr)")
+        #expect((try? JSON.parse(stdout))?["fields"]?["a"] == 1)
+    }
+
+    // MARK: Interrupted uploads
+
+    @Test func anInterruptedUploadLeavesNoPartialFile() throws {
+        signal(SIGPIPE, SIG_IGN)
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        _ = try cli.json(["objects", "create", cli.url, "Memo", #"{"a":1}"#])   // the database exists
+        let fifo = cli.directory.appendingPathComponent("source.fifo").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // A writer that keeps the upload busy until the reader goes away.
+        let writer = Thread {
+            let fd = open(fifo, O_WRONLY)
+            guard fd >= 0 else { return }
+            let chunk = [UInt8](repeating: 1, count: 65536)
+            for _ in 0..<100_000 { if write(fd, chunk, chunk.count) < 0 { break }; usleep(1000) }
+            close(fd)
+        }
+        writer.start()
+        let process = try cli.makeProcess(["files", "upload", cli.url, fifo, "--name", "big.bin"])
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let files = cli.directory.appendingPathComponent("db.sqlite-files")
+        func partials() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: files.path)) ?? []).filter { $0.hasPrefix(".partial-") }
+        }
+        var waited = 0
+        while partials().isEmpty, waited < 3000 { usleep(10_000); waited += 10 }
+        #expect(!partials().isEmpty, "the upload never started")
+        usleep(200_000)
+        process.interrupt()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 130)
+        #expect(partials().isEmpty, "left behind: \(partials())")
+        #expect(try cli.json(["files", "list", cli.url])["results"] == .array([]))
+    }
+
+    // MARK: Terminal safety, secrets, sessions, errors
+
+    @Test func controlCharactersAreEscaped() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let table = try cli.run(["objects", "create", cli.url, "Esc", #"{"evil":"\u001b[31mRED\u001b[0m\u0007bell\rCR\u009b"}"#,
+                                 "--format", "table"])
+        #expect(table.status == 0)
+        #expect(!table.stdout.contains(0x1B) && !table.stdout.contains(0x07) && !table.stdout.contains(0x0D))
+        #expect(table.text.contains(#"\x1B[31mRED"#) && table.text.contains(#"\x07bell\x0DCR\x9B"#))
+        let error = try cli.run(["objects", "get", cli.url, "Esc", "id\u{1B}[2Jclear"])
+        #expect(error.status != 0 && !error.stderr.contains("\u{1B}") && error.stderr.contains(#"\x1B[2Jclear"#))
+    }
+
+    @Test func theURLCanComeFromAFileOrTheEnvironment() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        _ = try cli.json(["objects", "create", cli.url, "Memo", #"{"a":1}"#, "--id", "m1"])
+        let file = cli.directory.appendingPathComponent("backend.url")
+        try Data((cli.url + "\n").utf8).write(to: file)
+        chmod(file.path, 0o644)
+        let open = try cli.run(["objects", "get", "-", "Memo", "m1", "--url-file", file.path])
+        #expect(open.status == 2 && open.stderr.contains("chmod 600"), "\(open.stderr)")
+        chmod(file.path, 0o600)
+        #expect(try cli.json(["objects", "get", "-", "Memo", "m1", "--url-file", file.path])["id"] == "m1")
+        let env = try cli.run(["objects", "get", "-", "Memo", "m1", "--format", "json"], environment: ["MBAAS_BACKEND_URL": cli.url])
+        #expect(env.status == 0 && (try? env.json())?["id"] == "m1")
+        let neither = try cli.run(["objects", "get", "-", "Memo", "m1"])
+        #expect(neither.status == 2 && neither.stderr.contains("MBAAS_BACKEND_URL"))
+    }
+
+    @Test func logoutRevokesAndMemoryRefusesSessions() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        _ = try cli.json(["auth", "signup", cli.url, "alice", "--password", "pw"])
+        let copy = cli.directory.appendingPathComponent("copy.json")
+        try FileManager.default.copyItem(at: cli.sessionFile, to: copy)
+        #expect(try cli.json(["auth", "logout", cli.url])["loggedOut"] == true)
+        let stale = try cli.run(["auth", "whoami", cli.url, "--session-file", copy.path], sessionOption: false)
+        #expect(stale.status == 4, "a copied token still works after logout: \(stale.text)")
+
+        let memory = try cli.run(["auth", "signup", "sqlite::memory:", "m", "--password", "pw"])
+        #expect(memory.status == 2 && memory.stderr.contains("sqlite::memory:"))
+        let saved = try JSON.parse(Data(contentsOf: cli.sessionFile))
+        #expect(saved["sqlite::memory:"] == nil)
+    }
+
+    @Test func machineReadableErrorsAndVersion() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let missing = try cli.run(["objects", "get", cli.url, "Memo", "x", "--format", "json"])
+        #expect(missing.status == 3)
+        let error = try JSON.parse(Data(missing.stderr.utf8))
+        #expect(error["error"]?["kind"] == "notFound" && error["error"]?["exitStatus"] == 3)
+        #expect(error["error"]?["message"]?.stringValue?.contains("no database") == true)
+        #expect(error["error"]?["vendorCode"] == .null && error["error"]?["httpStatus"] == .null)
+
+        let usage = try cli.run(["objects", "query", cli.url, "Memo", "--bogus", "--format", "json"])
+        #expect(usage.status == 64)
+        #expect((try? JSON.parse(Data(usage.stderr.utf8)))?["error"]?["kind"] == "usage", "\(usage.stderr)")
+
+        let version = try cli.run(["--version"], sessionOption: false)
+        #expect(version.status == 0 && version.text.trimmingCharacters(in: .whitespacesAndNewlines) == MBaaSKitVersion.current)
+    }
+}
