@@ -70,6 +70,20 @@ extension LocalBackend {
         return try await store.files.read(storage, name: file.name)
     }
 
+    /// Streams the stored bytes in 1 MiB chunks (memory stays flat whatever the file's size), with progress and
+    /// cancellation between chunks.
+    public func download(_ file: FileReference, into write: @Sendable (Data) throws -> Void,
+                         progress: (@Sendable (TransferProgress) -> Void)?) async throws {
+        let store = self.store
+        let storage = try await reading { db, principal in
+            guard let row = try store.fileRow(db, name: file.name), principal.canRead(row.acl) else {
+                throw MBaaSError(.notFound, "file '\(file.name)' not found")
+            }
+            return row.storage
+        }
+        try await store.files.stream(storage, name: file.name, into: write, progress: progress)
+    }
+
     public func deleteFile(_ file: FileReference) async throws {
         let store = self.store
         let storage = try await writing { db, principal in
@@ -281,6 +295,31 @@ extension LocalFileArea {
         } catch {
             throw MBaaSError(.localIO, "the bytes of file '\(name)' cannot be read from \(directory.path): \(MBaaSError.describe(error))")
         }
+    }
+
+    /// Hands the bytes of a stored file to `write` in chunks.
+    func stream(_ storage: String, name: String, into write: @Sendable (Data) throws -> Void,
+                progress: (@Sendable (TransferProgress) -> Void)?) async throws {
+        let url = url(forStorage: storage)
+        let input: FileHandle
+        do { input = try FileHandle(forReadingFrom: url) } catch {
+            throw MBaaSError(.localIO, "the bytes of file '\(name)' cannot be read from \(directory.path): \(MBaaSError.describe(error))")
+        }
+        defer { try? input.close() }
+        let total = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
+        var done: Int64 = 0
+        while true {
+            if Task.isCancelled { throw MBaaSError(.transport, "cancelled: the download of '\(name)' was cancelled", underlying: CancellationError()) }
+            let chunk: Data
+            do { chunk = try input.read(upToCount: 1 << 20) ?? Data() } catch {
+                throw MBaaSError(.localIO, "the bytes of file '\(name)' cannot be read: \(MBaaSError.describe(error))")
+            }
+            if chunk.isEmpty { break }
+            try write(chunk)
+            done += Int64(chunk.count)
+            progress?(TransferProgress(completedBytes: done, totalBytes: total))
+        }
+        if done == 0 { progress?(TransferProgress(completedBytes: 0, totalBytes: 0)) }
     }
 
     /// Removes storage files (after the transaction that forgot them committed); errors are ignored.

@@ -46,6 +46,7 @@ extension LocalBackend {
     public func queryPage(_ query: Query) async throws -> RecordPage {
         try LocalValidation.className(query.className)
         try query.validate(against: capabilities, backend: adapterName)
+        try query.validateComplexity()
         let plan = try LocalQueryPlan(query: query, capabilities: capabilities)
         return try await reading { db, principal in try plan.page(db, principal: principal) }
     }
@@ -54,6 +55,7 @@ extension LocalBackend {
         try LocalValidation.className(query.className)
         let q = query.forCounting
         try q.validate(against: capabilities, backend: adapterName)
+        try q.validateComplexity()
         let plan = try LocalQueryPlan(query: q, capabilities: capabilities)
         return try await reading { db, principal in try plan.count(db, principal: principal) }
     }

@@ -226,6 +226,14 @@ struct LocalStore: Sendable {
         case let e as DatabaseError:
             let code = sqliteCodeName(e.extendedResultCode.rawValue)
             let message = e.message ?? "\(e.resultCode)"
+            if let range = message.range(of: LocalRegex.timeoutMarker) {
+                return MBaaSError(.invalidRequest, String(message[range.upperBound...]))
+            }
+            // Safety net behind Query.validateComplexity: SQLite's own complexity limits are the caller's.
+            if ["Expression tree is too large", "parser stack overflow", "too many columns", "too many SQL variables",
+                "too many terms"].contains(where: message.contains) {
+                return MBaaSError(.invalidRequest, "the query is too complex for SQLite: \(message)", vendorCode: code)
+            }
             switch e.resultCode {
             case .SQLITE_BUSY, .SQLITE_LOCKED:
                 return MBaaSError(.unavailable, "the database is busy (another connection holds a lock): \(message)", vendorCode: code)

@@ -216,7 +216,86 @@ struct HardeningTests {
         #expect(usage.status == 64)
         #expect((try? JSON.parse(Data(usage.stderr.utf8)))?["error"]?["kind"] == "usage", "\(usage.stderr)")
 
+        let negative = try cli.run(["objects", "query", cli.url, "Memo", "--limit", "-1"])
+        #expect(negative.status == 64 && negative.stderr.contains("--limit must be >= 0"), "\(negative.stderr)")
+
         let version = try cli.run(["--version"], sessionOption: false)
         #expect(version.status == 0 && version.text.trimmingCharacters(in: .whitespacesAndNewlines) == MBaaSKitVersion.current)
+    }
+
+    // MARK: Streaming, large arguments, limits, administration
+
+    @Test func queriesStreamAsJSONAndNDJSON() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let fields = cli.directory.appendingPathComponent("fields.json")
+        for i in 0..<7 {
+            try Data(#"{"n":\#(i),"big":"\#(String(repeating: "x", count: 200_000))"}"#.utf8).write(to: fields)
+            _ = try cli.json(["objects", "create", cli.url, "Memo", "@" + fields.path])   // beyond one argv string
+        }
+        let all = try cli.json(["objects", "query", cli.url, "Memo", "--all", "--page-size", "3", "--order", "n", "--count",
+                                "--keys", "n"])
+        #expect(all["count"] == 7)
+        #expect(all["results"]?.arrayValue?.map { $0["fields"]?["n"] } == (0..<7).map { JSON.int(Int64($0)) })
+        let nd = try cli.run(["objects", "query", cli.url, "Memo", "--all", "--order", "n", "--keys", "n", "--count",
+                              "--format", "ndjson"])
+        let lines: [JSON] = nd.text.split(separator: "\n").compactMap { try? JSON.parse(Data($0.utf8)) }
+        #expect(nd.status == 0 && lines.count == 8)
+        #expect(lines.first?["fields"]?["n"] == 0 && lines.last == .object(["count": 7]))
+        let none = try cli.json(["objects", "query", cli.url, "Memo", "--where", "-", "--keys", "n"], stdin: #"{"n":{"$gt":100}}"#)
+        #expect(none["results"] == .array([]))
+        let piped = try cli.json(["objects", "query", cli.url, "Memo", "--where", "-", "--keys", "n"], stdin: #"{"n":3}"#)
+        #expect(piped["results"]?.arrayValue?.count == 1)
+    }
+
+    @Test func limitsAndRegexAreInvalidRequests() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        _ = try cli.json(["objects", "create", cli.url, "Memo", #"{"s":"\#(String(repeating: "a", count: 46))"}"#])
+        let ors = "{\"$or\":[" + (0..<990).map { "{\"k\":\($0)}" }.joined(separator: ",") + "]}"
+        let tooMany = try cli.run(["objects", "query", cli.url, "Memo", "--where", ors])
+        #expect(tooMany.status == 2 && tooMany.stderr.contains("at most 500"), "\(tooMany.stderr)")
+        let keys = (0..<2000).map { "k\($0)" }.joined(separator: ",")
+        let sorted = try cli.run(["objects", "query", cli.url, "Memo", "--order", keys])
+        #expect(sorted.status == 2 && sorted.stderr.contains("at most 32"))
+        let regex = try cli.run(["objects", "query", cli.url, "Memo", "--where", #"{"s":{"$regex":"(a|a)+c|!"}}"#])
+        #expect(regex.status == 2 && regex.stderr.contains("took more than 250 ms"), "\(regex.stderr)")
+    }
+
+    @Test func downloadsStreamToAFileAtomically() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let bytes = Data((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        let source = cli.directory.appendingPathComponent("in.bin")
+        try bytes.write(to: source)
+        _ = try cli.json(["files", "upload", cli.url, source.path, "--name", "in.bin"])
+        let target = cli.directory.appendingPathComponent("out.bin")
+        #expect(try cli.json(["files", "download", cli.url, "in.bin", "-o", target.path])["size"] == 3_000_000)
+        #expect(try Data(contentsOf: target) == bytes)
+        let noDir = try cli.run(["files", "download", cli.url, "in.bin", "-o", "/nonexistent/dir/out.bin"])
+        #expect(noDir.status == 7 && noDir.stderr.contains("No such file or directory") && !noDir.stderr.contains("NSCocoaErrorDomain"))
+        let missing = try cli.run(["files", "download", cli.url, "nope", "-o", target.path])
+        #expect(missing.status == 3)
+        #expect(try Data(contentsOf: target) == bytes)                       // the old target is untouched
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cli.directory.path).allSatisfy { !$0.hasSuffix(".download") })
+    }
+
+    @Test func repairACLNeedsTheFileOwner() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let alice = try cli.json(["auth", "signup", cli.url, "alice", "--password", "pw"])
+        let userId = try #require(alice["userId"]?.stringValue)
+        let memo = try cli.json(["objects", "create", cli.url, "Memo", #"{"a":1}"#])
+        #expect(memo["acl"]?[userId]?["write"] == true && memo["acl"]?["*"] == nil)   // owner-only by default
+        let id = try #require(memo["id"]?.stringValue)
+        let lockout = try cli.run(["objects", "create", cli.url, "Memo", "{}", "--acl", "{}"])
+        #expect(lockout.status == 2 && lockout.stderr.contains("grants nothing"))
+        _ = try cli.json(["auth", "logout", cli.url])
+        #expect(try cli.run(["objects", "get", cli.url, "Memo", id]).status == 3)
+        let repaired = try cli.json(["objects", "repair-acl", cli.url, "Memo", id, #"{"*":{"read":true}}"#])
+        #expect(repaired["acl"] == .object(["*": .object(["read": true])]))
+        #expect(try cli.json(["objects", "get", cli.url, "Memo", id])["fields"]?["a"] == 1)
+        let notLocal = try cli.run(["objects", "repair-acl", "ncmb://a:b@127.0.0.1:1", "Memo", id, #"{"*":{"read":true}}"#])
+        #expect(notLocal.status == 2 && notLocal.stderr.contains("sqlite:"))
     }
 }
