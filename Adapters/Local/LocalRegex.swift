@@ -54,7 +54,7 @@ enum LocalRegex {
         do {
             return try NSRegularExpression(pattern: pattern, options: o)
         } catch {
-            throw MBaaSError(.invalidRequest, "invalid regular expression '\(pattern)': \(error.localizedDescription)")
+            throw MBaaSError(.invalidRequest, "invalid regular expression '\(pattern)': not valid ICU regular expression syntax (unbalanced parentheses or brackets, a dangling quantifier, an unknown escape)")
         }
     }
 

@@ -12,7 +12,7 @@ public enum FileSource: Sendable, Hashable {
         case .data(let d): return d
         case .url(let u):
             do { return try Data(contentsOf: u) } catch {
-                throw MBaaSError(.invalidRequest, "cannot read \(u.path): \(error.localizedDescription)")
+                throw MBaaSError(.localIO, "cannot read \(u.path): \(MBaaSError.describe(error))")
             }
         }
     }

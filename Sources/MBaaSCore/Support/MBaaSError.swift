@@ -122,11 +122,11 @@ extension MBaaSError {
         case is CancellationError: return MBaaSError(.transport, "cancelled", underlying: CancellationError())
         case let e as URLError: return MBaaSError(.transport, describe(e), underlying: e)
         case let e as JSONParseError: return MBaaSError(.decoding, e.description, underlying: e)
-        case let e as CocoaError: return MBaaSError(.localIO, describe(e), underlying: e)
+        case let e as CocoaError: return MBaaSError(e.code.rawValue < 1024 ? .localIO : .internal, describe(e), underlying: e)
         case let e as POSIXError: return MBaaSError(.localIO, describe(e), underlying: e)
         default:
             let ns = error as NSError
-            if ns.domain == NSCocoaErrorDomain || ns.domain == NSPOSIXErrorDomain {
+            if (ns.domain == NSCocoaErrorDomain && ns.code < 1024) || ns.domain == NSPOSIXErrorDomain {
                 return MBaaSError(.localIO, describe(error))
             }
             return MBaaSError(.internal, describe(error))
@@ -155,7 +155,9 @@ extension MBaaSError {
             case CocoaError.fileReadTooLarge.rawValue: return "File too large"
             case CocoaError.fileReadCorruptFile.rawValue: return "the file is corrupt or in an unexpected format"
             case CocoaError.fileReadInapplicableStringEncoding.rawValue: return "the file is not valid text in the expected encoding"
-            default: return ns.code >= 512 && ns.code < 1024 ? "the file could not be written" : "the file could not be read"
+            case 512..<1024: return "the file could not be written"
+            case 1..<512: return "the file could not be read"
+            default: return "the value is not valid (\(ns.domain) \(ns.code))"
             }
         }
         if ns.domain == NSURLErrorDomain, let code = URLError.Code(rawValue: ns.code) { return describeURLError(code) }
