@@ -1,5 +1,8 @@
 import ArgumentParser
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Logging
 import MBaaSCore
 import MBaaSLocal
@@ -113,6 +116,28 @@ func resolveBackendURL(_ argument: String, _ options: GlobalOptions) throws(MBaa
     throw MBaaSError(.invalidRequest, "the URL '-' means: read it from --url-file FILE or $\(backendURLVariable), and neither is set")
 }
 
+/// The live transport: with `--timeout T`, every request (whatever timeout its adapter asks for) and the session
+/// time out after T seconds; otherwise adapters' own timeouts apply (default 60 s).
+func timedTransport(_ timeout: Double?, logger: Logger) -> any HTTPTransport {
+    guard let timeout else { return URLSessionTransport(logger: logger) }
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.timeoutIntervalForRequest = timeout
+    let base = URLSessionTransport(session: URLSession(configuration: configuration), defaultTimeout: timeout, logger: logger)
+    return TimeoutOverridingTransport(base: base, timeout: timeout)
+}
+
+/// Sets one timeout on every request (`--timeout`).
+struct TimeoutOverridingTransport: HTTPTransport {
+    let base: any HTTPTransport
+    let timeout: TimeInterval
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var request = request
+        request.timeout = timeout
+        return try await base.send(request)
+    }
+}
+
 /// A backend opened for one command, with the session saved for its URL restored.
 struct OpenedBackend {
     let backend: any Backend
@@ -129,7 +154,7 @@ struct OpenedBackend {
         logger.debug("opening backend", metadata: ["url": "\(url)"])
         // Live HTTP with the core retry policy: idempotent requests (and keyed writes) are retried on 429, 5xx
         // gateways and dropped connections, honouring Retry-After. Requests are logged (never secrets) with --verbose.
-        let transport = RetryingTransport(URLSessionTransport(defaultTimeout: options.timeout ?? 60, logger: logger))
+        let transport = RetryingTransport(timedTransport(options.timeout, logger: logger))
         let registry = BuiltinAdapters.registry(localOpenMode: access.localMode)
         let backend = try await registry.open(url, context: BackendContext(transport: transport, logger: logger))
         let sessions = options.sessions

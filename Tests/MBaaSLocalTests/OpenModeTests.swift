@@ -146,3 +146,23 @@ struct OpenModeTests {
         await again.close()
     }
 }
+
+@Suite("Local session pruning")
+struct SessionPruningTests {
+    @Test func expiredSessionsArePrunedAtLogIn() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("p.db").path
+        let clock = TestClock()
+        var options = testOptions
+        options.sessionLifetime = 60
+        let b = try LocalBackend(path: path, context: BackendContext(clock: clock.function), options: options)
+        _ = try await b.signUp(username: "alice", password: "pw")
+        _ = try await b.signUp(username: "bob", password: "pw")
+        clock.advance(by: 120)
+        _ = try await b.logIn(username: "alice", password: "pw")   // prunes bob's expired session too
+        await b.close()
+        let rows = try await DatabaseQueue(path: path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sessions") }
+        #expect(rows == 1)
+    }
+}

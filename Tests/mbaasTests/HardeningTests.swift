@@ -120,7 +120,8 @@ struct HardeningTests {
 
     // MARK: Interrupted uploads
 
-    @Test func anInterruptedUploadLeavesNoPartialFile() throws {
+    @Test(arguments: [SIGINT, SIGTERM])
+    func anInterruptedUploadLeavesNoPartialFile(signal signo: Int32) throws {
         signal(SIGPIPE, SIG_IGN)
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
@@ -148,11 +149,35 @@ struct HardeningTests {
         while partials().isEmpty, waited < 3000 { usleep(10_000); waited += 10 }
         #expect(!partials().isEmpty, "the upload never started")
         usleep(200_000)
-        process.interrupt()
+        kill(process.processIdentifier, signo)
         process.waitUntilExit()
-        #expect(process.terminationStatus == 130)
+        #expect(process.terminationStatus == 128 + signo)
         #expect(partials().isEmpty, "left behind: \(partials())")
         #expect(try cli.json(["files", "list", cli.url])["results"] == .array([]))
+    }
+
+    /// `--timeout` bounds an HTTP request to a server that accepts the connection and never answers.
+    @Test func aHangingServerTimesOutWithAClearMessage() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        #expect(bound == 0 && listen(fd, 16) == 0)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        let port = UInt16(bigEndian: address.sin_port)
+        // The kernel completes the handshake (backlog); nobody ever reads or answers.
+        let started = Date()
+        let r = try cli.run(["objects", "get", "ncmb+http://appkey:clientkey@127.0.0.1:\(port)", "Memo", "x", "--timeout", "1"])
+        #expect(r.status == 6, "\(r.stderr)")
+        #expect(r.stderr.contains("timed out after 1 s") && !r.stderr.contains("NSURLErrorDomain"), "\(r.stderr)")
+        #expect(Date().timeIntervalSince(started) < 30)
     }
 
     // MARK: Terminal safety, secrets, sessions, errors
