@@ -160,9 +160,22 @@ struct OpenedBackend {
         let sessions = options.sessions
         let key = SessionFile.key(for: url)
         let isEphemeral = url.scheme == "sqlite" && url.path == ":memory:"
-        let saved = isEphemeral ? nil : try sessions.session(for: key)
+        let saved = isEphemeral ? nil : try loadSession(sessions, key)
         await backend.restore(saved)
         return OpenedBackend(backend: backend, key: key, sessions: sessions, restored: saved, isEphemeral: isEphemeral)
+    }
+
+    /// The saved session; an unreadable session file (permissions, a directory: `localIO`) must not block
+    /// anonymous work, so it is a warning on stderr and no session.
+    private static func loadSession(_ sessions: SessionFile, _ key: String) throws(MBaaSError) -> Session? {
+        let result = Result<Session?, MBaaSError> { () throws(MBaaSError) -> Session? in try sessions.session(for: key) }
+        switch result {
+        case .success(let session): return session
+        case .failure(let error):
+            guard error.kind == .localIO else { throw error }
+            Terminal.writeErr("mbaas: warning: \(escapingControlCharacters(error.message, keepNewlines: false)); continuing without a saved session\n")
+            return nil
+        }
     }
 
     /// Saves the session if it changed (a log-in, a log-out, an expiry) and closes the backend.

@@ -211,6 +211,18 @@ struct HardeningTests {
         #expect(neither.status == 2 && neither.stderr.contains("MBAAS_BACKEND_URL"))
     }
 
+    @Test func anUnreadableSessionFileDoesNotBlockAnonymousWork() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let notAFile = cli.directory.appendingPathComponent("sessions-dir")
+        try FileManager.default.createDirectory(at: notAFile, withIntermediateDirectories: true)
+        let r = try cli.run(["objects", "create", cli.url, "Memo", #"{"a":1}"#, "--format", "json", "--session-file", notAFile.path],
+                            sessionOption: false)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("warning: the session file") && r.stderr.contains("continuing without a saved session"))
+        #expect(!r.stderr.contains("NSCocoaErrorDomain"))
+    }
+
     @Test func logoutRevokesAndMemoryRefusesSessions() throws {
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
