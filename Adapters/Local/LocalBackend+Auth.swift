@@ -65,18 +65,24 @@ extension LocalBackend {
         return session
     }
 
-    /// Clears the session; with `confirmWithServer`, also deletes it from the database and throws `unauthorized`
-    /// if the database no longer knew it.
+    /// Clears the session and always revokes it in the database (on the embedded store that costs nothing, so a
+    /// copied token stops working at once). With `confirmWithServer`, throws `unauthorized` if the database no
+    /// longer knew it. Without it, a database that cannot be written (read-only) does not fail the log-out.
     public func logOut(confirmWithServer: Bool) async throws {
         guard let session = currentSession else { return }
         currentSession = nil
-        guard confirmWithServer else { return }
         let tokenHash = LocalTokens.hash(session.token)
-        let deleted = try await directWrite { db in
-            try db.cachedStatement(sql: "DELETE FROM sessions WHERE token_hash = ?").execute(arguments: [tokenHash])
-            return db.changesCount
+        let deleted: Int
+        do {
+            deleted = try await directWrite { db in
+                try db.cachedStatement(sql: "DELETE FROM sessions WHERE token_hash = ?").execute(arguments: [tokenHash])
+                return db.changesCount
+            }
+        } catch {
+            if confirmWithServer { throw error }
+            return
         }
-        if deleted == 0 {
+        if confirmWithServer, deleted == 0 {
             throw MBaaSError(.unauthorized, "the database no longer knew this session (already logged out or expired); it is cleared locally")
         }
     }
@@ -152,10 +158,12 @@ extension LocalBackend {
 
     /// A read that does not act as the session's user (auth calls work whatever state the session is in).
     func directRead<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try checkExists()
         do { return try await store.writer.read(body) } catch { throw LocalStore.mapError(error) }
     }
 
     func directWrite<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try checkWritable()
         do { return try await store.writer.write(body) } catch { throw LocalStore.mapError(error) }
     }
 }
@@ -164,8 +172,8 @@ extension LocalStore {
     /// Stores a new session (token hashed) and returns it.
     func newSession(_ db: Database, userId: String, username: String?, token: String, now: Int64) throws -> Session {
         let expires = now + Int64(options.sessionLifetime * 1000)
-        // Expired sessions of this user are dropped as new ones are made.
-        try db.cachedStatement(sql: "DELETE FROM sessions WHERE user_id = ? AND expires_at <= ?").execute(arguments: [userId, now])
+        // Expired sessions (of every user) are pruned as new ones are made.
+        try db.cachedStatement(sql: "DELETE FROM sessions WHERE expires_at <= ?").execute(arguments: [now])
         try db.cachedStatement(sql: "INSERT INTO sessions(token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
             .execute(arguments: [LocalTokens.hash(token), userId, now, expires])
         return Session(token: token, userId: userId, username: username, expiresAt: LocalTime.date(expires))

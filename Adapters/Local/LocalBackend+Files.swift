@@ -1,6 +1,11 @@
 import Foundation
 import GRDB
 import MBaaSCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Files: bytes in ``LocalFileArea`` under random storage names, metadata (name, type, size, ACL, attachment) in
 /// the `files` table. Names are unique; any Unicode is allowed.
@@ -13,7 +18,10 @@ import MBaaSCore
 ///   and sets the record's field to the `File` value in the same transaction (replacing, and deleting, the file
 ///   the field held before). Deleting the file removes the field; deleting the record deletes its files.
 /// - Download and list need read access to the file's ACL (an unreadable file is `notFound`); delete needs write
-///   access (`forbidden`). A file uploaded without an ACL is public; an attachment defaults to its record's ACL.
+///   access (`forbidden`). A file uploaded without an ACL by a logged-in user is private to that user (like a
+///   record), by an anonymous caller public; an attachment defaults to its record's ACL.
+/// - Attachment names belong to the record's writers: a plain upload named `Class/id/field/…` of an existing
+///   record needs write access to it, and attaching replaces a plain file that squats the name.
 extension LocalBackend {
     public func upload(_ upload: FileUpload) async throws -> FileReference {
         try LocalValidation.fileName(upload.name)
@@ -21,6 +29,7 @@ extension LocalBackend {
             try LocalValidation.className(a.className)
             try LocalValidation.fieldName(a.field)
         }
+        try checkWritable()
         let store = self.store
         let attachment = upload.attachment
         let name = attachment.map { "\($0.className)/\($0.objectId)/\($0.field)/\(upload.name)" } ?? upload.name
@@ -59,6 +68,20 @@ extension LocalBackend {
             return row.storage
         }
         return try await store.files.read(storage, name: file.name)
+    }
+
+    /// Streams the stored bytes in 1 MiB chunks (memory stays flat whatever the file's size), with progress and
+    /// cancellation between chunks.
+    public func download(_ file: FileReference, into write: @Sendable (Data) throws -> Void,
+                         progress: (@Sendable (TransferProgress) -> Void)?) async throws {
+        let store = self.store
+        let storage = try await reading { db, principal in
+            guard let row = try store.fileRow(db, name: file.name), principal.canRead(row.acl) else {
+                throw MBaaSError(.notFound, "file '\(file.name)' not found")
+            }
+            return row.storage
+        }
+        try await store.files.stream(storage, name: file.name, into: write, progress: progress)
     }
 
     public func deleteFile(_ file: FileReference) async throws {
@@ -127,12 +150,27 @@ extension LocalStore {
     }
 
     /// Checks an upload can proceed; returns the attachment's record (checked for write access).
+    ///
+    /// Attachment names (`Class/id/field/name`) belong to the record's writers: a plain upload under the
+    /// attachment name space of an existing record needs write access to it (`notFound`/`forbidden` as for an
+    /// update), and an attachment replaces a plain file squatting its name.
     func checkUpload(_ db: Database, name: String, attachment: FileAttachment?, principal: LocalPrincipal) throws -> StoredRecord? {
-        if let existing = try fileRow(db, name: name), existing.attachment == nil || existing.attachment != attachment {
+        guard let a = attachment else {
+            if try fileRow(db, name: name) != nil {
+                throw MBaaSError(.duplicate, "a file named '\(name)' already exists; delete it first or choose another name")
+            }
+            let parts = name.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false).map(String.init)
+            if parts.count == 4, (try? LocalValidation.className(parts[0])) != nil,
+               try load(db, className: parts[0], id: parts[1]) != nil {
+                _ = try loadForWrite(db, className: parts[0], id: parts[1], principal: principal, expectedVersion: nil)
+            }
+            return nil
+        }
+        let record = try loadForWrite(db, className: a.className, id: a.objectId, principal: principal, expectedVersion: nil)
+        if let existing = try fileRow(db, name: name), existing.attachment != nil, existing.attachment != attachment {
             throw MBaaSError(.duplicate, "a file named '\(name)' already exists; delete it first or choose another name")
         }
-        guard let a = attachment else { return nil }
-        return try loadForWrite(db, className: a.className, id: a.objectId, principal: principal, expectedVersion: nil)
+        return record
     }
 
     /// Records an uploaded file (and attaches it); returns its reference and the storage names to unlink.
@@ -142,14 +180,15 @@ extension LocalStore {
         let now = nowMillis
         var unlink: [String] = []
         if let a = attachment {
-            // The field's previous file (any name) is replaced.
+            // The field's previous file (any name) is replaced, and so is a plain file squatting the name.
             unlink = try String.fetchAll(
-                db.cachedStatement(sql: "SELECT storage FROM files WHERE att_class = ? AND att_id = ? AND att_field = ?"),
-                arguments: [a.className, a.objectId, a.field])
-            try db.cachedStatement(sql: "DELETE FROM files WHERE att_class = ? AND att_id = ? AND att_field = ?")
-                .execute(arguments: [a.className, a.objectId, a.field])
+                db.cachedStatement(sql: "SELECT storage FROM files WHERE (att_class = ? AND att_id = ? AND att_field = ?) OR name = ?"),
+                arguments: [a.className, a.objectId, a.field, name])
+            try db.cachedStatement(sql: "DELETE FROM files WHERE (att_class = ? AND att_id = ? AND att_field = ?) OR name = ?")
+                .execute(arguments: [a.className, a.objectId, a.field, name])
         }
-        let fileACL = acl ?? record?.record.acl
+        if let acl, !principal.isAdministrator { try checkACL(db, acl) }
+        let fileACL = try record.map { r in acl ?? r.record.acl } ?? effectiveACL(db, acl, principal: principal)
         try db.cachedStatement(sql: """
             INSERT INTO files(name, storage, content_type, size, created_at, updated_at, acl, att_class, att_id, att_field)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -198,12 +237,16 @@ extension LocalFileArea {
         try ensureDirectory()
         let storage = LocalRandom.alphanumeric(24)
         let partial = directory.appendingPathComponent(".partial-" + storage)
-        guard FileManager.default.createFile(atPath: partial.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-            throw MBaaSError(.unavailable, "cannot create a file in \(directory.path)")
+        // Created 0600 and locked at once: the lock tells a later sweep (``sweepPartialFiles(logger:)``) that the
+        // upload is alive; it is released when the descriptor closes or the process dies.
+        let fd = open(partial.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw MBaaSError(.localIO, "cannot create a file in \(directory.path): \(String(cString: strerror(errno)))")
         }
+        flock(fd, LOCK_EX)
         var done: Int64 = 0
         do {
-            let out = try FileHandle(forWritingTo: partial)
+            let out = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
             defer { try? out.close() }
             switch source {
             case .data(let data):
@@ -220,7 +263,7 @@ extension LocalFileArea {
             case .url(let url):
                 let input: FileHandle
                 do { input = try FileHandle(forReadingFrom: url) } catch {
-                    throw MBaaSError(.invalidRequest, "cannot read \(url.path): \(error.localizedDescription)")
+                    throw MBaaSError(.localIO, "cannot read \(url.path): \(MBaaSError.describe(error))")
                 }
                 defer { try? input.close() }
                 let total = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
@@ -240,7 +283,7 @@ extension LocalFileArea {
             try? FileManager.default.removeItem(at: partial)
             if error is CancellationError { throw Self.cancelled(name) }
             if let e = error as? MBaaSError { throw e }
-            throw MBaaSError(.unavailable, "cannot store '\(name)': \(error.localizedDescription)")
+            throw MBaaSError(.localIO, "cannot store '\(name)' in \(directory.path): \(MBaaSError.describe(error))")
         }
         return (storage, done)
     }
@@ -250,8 +293,33 @@ extension LocalFileArea {
         do {
             return try Data(contentsOf: url(forStorage: storage))
         } catch {
-            throw MBaaSError(.unavailable, "the bytes of file '\(name)' are missing from \(directory.path): \(error.localizedDescription)")
+            throw MBaaSError(.localIO, "the bytes of file '\(name)' cannot be read from \(directory.path): \(MBaaSError.describe(error))")
         }
+    }
+
+    /// Hands the bytes of a stored file to `write` in chunks.
+    func stream(_ storage: String, name: String, into write: @Sendable (Data) throws -> Void,
+                progress: (@Sendable (TransferProgress) -> Void)?) async throws {
+        let url = url(forStorage: storage)
+        let input: FileHandle
+        do { input = try FileHandle(forReadingFrom: url) } catch {
+            throw MBaaSError(.localIO, "the bytes of file '\(name)' cannot be read from \(directory.path): \(MBaaSError.describe(error))")
+        }
+        defer { try? input.close() }
+        let total = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
+        var done: Int64 = 0
+        while true {
+            if Task.isCancelled { throw MBaaSError(.transport, "cancelled: the download of '\(name)' was cancelled", underlying: CancellationError()) }
+            let chunk: Data
+            do { chunk = try input.read(upToCount: 1 << 20) ?? Data() } catch {
+                throw MBaaSError(.localIO, "the bytes of file '\(name)' cannot be read: \(MBaaSError.describe(error))")
+            }
+            if chunk.isEmpty { break }
+            try write(chunk)
+            done += Int64(chunk.count)
+            progress?(TransferProgress(completedBytes: done, totalBytes: total))
+        }
+        if done == 0 { progress?(TransferProgress(completedBytes: 0, totalBytes: 0)) }
     }
 
     /// Removes storage files (after the transaction that forgot them committed); errors are ignored.

@@ -4,9 +4,12 @@ import MBaaSCore
 
 extension LocalBackend {
     /// Creates a record (a given `id` is kept: 1 to 128 of `[A-Za-z0-9_.-]`; a taken one is `duplicate`).
+    /// Without an ACL, a logged-in user's record is private to that user (owner read/write; public read too
+    /// with ``Options/publicReadByDefault``); an anonymous record has no ACL (public). An ACL that would lock
+    /// everyone out (`{}`, empty principals, only unknown users) is `invalidRequest`.
     public func create(_ record: MBaaSCore.Record) async throws -> MBaaSCore.Record {
         let store = self.store
-        return try await writing { db, _ in try store.insert(db, record, now: store.nowMillis) }
+        return try await writing { db, principal in try store.insert(db, record, principal: principal, now: store.nowMillis) }
     }
 
     /// The record, or `notFound` (also when the session's user may not read it).
@@ -21,8 +24,9 @@ extension LocalBackend {
         }
     }
 
-    /// Applies the changes in one transaction (field operations are atomic); `forbidden` without write access,
-    /// `conflict` on a stale `expectedVersion`.
+    /// Applies the changes in one transaction (field operations are atomic); `notFound` when the record is
+    /// missing or neither readable nor writable by the session's user, `forbidden` when readable but not
+    /// writable (changing the ACL needs write access too), `conflict` on a stale `expectedVersion`.
     public func update(className: String, id: String, _ update: RecordUpdate) async throws -> MBaaSCore.Record {
         let store = self.store
         return try await writing { db, principal in
@@ -42,6 +46,7 @@ extension LocalBackend {
     public func queryPage(_ query: Query) async throws -> RecordPage {
         try LocalValidation.className(query.className)
         try query.validate(against: capabilities, backend: adapterName)
+        try query.validateComplexity()
         let plan = try LocalQueryPlan(query: query, capabilities: capabilities)
         return try await reading { db, principal in try plan.page(db, principal: principal) }
     }
@@ -50,6 +55,7 @@ extension LocalBackend {
         try LocalValidation.className(query.className)
         let q = query.forCounting
         try q.validate(against: capabilities, backend: adapterName)
+        try q.validateComplexity()
         let plan = try LocalQueryPlan(query: q, capabilities: capabilities)
         return try await reading { db, principal in try plan.count(db, principal: principal) }
     }
@@ -62,6 +68,7 @@ extension LocalBackend {
             throw MBaaSError(.invalidRequest, "a batch holds at most \(capabilities.maxBatchSize) operations, got \(operations.count)")
         }
         guard !operations.isEmpty else { return [] }
+        try checkWritable()
         let store = self.store, token = sessionTokenHash
         do {
             let (records, unlink) = try await store.writer.write { db in
@@ -74,7 +81,7 @@ extension LocalBackend {
                     do {
                         switch op {
                         case .create(let r):
-                            records.append(try store.insert(db, r, now: now))
+                            records.append(try store.insert(db, r, principal: principal, now: now))
                         case .update(let c, let id, let u):
                             records.append(try store.update(db, className: c, id: id, u, principal: principal, now: now))
                         case .delete(let c, let id):
@@ -93,6 +100,33 @@ extension LocalBackend {
             return Array(repeating: .failure(failure.mbaasError), count: operations.count)
         } catch {
             throw handle(error, tokenHash: token)
+        }
+    }
+
+    /// Replaces the ACL of a record whatever its current ACL grants: the administrative way back to a record
+    /// no one can read or write (a lost owner, an ACL naming a deleted user). Like ``setRoles(_:forUser:)`` it
+    /// needs no session, since whoever can open the database file owns the store; the `mbaas objects
+    /// repair-acl` command also checks that the caller owns the database file. The new ACL must be usable
+    /// (`invalidRequest` otherwise); the record's version is bumped. `notFound` if the record does not exist.
+    public func repairACL(className: String, id: String, acl: ACL) async throws -> MBaaSCore.Record {
+        try LocalValidation.className(className)
+        try checkWritable()
+        let store = self.store
+        do {
+            return try await store.writer.write { db in
+                try store.checkACL(db, acl)
+                guard var stored = try store.load(db, className: className, id: id) else {
+                    throw MBaaSError(.notFound, "record \(className)/\(id) not found")
+                }
+                let now = store.nowMillis
+                try store.write(db, seq: stored.seq, fields: stored.record.fields, acl: acl, version: stored.versionNumber + 1, now: now)
+                stored.record.acl = acl
+                stored.record.version = String(stored.versionNumber + 1)
+                stored.record.updatedAt = LocalTime.date(now)
+                return stored.record
+            }
+        } catch {
+            throw LocalStore.mapError(error)
         }
     }
 

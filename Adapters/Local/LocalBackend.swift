@@ -41,16 +41,44 @@ public actor LocalBackend: Backend {
         public var filesDirectory: URL?
         /// How long a write waits for another connection's lock before failing with `unavailable`.
         public var busyTimeout: TimeInterval
+        /// Whether records and files a logged-in user creates without an ACL are also readable by everyone
+        /// (`{"*":{"read":true},"<owner>":{"read":true,"write":true}}`). Default `false`: owner read/write only.
+        public var publicReadByDefault: Bool
+        /// Whether the database may be written, migrated or created (see ``OpenMode``). Default: ``OpenMode/create``.
+        public var openMode: OpenMode
 
         public init(
             sessionLifetime: TimeInterval = 30 * 86400, passwordHashing: LocalPasswordHasher.Parameters = .default,
-            filesDirectory: URL? = nil, busyTimeout: TimeInterval = 10
+            filesDirectory: URL? = nil, busyTimeout: TimeInterval = 10, openMode: OpenMode = .create,
+            publicReadByDefault: Bool = false
         ) {
+            self.publicReadByDefault = publicReadByDefault
             self.sessionLifetime = sessionLifetime
             self.passwordHashing = passwordHashing
             self.filesDirectory = filesDirectory
             self.busyTimeout = busyTimeout
+            self.openMode = openMode
         }
+    }
+
+    /// How a database file is opened.
+    ///
+    /// | mode | missing file | empty file | MBaaSKit store | other SQLite database |
+    /// |---|---|---|---|---|
+    /// | `readOnly` | `notFound` | `invalidRequest` | opened read-only, never migrated | `invalidRequest`, untouched |
+    /// | `readWrite` | `notFound` | becomes a store | migrated if older | `invalidRequest`, untouched |
+    /// | `create` | created (mode 0600) | becomes a store | migrated if older | `invalidRequest`, untouched |
+    ///
+    /// A read-only backend opens the file with `SQLITE_OPEN_READONLY`, so a database the process may only read
+    /// (a 0444 file, a read-only directory) can be read; every write then fails with `forbidden`. It does not
+    /// create, migrate, sweep or remember anything. `:memory:` databases ignore the mode.
+    public enum OpenMode: String, Sendable, Hashable, CaseIterable {
+        /// Read an existing store; never write.
+        case readOnly
+        /// Read and write an existing store (migrating it to the current schema); never create one.
+        case readWrite
+        /// Like `readWrite`, creating the database file (0600) if it does not exist.
+        case create
     }
 
     public nonisolated let adapterName = "local"
@@ -58,10 +86,18 @@ public actor LocalBackend: Backend {
     /// The database file path, or `:memory:`.
     public nonisolated let path: String
     nonisolated let store: LocalStore
+    /// Opened read-only on a path where no database exists: every call that reads reports `notFound`.
+    nonisolated let missingDatabase: Bool
     var currentSession: Session?
 
-    /// Opens (creating if needed) the database at `path` (`:memory:` for a private in-memory database) and
-    /// migrates its schema. The directory must exist.
+    /// Opens the database at `path` (`:memory:` for a private in-memory database) as ``Options/openMode`` says:
+    /// by default creating it (mode 0600; its `-wal`/`-shm` files follow the database's mode) and migrating its
+    /// schema. The directory must exist. A SQLite database that is not an MBaaSKit store is refused with
+    /// `invalidRequest` and left untouched (no table is added).
+    ///
+    /// Files live in ``Options/filesDirectory`` when given, else where the store remembers (the first explicit
+    /// directory is stored in the database), else `<path>-files/`. A directory different from the remembered one
+    /// is `invalidRequest`. Stale `.partial-*` files of interrupted uploads are swept (unless read-only).
     public init(path: String, context: BackendContext = BackendContext(), options: Options = Options()) throws(MBaaSError) {
         self.path = path
         var config = Configuration()
@@ -73,6 +109,7 @@ public actor LocalBackend: Backend {
         }
         let writer: any DatabaseWriter
         let files: LocalFileArea
+        var missing = false
         do {
             if path == ":memory:" {
                 writer = try DatabaseQueue(configuration: config)
@@ -83,23 +120,56 @@ public actor LocalBackend: Backend {
                     files = LocalFileArea(directory: base.appendingPathComponent("mbaas-local-memory-\(LocalRandom.alphanumeric(12))"),
                                           isTemporary: true)
                 }
+                try LocalSchema.migrator().migrate(writer)
+            } else if options.openMode == .readOnly, !FileManager.default.fileExists(atPath: path) {
+                // Nothing is created: every read reports the missing database (after checking its arguments).
+                missing = true
+                writer = try DatabaseQueue(configuration: config)
+                try LocalSchema.migrator().migrate(writer)
+                files = LocalFileArea(directory: URL(fileURLWithPath: path + "-files"), isTemporary: false)
             } else {
-                let parent = URL(fileURLWithPath: path).deletingLastPathComponent()
-                var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: parent.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                    throw MBaaSError(.invalidRequest, "the directory \(parent.path) does not exist; create it first")
+                let mode = options.openMode
+                if !FileManager.default.fileExists(atPath: path) {
+                    guard mode == .create else {
+                        throw MBaaSError(.notFound, "no database at '\(path)': check the path (only writes that add data create a database)")
+                    }
+                    try LocalDatabaseFile.createPrivate(path)
                 }
-                writer = try DatabasePool(path: path, configuration: config)
-                files = LocalFileArea(directory: options.filesDirectory ?? URL(fileURLWithPath: path + "-files"), isTemporary: false)
+                var readConfig = config
+                readConfig.readonly = true
+                // Look before touching: opening a pool switches the file to WAL mode, which is a write.
+                let reader: DatabaseQueue = mode == .readOnly
+                    ? try LocalDatabaseFile.openReadOnly(path, configuration: readConfig)
+                    : try DatabaseQueue(path: path, configuration: readConfig)
+                switch try reader.read(LocalSchema.inspect) {
+                case .foreign(let tables):
+                    throw MBaaSError(.invalidRequest, "'\(path)' is a SQLite database but not an MBaaSKit store (it has \(LocalSchema.describe(tables))); it was left untouched")
+                case .empty where mode == .readOnly:
+                    throw MBaaSError(.invalidRequest, "'\(path)' is an empty database, not an MBaaSKit store yet (write to it first)")
+                case .empty, .store:
+                    break
+                }
+                if mode == .readOnly {
+                    writer = reader
+                } else {
+                    try reader.close()
+                    writer = try DatabasePool(path: path, configuration: config)
+                    try LocalSchema.migrator().migrate(writer)
+                }
+                let directory = try LocalFileArea.resolveDirectory(writer, databasePath: path, requested: options.filesDirectory,
+                                                                   remember: mode != .readOnly)
+                files = LocalFileArea(directory: directory, isTemporary: false)
+                if mode != .readOnly { files.sweepPartialFiles(logger: context.logger) }
             }
-            try LocalSchema.migrator().migrate(writer)
         } catch {
             let e = LocalStore.mapError(error)
+            if e.kind == .notFound || e.kind == .invalidRequest { throw e }
             throw MBaaSError(e.kind == .duplicate ? .unavailable : e.kind, "cannot open the Local database at '\(path)': \(e.message)",
                              vendorCode: e.vendorCode)
         }
         self.store = LocalStore(writer: writer, clock: context.clock, logger: context.logger, files: files, options: options,
                                 administrative: context.administrative)
+        self.missingDatabase = missing
         context.logger.debug("local: opened database", metadata: ["path": "\(path)", "files": "\(files.directory.path)"])
     }
 
@@ -113,7 +183,7 @@ public actor LocalBackend: Backend {
     /// Closes the database, first folding the write-ahead log into the main file (so `app.db` alone holds every
     /// committed write, e.g. to copy it); removes the temporary file directory of an in-memory backend.
     public func close() async {
-        if let pool = store.writer as? DatabasePool {
+        if let pool = store.writer as? DatabasePool, !store.writer.configuration.readonly {
             _ = try? await pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
             try? pool.close()
         }
@@ -143,6 +213,7 @@ public actor LocalBackend: Backend {
 
     /// Runs `body` in a read transaction with the acting principal.
     func reading<T: Sendable>(_ body: @escaping @Sendable (Database, LocalPrincipal) throws -> T) async throws -> T {
+        try checkExists()
         let store = self.store, token = sessionTokenHash
         do {
             return try await store.writer.read { db in try body(db, try store.principal(db, tokenHash: token)) }
@@ -153,11 +224,27 @@ public actor LocalBackend: Backend {
 
     /// Runs `body` in one write transaction with the acting principal; any throw rolls everything back.
     func writing<T: Sendable>(_ body: @escaping @Sendable (Database, LocalPrincipal) throws -> T) async throws -> T {
+        try checkWritable()
         let store = self.store, token = sessionTokenHash
         do {
             return try await store.writer.write { db in try body(db, try store.principal(db, tokenHash: token)) }
         } catch {
             throw handle(error, tokenHash: token)
+        }
+    }
+
+    /// `notFound` when the backend was opened read-only on a path without a database.
+    func checkExists() throws(MBaaSError) {
+        if missingDatabase {
+            throw MBaaSError(.notFound, "no database at '\(path)': check the path (reading never creates a database)")
+        }
+    }
+
+    /// `notFound` for a missing database; `forbidden` when opened with ``OpenMode/readOnly``.
+    func checkWritable() throws(MBaaSError) {
+        try checkExists()
+        if store.options.openMode == .readOnly, path != ":memory:" {
+            throw MBaaSError(.forbidden, "the database '\(path)' was opened read-only; nothing was written")
         }
     }
 
@@ -184,7 +271,7 @@ struct LocalFileArea: Sendable {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         } catch {
-            throw MBaaSError(.unavailable, "cannot create the file directory \(directory.path): \(error.localizedDescription)")
+            throw MBaaSError(.localIO, "cannot create the file directory \(directory.path): \(MBaaSError.describe(error))")
         }
     }
 }

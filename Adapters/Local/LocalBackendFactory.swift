@@ -9,8 +9,11 @@ import MBaaSCore
 /// | `sqlite:///var/data/app.db` | the absolute path `/var/data/app.db` |
 /// | `sqlite::memory:` | a private in-memory database |
 ///
-/// Options: `?files=DIR` puts file bytes in `DIR` instead of `<database>-files/`. With
-/// ``BackendContext/readOnly`` a missing database file is not created (an empty in-memory database stands in).
+/// Options: `?files=DIR` puts file bytes in `DIR` instead of `<database>-files/`; the database remembers it, so
+/// later URLs need not repeat it (an empty `?files=` or a different directory is `invalidRequest`).
+/// ``LocalBackend/Options/openMode`` chooses read-only, read-write or create (the CLI opens read-only for
+/// reads). With ``BackendContext/readOnly`` (a dry run) a missing database file is not created: an empty in-memory
+/// database stands in.
 public struct LocalBackendFactory: BackendFactory {
     public let schemes = ["sqlite"]
     public let adapterName = "local"
@@ -23,10 +26,16 @@ public struct LocalBackendFactory: BackendFactory {
     public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
         let path = try Self.databasePath(url)
         var options = self.options
-        if let dir = url.option("files") { options.filesDirectory = URL(fileURLWithPath: dir) }
+        if let dir = url.option("files") {
+            guard !dir.isEmpty else {
+                throw MBaaSError(.invalidRequest, "?files= is empty; give ?files=DIR or leave it out")
+            }
+            options.filesDirectory = URL(fileURLWithPath: dir)
+        }
         // Opened only to read (a dry run): a database that does not exist yet is not created; an empty in-memory one
         // stands in for it.
         if context.readOnly, path != ":memory:", !FileManager.default.fileExists(atPath: path) {
+            options.filesDirectory = nil
             return try LocalBackend(path: ":memory:", context: context, options: options)
         }
         return try LocalBackend(path: path, context: context, options: options)

@@ -8,7 +8,37 @@ import MBaaSCore
 /// Options: `i` case-insensitive, `m` `^`/`$` match at line breaks, `s` `.` matches line breaks, `x` ignore
 /// whitespace and `#` comments in the pattern. A non-text value never matches. Compiled patterns are cached per
 /// connection (a query runs one pattern over many rows).
+///
+/// Matching is bounded: a pattern that backtracks catastrophically (`(a|a)+c` over a long run of `a`s) is
+/// stopped after ``timeLimit`` on one value, and the query fails with `invalidRequest` naming the pattern,
+/// instead of running for minutes. (ICU reports progress while matching; the match is abandoned there.)
 enum LocalRegex {
+    /// The longest one value may take to match (documented: 250 ms).
+    static let timeLimit: TimeInterval = 0.25
+    /// Marks the SQLite error raised when ``timeLimit`` is exceeded, so ``LocalStore/mapError(_:)`` reports it
+    /// as `invalidRequest`.
+    static let timeoutMarker = "mbaas-regex-timeout: "
+
+    /// Whether `regex` matches `text`, giving up after `limit` seconds (then throws `invalidRequest`).
+    static func matches(_ regex: NSRegularExpression, _ text: String, limit: TimeInterval = timeLimit) throws(MBaaSError) -> Bool {
+        let range = NSRange(text.startIndex..<text.endIndex, in: text)
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(limit * 1e9)
+        var matched = false, timedOut = false
+        regex.enumerateMatches(in: text, options: [.reportProgress], range: range) { result, _, stop in
+            if result != nil {
+                matched = true
+                stop.pointee = true
+            } else if DispatchTime.now().uptimeNanoseconds > deadline {
+                timedOut = true
+                stop.pointee = true
+            }
+        }
+        if timedOut {
+            throw MBaaSError(.invalidRequest, "the regular expression '\(regex.pattern)' took more than \(Int(limit * 1000)) ms on one value (\(text.utf16.count) characters) and was stopped; avoid nested repetition such as (a|a)+")
+        }
+        return matched
+    }
+
     /// Compiles a pattern; an invalid pattern or option is ``MBaaSError/Kind/invalidRequest``.
     static func compile(_ pattern: String, options: String) throws(MBaaSError) -> NSRegularExpression {
         var o: NSRegularExpression.Options = []
@@ -24,7 +54,7 @@ enum LocalRegex {
         do {
             return try NSRegularExpression(pattern: pattern, options: o)
         } catch {
-            throw MBaaSError(.invalidRequest, "invalid regular expression '\(pattern)': \(error.localizedDescription)")
+            throw MBaaSError(.invalidRequest, "invalid regular expression '\(pattern)': not valid ICU regular expression syntax (unbalanced parentheses or brackets, a dangling quantifier, an unknown escape)")
         }
     }
 
@@ -36,8 +66,11 @@ enum LocalRegex {
                   let pattern = String.fromDatabaseValue(args[1]) else { return false }
             let options = String.fromDatabaseValue(args[2]) ?? ""
             let regex = try cache.regex(pattern, options)
-            let range = NSRange(text.startIndex..<text.endIndex, in: text)
-            return regex.firstMatch(in: text, options: [], range: range) != nil
+            do {
+                return try matches(regex, text)
+            } catch let error as MBaaSError {
+                throw DatabaseError(resultCode: .SQLITE_ERROR, message: timeoutMarker + error.message)
+            }
         }
     }
 

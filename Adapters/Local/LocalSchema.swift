@@ -76,6 +76,10 @@ enum LocalSchema {
                 CREATE INDEX files_attachment ON files(att_class, att_id);
                 """)
         }
+        // v2: store-wide settings (the remembered files directory).
+        migrator.registerMigration("v2") { db in
+            try db.execute(sql: "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        }
         return migrator
     }
 }

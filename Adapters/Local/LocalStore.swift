@@ -113,10 +113,13 @@ struct LocalStore: Sendable {
         return try Self.decodeRecord(className: className, row: row)
     }
 
-    /// The stored record, checked for `write` (and existence); `notFound` or `forbidden`.
+    /// The stored record, checked for `write` (and existence): `notFound` when it does not exist *or* the
+    /// principal may neither read nor write it (the same answer `get` gives, so existence does not leak);
+    /// `forbidden` when it may read but not write it.
     func loadForWrite(_ db: Database, className: String, id: String, principal: LocalPrincipal,
                       expectedVersion: String?) throws -> StoredRecord {
-        guard let stored = try load(db, className: className, id: id) else {
+        guard let stored = try load(db, className: className, id: id),
+              principal.canRead(stored.record.acl) || principal.canWrite(stored.record.acl) else {
             throw MBaaSError(.notFound, "record \(className)/\(id) not found")
         }
         guard principal.canWrite(stored.record.acl) else {
@@ -130,10 +133,42 @@ struct LocalStore: Sendable {
 
     // MARK: Writes
 
-    /// Inserts a new record (validated) and returns it as stored.
-    func insert(_ db: Database, _ record: Record, now: Int64) throws -> Record {
+    /// The ACL a new record or file gets: the one given (checked by ``checkACL(_:_:)``), else, for a logged-in
+    /// user, owner read/write (plus public read with ``LocalBackend/Options/publicReadByDefault``); anonymous
+    /// writers' records have no ACL (public read and write).
+    func effectiveACL(_ db: Database, _ acl: ACL?, principal: LocalPrincipal) throws -> ACL? {
+        if let acl {
+            // The database owner (an administrative opening: a migration, a repair) may write any ACL, also one only
+            // it can reach (an NCMB "master key only" record); everyone else is kept from locking a record away.
+            if !principal.isAdministrator { try checkACL(db, acl) }
+            return acl
+        }
+        guard let owner = principal.userId else { return nil }
+        return options.publicReadByDefault ? .publicRead(owner: owner) : .privateTo(owner)
+    }
+
+    /// Refuses an ACL that would lock everyone out for good (there is no master key): one that grants nothing,
+    /// names an empty principal, or names only users that do not exist.
+    func checkACL(_ db: Database, _ acl: ACL) throws {
+        if let problem = acl.usabilityProblem { throw MBaaSError(.invalidRequest, problem) }
+        var users: [String] = []
+        for (principal, access) in acl.entries where access.read || access.write {
+            guard case .user(let id) = principal else { return }   // everyone, a role or a group: reachable
+            users.append(id)
+        }
+        for id in users where try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM users WHERE id = ?)", arguments: [id]) == true {
+            return
+        }
+        throw MBaaSError(.invalidRequest, "acl names only users that do not exist (\(users.sorted().joined(separator: ", "))): nobody could read, change or delete it")
+    }
+
+    /// Inserts a new record (validated) and returns it as stored. Without an ACL, a logged-in principal's
+    /// record gets ``effectiveACL(_:_:principal:)``.
+    func insert(_ db: Database, _ record: Record, principal: LocalPrincipal, now: Int64) throws -> Record {
         try LocalValidation.className(record.className)
         try LocalValidation.fields(record.fields)
+        var record = record
+        record.acl = try effectiveACL(db, record.acl, principal: principal)
         let id = record.id ?? LocalRandom.id()
         if record.id != nil { try LocalValidation.recordId(id) }
         let stmt = try db.cachedStatement(sql: """
@@ -160,6 +195,8 @@ struct LocalStore: Sendable {
             fields[name] = try LocalFieldOperations.apply(op, to: fields[name], field: name)
             if let v = fields[name] { try LocalValidation.value(v, path: name) }
         }
+        // Changing the ACL needs write access, which loadForWrite checked.
+        if let newACL = update.acl, !principal.isAdministrator { try checkACL(db, newACL) }
         let acl = update.acl ?? stored.record.acl
         try write(db, seq: stored.seq, fields: fields, acl: acl, version: stored.versionNumber + 1, now: now)
         stored.record.fields = fields
@@ -197,6 +234,14 @@ struct LocalStore: Sendable {
         case let e as DatabaseError:
             let code = sqliteCodeName(e.extendedResultCode.rawValue)
             let message = e.message ?? "\(e.resultCode)"
+            if let range = message.range(of: LocalRegex.timeoutMarker) {
+                return MBaaSError(.invalidRequest, String(message[range.upperBound...]))
+            }
+            // Safety net behind Query.validateComplexity: SQLite's own complexity limits are the caller's.
+            if ["Expression tree is too large", "parser stack overflow", "too many columns", "too many SQL variables",
+                "too many terms"].contains(where: message.contains) {
+                return MBaaSError(.invalidRequest, "the query is too complex for SQLite: \(message)", vendorCode: code)
+            }
             switch e.resultCode {
             case .SQLITE_BUSY, .SQLITE_LOCKED:
                 return MBaaSError(.unavailable, "the database is busy (another connection holds a lock): \(message)", vendorCode: code)

@@ -46,7 +46,7 @@ public struct ConformanceFixtures: Sendable, Hashable {
     public func loadBaseline() throws -> ConformanceReport {
         let data: Data
         do { data = try Data(contentsOf: baseline) } catch {
-            throw MBaaSError(.notFound, "no baseline at \(baseline.path): \(error.localizedDescription)")
+            throw MBaaSError(.notFound, "no baseline at \(baseline.path): \(MBaaSError.describe(error))")
         }
         return try ConformanceReport(json: JSON.parse(data))
     }
@@ -71,7 +71,7 @@ extension ConformanceRunner {
         do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch {
             return scenarios.map {
                 ScenarioResult(adapter: adapter, scenario: $0.id, outcome: .errored,
-                               reason: "cannot create \(directory.path): \(error.localizedDescription)")
+                               reason: "cannot create \(directory.path): \(MBaaSError.describe(error))")
             }
         }
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -230,7 +230,7 @@ extension Step {
             let names: [JSON] = e.arrayValue ?? [e]
             var kinds: [MBaaSError.Kind] = []
             for n in names {
-                guard let s = n.stringValue, let k = MBaaSError.Kind(rawValue: s) else {
+                guard let s = n.stringValue, let k = MBaaSError.Kind.allCases.first(where: { $0.rawValue == s }) else {
                     throw MBaaSError(.invalidRequest, "'expectError' must name error kinds (\(MBaaSError.Kind.allCases.map(\.rawValue).joined(separator: ", "))), got \(n)")
                 }
                 kinds.append(k)

@@ -8,7 +8,7 @@ public enum ScenarioCatalog {
     public static func load(directory: URL) throws -> [Scenario] {
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: directory.path) } catch {
-            throw MBaaSError(.invalidRequest, "cannot list scenarios in \(directory.path): \(error.localizedDescription)")
+            throw MBaaSError(.invalidRequest, "cannot list scenarios in \(directory.path): \(MBaaSError.describe(error))")
         }
         var scenarios: [Scenario] = []
         for name in names.sorted() where name.hasSuffix(".json") {

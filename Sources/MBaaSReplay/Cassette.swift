@@ -106,7 +106,7 @@ public struct Cassette: Sendable, Equatable {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try fileData.write(to: url, options: .atomic)
         } catch {
-            throw MBaaSError(.invalidRequest, "cannot write cassette \(url.path): \(error.localizedDescription)")
+            throw MBaaSError(.invalidRequest, "cannot write cassette \(url.path): \(MBaaSError.describe(error))")
         }
     }
 
@@ -114,7 +114,7 @@ public struct Cassette: Sendable, Equatable {
     public static func load(from url: URL, substitutions: [String: String] = [:]) throws -> Cassette {
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
-            throw MBaaSError(.notFound, "cannot read cassette \(url.path): \(error.localizedDescription)")
+            throw MBaaSError(.notFound, "cannot read cassette \(url.path): \(MBaaSError.describe(error))")
         }
         do {
             return try Cassette(json: JSON.parse(data)).substituting(substitutions)

@@ -41,8 +41,9 @@ struct AuthCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
+                try refuseEphemeralSession(url, global)
                 let secret = try password.read()
-                let extra = try fields.map { text throws(MBaaSError) in try Record.fields(fromJSONText: text) } ?? [:]
+                let extra = try fields.map { text throws(MBaaSError) in try Record.fields(fromJSONText: readArgument(text, name: "--fields")) } ?? [:]
                 let session = try await OpenedBackend.with(url, global) {
                     try await $0.signUp(username: username, password: secret, email: email, fields: extra)
                 }
@@ -60,8 +61,9 @@ struct AuthCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
+                try refuseEphemeralSession(url, global)
                 let secret = try password.read()
-                let session = try await OpenedBackend.with(url, global) { try await $0.logIn(username: username, password: secret) }
+                let session = try await OpenedBackend.with(url, global, access: .write) { try await $0.logIn(username: username, password: secret) }
                 emit(sessionJSON(session), table: sessionTable(session, verb: "logged in"), format: global.resolvedFormat)
             }
         }
@@ -71,12 +73,12 @@ struct AuthCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(commandName: "logout", abstract: "Forget the saved session of this URL.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Backend URL") var url: String
-        @Flag(help: "Also end the session on the server (fails if the server no longer knows it; it is forgotten anyway)")
+        @Flag(help: "Fail unless the server confirms it ended the session (it is forgotten locally anyway). The embedded sqlite: store always revokes the token.")
         var server = false
 
         func run() async throws {
             try await runReportingErrors {
-                let wasLoggedIn = try await OpenedBackend.with(url, global) { backend in
+                let wasLoggedIn = try await OpenedBackend.with(url, global, access: .write) { backend in
                     let had = await backend.session != nil
                     try await backend.logOut(confirmWithServer: server)
                     return had
@@ -94,7 +96,7 @@ struct AuthCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let user = try await OpenedBackend.with(url, global) { try await $0.currentUser() }
+                let user = try await OpenedBackend.with(url, global, access: .read) { try await $0.currentUser() }
                 var pairs: [(String, String)] = [("id", user.id), ("username", user.username ?? "")]
                 if let email = user.email { pairs.append(("email", email)) }
                 if !user.roles.isEmpty { pairs.append(("roles", user.roles.joined(separator: ", "))) }
@@ -103,6 +105,15 @@ struct AuthCommand: AsyncParsableCommand {
                 emit(user.json, table: TextTable.keyValue(pairs), format: global.resolvedFormat)
             }
         }
+    }
+}
+
+/// `sqlite::memory:` is a private database that ends with the command: a session there could never be used
+/// again, so signing up or logging in is refused instead of saving a session that is dead on arrival.
+func refuseEphemeralSession(_ argument: String, _ options: GlobalOptions) throws(MBaaSError) {
+    let url = try BackendURL(parsing: try resolveBackendURL(argument, options))
+    if url.scheme == "sqlite", url.path == ":memory:" {
+        throw MBaaSError(.invalidRequest, "sqlite::memory: is a private database that ends with this command; a session there cannot be used later (use a file: sqlite:app.db)")
     }
 }
 

@@ -8,9 +8,10 @@ import MBaaSPocketBase
 
 /// The adapters the `mbaas` CLI can open, by URL scheme. One line per adapter.
 enum BuiltinAdapters {
-    static func registry() -> BackendRegistry {
+    /// `localOpenMode` is how `sqlite:` databases open (read-only for commands that only read).
+    static func registry(localOpenMode: LocalBackend.OpenMode = .create) -> BackendRegistry {
         BackendRegistry([
-            LocalBackendFactory(),
+            LocalBackendFactory(options: LocalBackend.Options(openMode: localOpenMode)),
             PocketBaseBackendFactory(),
             NCMBBackendFactory(),
             KiiBackendFactory(),

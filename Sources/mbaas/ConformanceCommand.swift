@@ -160,7 +160,7 @@ struct ConformanceCommand: AsyncParsableCommand {
     }
 
     private func progress(_ message: String) {
-        FileHandle.standardError.write(Data(("mbaas conformance: " + message + "\n").utf8))
+        Terminal.writeErr("mbaas conformance: " + message + "\n")
     }
 }
 

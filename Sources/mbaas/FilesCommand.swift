@@ -20,7 +20,7 @@ struct FilesCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Backend URL") var url: String
         @Argument(help: "The local file to upload") var path: String
-        @Option(help: "Name to store it under (default: the file's name)") var name: String?
+        @Option(parsing: .unconditional, help: "Name to store it under (default: the file's name)") var name: String?
         @Option(name: .customLong("content-type"), help: "Content type (default: guessed from the name)") var contentType: String?
         @Option(help: "Attach to a record field: Class/id/field") var attach: String?
         @Option(help: "ACL as neutral JSON") var acl: String?
@@ -45,32 +45,58 @@ struct FilesCommand: AsyncParsableCommand {
                     acl: try parseACLArgument(acl), attachment: attachment,
                     progress: showProgress ? printProgress : nil)
                 let reference = try await OpenedBackend.with(url, global) { try await $0.upload(upload) }
-                if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+                if showProgress { Terminal.writeErr("\n") }
                 emit(Value.file(reference).json, table: fileTable([FileInfo(reference: reference)]), format: global.resolvedFormat)
             }
         }
     }
 
     struct Download: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Download a file (to stdout unless --output is given).")
+        static let configuration = CommandConfiguration(
+            abstract: "Download a file (to stdout unless --output is given).",
+            discussion: """
+                The bytes are streamed (memory stays flat on the embedded store). With --output they go to a \
+                temporary file next to the target, renamed over it when complete: a failed or interrupted download \
+                leaves no partial target. Progress is shown on stderr when it is a terminal.
+                """)
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Backend URL") var url: String
         @Argument(help: "The stored file name") var name: String
         @Option(name: [.short, .long], help: "Write the bytes to this path") var output: String?
 
         func run() async throws {
-            try await runReportingErrors {
-                let data = try await OpenedBackend.with(url, global) { try await $0.download(name: name) }
-                guard let output else {
-                    FileHandle.standardOutput.write(data)
-                    return
+            try await runReportingErrors { try await download() }
+        }
+
+        private func download() async throws {
+            let showProgress = isatty(STDERR_FILENO) != 0
+            let progress: (@Sendable (TransferProgress) -> Void)? = showProgress ? printDownloadProgress : nil
+            let reference = FileReference(name: name)
+            guard let output else {
+                let write: @Sendable (Data) throws -> Void = { data in Terminal.writeOut(data) }
+                _ = try await OpenedBackend.with(url, global, access: .read) { (backend: any Backend) async throws -> Bool in
+                    try await backend.download(reference, into: write, progress: progress)
+                    return true
                 }
-                do { try data.write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
-                    throw MBaaSError(.unavailable, "cannot write \(output): \(error.localizedDescription)")
-                }
-                emit(.object(["name": .string(name), "path": .string(output), "size": .int(Int64(data.count))]),
-                     table: "wrote \(data.count) bytes to \(output)", format: global.resolvedFormat)
+                if showProgress { Terminal.writeErr("\n") }
+                return
             }
+            let sink = try DownloadFile(path: output)
+            let write: @Sendable (Data) throws -> Void = { data in try sink.write(data) }
+            let size: Int64
+            do {
+                _ = try await OpenedBackend.with(url, global, access: .read) { (backend: any Backend) async throws -> Bool in
+                    try await backend.download(reference, into: write, progress: progress)
+                    return true
+                }
+                size = try sink.commit()
+            } catch {
+                sink.discard()
+                throw error
+            }
+            if showProgress { Terminal.writeErr("\n") }
+            emit(.object(["name": .string(name), "path": .string(output), "size": .int(size)]),
+                 table: "wrote \(size) bytes to \(output)", format: global.resolvedFormat)
         }
     }
 
@@ -82,7 +108,7 @@ struct FilesCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                try await OpenedBackend.with(url, global) { try await $0.deleteFile(FileReference(name: name)) }
+                try await OpenedBackend.with(url, global, access: .write) { try await $0.deleteFile(FileReference(name: name)) }
                 emit(.object(["name": .string(name), "deleted": true]), table: "deleted \(name)", format: global.resolvedFormat)
             }
         }
@@ -97,7 +123,7 @@ struct FilesCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let files = try await OpenedBackend.with(url, global) { try await $0.listFiles(prefix: prefix, limit: limit) }
+                let files = try await OpenedBackend.with(url, global, access: .read) { try await $0.listFiles(prefix: prefix, limit: limit) }
                 emit(.object(["results": .array(files.map(fileJSON))]),
                      table: fileTable(files) + "\n(\(files.count) file\(files.count == 1 ? "" : "s"))", format: global.resolvedFormat)
             }
@@ -105,10 +131,64 @@ struct FilesCommand: AsyncParsableCommand {
     }
 }
 
-/// Shows upload progress on stderr (only when stderr is a terminal).
-@Sendable func printProgress(_ p: TransferProgress) {
+/// Shows transfer progress on stderr (only when stderr is a terminal).
+@Sendable func printProgress(_ p: TransferProgress) { printProgress(p, verb: "uploading") }
+
+@Sendable func printDownloadProgress(_ p: TransferProgress) { printProgress(p, verb: "downloading") }
+
+@Sendable func printProgress(_ p: TransferProgress, verb: String) {
     let percent = p.fractionCompleted.map { " \(Int($0 * 100))%" } ?? ""
-    FileHandle.standardError.write(Data("\ruploading \(p.completedBytes) bytes\(percent)".utf8))
+    Terminal.writeErr("\r\(verb) \(p.completedBytes) bytes\(percent)")
+}
+
+/// The target of `files download --output`: bytes go to `.<name>.<random>.download` next to it (the umask applies),
+/// renamed over the target by ``commit()``; ``discard()`` removes the temporary file.
+final class DownloadFile: @unchecked Sendable {
+    let path: String
+    let temporary: String
+    private let fd: Int32
+    private var written: Int64 = 0
+    private let lock = NSLock()
+
+    init(path: String) throws(MBaaSError) {
+        self.path = path
+        let url = URL(fileURLWithPath: path)
+        temporary = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).\(UInt32.random(in: 0...UInt32.max)).download").path
+        fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)   // the umask applies, as for any new file
+        guard fd >= 0 else {
+            throw MBaaSError(.localIO, "cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    func write(_ data: Data) throws {
+        try lock.withLock {
+            if let e = Terminal.writeAll(fd, data) {
+                throw MBaaSError(.localIO, "cannot write \(path): \(String(cString: strerror(e)))")
+            }
+            written += Int64(data.count)
+        }
+    }
+
+    /// Flushes, closes and renames over the target; returns the size.
+    func commit() throws -> Int64 {
+        try lock.withLock {
+            guard fsync(fd) == 0, close(fd) == 0 else {
+                throw MBaaSError(.localIO, "cannot write \(path): \(String(cString: strerror(errno)))")
+            }
+            guard rename(temporary, path) == 0 else {
+                let reason = String(cString: strerror(errno))
+                unlink(temporary)
+                throw MBaaSError(.localIO, "cannot write \(path): \(reason)")
+            }
+            return written
+        }
+    }
+
+    func discard() {
+        close(fd)
+        unlink(temporary)
+    }
 }
 
 /// A listed file: the neutral `File` value plus its dates and ACL.

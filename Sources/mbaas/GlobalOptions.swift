@@ -1,7 +1,11 @@
 import ArgumentParser
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Logging
 import MBaaSCore
+import MBaaSLocal
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -10,7 +14,12 @@ import Darwin
 
 /// How results are printed.
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-    case json, table
+    /// One pretty JSON document.
+    case json
+    /// A plain-text table (control characters escaped).
+    case table
+    /// One compact JSON document per line (for `objects query`: one record per line, printed as it arrives).
+    case ndjson
 }
 
 /// Options every subcommand takes.
@@ -24,6 +33,17 @@ struct GlobalOptions: ParsableArguments {
 
     @Flag(help: "Log debug information to stderr (never secrets).")
     var verbose = false
+
+    @Option(name: .customLong("url-file"),
+            help: "Read the backend URL (with its secrets) from this file's first line instead of the command line; give '-' as the URL. The file must not be readable by others (chmod 600).")
+    var urlFile: String?
+
+    @Option(help: "Seconds an HTTP request may take before it fails with 'timed out' (default 60).")
+    var timeout: Double?
+
+    func validate() throws {
+        if let timeout, !(timeout > 0 && timeout <= 86400) { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
+    }
 
     var resolvedFormat: OutputFormat { format ?? defaultFormat() }
 
@@ -43,39 +63,132 @@ struct GlobalOptions: ParsableArguments {
 /// Table on a terminal, JSON otherwise.
 func defaultFormat() -> OutputFormat { isatty(STDOUT_FILENO) != 0 ? .table : .json }
 
+/// What a command does with the backend; the embedded store opens accordingly (a read never creates or migrates
+/// a database, and works on a database the process may only read).
+enum BackendAccess {
+    /// get, query, download, list, whoami: the Local database is opened read-only.
+    case read
+    /// update, delete, login, logout: an existing database, read-write.
+    case write
+    /// create, upload, signup: the Local database is created (0600) if missing.
+    case create
+
+    var localMode: LocalBackend.OpenMode {
+        switch self {
+        case .read: .readOnly
+        case .write: .readWrite
+        case .create: .create
+        }
+    }
+}
+
+/// The environment variable that gives the backend URL when the URL argument is `-`.
+let backendURLVariable = "MBAAS_BACKEND_URL"
+
+/// Resolves the URL argument. `-` means: the first line of `--url-file FILE` (which must not be readable or
+/// writable by group or others), else `$MBAAS_BACKEND_URL`. So secrets need not appear in argv (visible in `ps`)
+/// or in shell history. A URL argument together with `--url-file` is `invalidRequest`.
+func resolveBackendURL(_ argument: String, _ options: GlobalOptions) throws(MBaaSError) -> String {
+    guard argument == "-" else {
+        if options.urlFile != nil {
+            throw MBaaSError(.invalidRequest, "give the URL either as an argument or with --url-file (then write '-' as the URL)")
+        }
+        return argument
+    }
+    if let file = options.urlFile {
+        var info = stat()
+        guard stat(file, &info) == 0 else {
+            throw MBaaSError(.localIO, "--url-file \(file): \(String(cString: strerror(errno)))")
+        }
+        guard info.st_mode & 0o077 == 0 else {
+            throw MBaaSError(.invalidRequest, "--url-file \(file) is readable or writable by others (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(file)")
+        }
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
+            throw MBaaSError(.localIO, "--url-file \(file): \(MBaaSError.describe(error))")
+        }
+        let line = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first
+            .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        guard !line.isEmpty else { throw MBaaSError(.invalidRequest, "--url-file \(file) is empty; put the backend URL on its first line") }
+        return line
+    }
+    if let value = ProcessInfo.processInfo.environment[backendURLVariable], !value.isEmpty { return value }
+    throw MBaaSError(.invalidRequest, "the URL '-' means: read it from --url-file FILE or $\(backendURLVariable), and neither is set")
+}
+
+/// The live transport: with `--timeout T`, every request (whatever timeout its adapter asks for) and the session
+/// time out after T seconds; otherwise adapters' own timeouts apply (default 60 s).
+func timedTransport(_ timeout: Double?, logger: Logger) -> any HTTPTransport {
+    guard let timeout else { return URLSessionTransport(logger: logger) }
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.timeoutIntervalForRequest = timeout
+    let base = URLSessionTransport(session: URLSession(configuration: configuration), defaultTimeout: timeout, logger: logger)
+    return TimeoutOverridingTransport(base: base, timeout: timeout)
+}
+
+/// Sets one timeout on every request (`--timeout`).
+struct TimeoutOverridingTransport: HTTPTransport {
+    let base: any HTTPTransport
+    let timeout: TimeInterval
+
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var request = request
+        request.timeout = timeout
+        return try await base.send(request)
+    }
+}
+
 /// A backend opened for one command, with the session saved for its URL restored.
 struct OpenedBackend {
     let backend: any Backend
     let key: String
     let sessions: SessionFile
     let restored: Session?
+    /// `sqlite::memory:`: a session there dies with the process, so it is never saved.
+    let isEphemeral: Bool
 
-    /// Opens a URL through the built-in registry and restores its saved session.
-    static func open(_ text: String, _ options: GlobalOptions) async throws -> OpenedBackend {
-        let url = try BackendURL(parsing: text)
+    /// Opens a URL (see ``resolveBackendURL(_:_:)``) through the built-in registry and restores its saved session.
+    static func open(_ text: String, _ options: GlobalOptions, access: BackendAccess = .create) async throws -> OpenedBackend {
+        let url = try BackendURL(parsing: try resolveBackendURL(text, options))
         let logger = options.logger
         logger.debug("opening backend", metadata: ["url": "\(url)"])
         // Live HTTP with the core retry policy: idempotent requests (and keyed writes) are retried on 429, 5xx
         // gateways and dropped connections, honouring Retry-After. Requests are logged (never secrets) with --verbose.
-        let transport = RetryingTransport(URLSessionTransport(logger: logger))
-        let backend = try await BuiltinAdapters.registry().open(url, context: BackendContext(transport: transport, logger: logger))
+        let transport = RetryingTransport(timedTransport(options.timeout, logger: logger))
+        let registry = BuiltinAdapters.registry(localOpenMode: access.localMode)
+        let backend = try await registry.open(url, context: BackendContext(transport: transport, logger: logger))
         let sessions = options.sessions
         let key = SessionFile.key(for: url)
-        let saved = try sessions.session(for: key)
+        let isEphemeral = url.scheme == "sqlite" && url.path == ":memory:"
+        let saved = isEphemeral ? nil : try loadSession(sessions, key)
         await backend.restore(saved)
-        return OpenedBackend(backend: backend, key: key, sessions: sessions, restored: saved)
+        return OpenedBackend(backend: backend, key: key, sessions: sessions, restored: saved, isEphemeral: isEphemeral)
+    }
+
+    /// The saved session; an unreadable session file (permissions, a directory: `localIO`) must not block
+    /// anonymous work, so it is a warning on stderr and no session.
+    private static func loadSession(_ sessions: SessionFile, _ key: String) throws(MBaaSError) -> Session? {
+        let result = Result<Session?, MBaaSError> { () throws(MBaaSError) -> Session? in try sessions.session(for: key) }
+        switch result {
+        case .success(let session): return session
+        case .failure(let error):
+            guard error.kind == .localIO else { throw error }
+            Terminal.writeErr("mbaas: warning: \(escapingControlCharacters(error.message, keepNewlines: false)); continuing without a saved session\n")
+            return nil
+        }
     }
 
     /// Saves the session if it changed (a log-in, a log-out, an expiry) and closes the backend.
     func finish() async throws {
         let now = await backend.session
-        if now != restored { try sessions.set(now, for: key) }
+        if now != restored, !isEphemeral { try sessions.set(now, for: key) }
         await backend.close()
     }
 
     /// Runs `body` with the backend, then `finish()`es it, also when `body` throws.
-    static func with<T>(_ text: String, _ options: GlobalOptions, _ body: (any Backend) async throws -> T) async throws -> T {
-        let opened = try await open(text, options)
+    static func with<T>(_ text: String, _ options: GlobalOptions, access: BackendAccess = .create,
+                        _ body: (any Backend) async throws -> T) async throws -> T {
+        let opened = try await open(text, options, access: access)
         do {
             let result = try await body(opened.backend)
             try await opened.finish()
@@ -87,17 +200,28 @@ struct OpenedBackend {
     }
 }
 
-/// Runs a command body: an ``MBaaSError`` is printed to stderr (`mbaas: error: kind: message [vendor code …]`)
-/// and becomes the exit status documented in `mbaas --help`.
+/// Runs a command body: an error is printed to stderr (`mbaas: error: kind: message [vendor code …]`, or with
+/// `--format json|ndjson` one JSON line `{"error":{"kind":…,"message":…,"vendorCode":…,"httpStatus":…}}`) and
+/// becomes the exit status documented in `mbaas --help`. Errors that are not ``MBaaSError`` are wrapped
+/// (``MBaaSError/wrap(_:)``: file-system errors are `localIO`, anything unexpected `internal`).
 func runReportingErrors(_ body: () async throws -> Void) async throws {
     do {
         try await body()
-    } catch let error as MBaaSError {
-        printError(error.description)
-        throw ExitCode(exitStatus(for: error.kind))
+    } catch let error as ExitCode {
+        throw error
+    } catch let error as CleanExit {
+        throw error
+    } catch let error as ValidationError {
+        throw error
+    } catch {
+        let e = MBaaSError.wrap(error)
+        reportError(e)
+        throw ExitCode(exitStatus(for: e.kind))
     }
 }
 
+/// The exit status of an error kind, as documented in `mbaas --help` and the README. Unknown (adapter-defined)
+/// kinds are 1.
 func exitStatus(for kind: MBaaSError.Kind) -> Int32 {
     switch kind {
     case .invalidRequest, .unsupported: 2
@@ -105,25 +229,78 @@ func exitStatus(for kind: MBaaSError.Kind) -> Int32 {
     case .unauthorized, .forbidden: 4
     case .conflict, .duplicate: 5
     case .unavailable, .transport, .rateLimited: 6
-    case .decoding: 1
+    case .localIO: 7
+    default: 1   // decoding, internal, adapter-defined kinds
+    }
+}
+
+/// Whether errors are printed as JSON: `--format json` or `--format ndjson` on the command line.
+let errorsAsJSON: Bool = {
+    let args = Array(CommandLine.arguments.dropFirst())
+    for (i, a) in args.enumerated() {
+        if a == "--" { break }
+        if a == "--format=json" || a == "--format=ndjson" { return true }
+        if a == "--format", i + 1 < args.count, args[i + 1] == "json" || args[i + 1] == "ndjson" { return true }
+    }
+    return false
+}()
+
+/// The machine-readable form of an error (one line on stderr with `--format json`).
+func errorJSON(_ e: MBaaSError) -> JSON {
+    var o: JSONObject = ["kind": .string(e.kind.rawValue), "message": .string(e.message)]
+    o["vendorCode"] = e.vendorCode.map(JSON.string) ?? .null
+    o["httpStatus"] = e.httpStatus.map { .int(Int64($0)) } ?? .null
+    if let retry = e.retryAfter { o["retryAfter"] = .double(retry) }
+    o["exitStatus"] = .int(Int64(exitStatus(for: e.kind)))
+    return .object(["error": .object(o)])
+}
+
+/// Prints an error to stderr in the chosen form (control characters escaped in the text form).
+func reportError(_ e: MBaaSError) {
+    if errorsAsJSON {
+        Terminal.writeErr(errorJSON(e).printed([.sortedKeys]) + "\n")
+    } else {
+        printError(e.description)
     }
 }
 
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data("mbaas: error: \(message)\n".utf8))
+    Terminal.writeErr("mbaas: error: \(escapingControlCharacters(message, keepNewlines: true))\n")
 }
 
 /// Writes text to stdout (with a newline).
 func output(_ text: String) {
-    FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    Terminal.writeOut(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
 }
 
 /// Prints a JSON document (pretty, keys sorted) or a table, as the format asks.
 func emit(_ json: JSON, table: @autoclosure () -> String, format: OutputFormat) {
     switch format {
     case .json: output(json.printed([.pretty, .sortedKeys]))
-    case .table: output(table())
+    case .ndjson: output(json.printed([.sortedKeys]))
+    case .table: output(escapingControlCharacters(table(), keepNewlines: true))
     }
+}
+
+/// The text of a JSON argument: `@FILE` reads the file, `-` reads all of stdin, anything else is the text itself
+/// (JSON never starts with `@` and is never `-`). So documents larger than the argv limit (128 KiB per argument
+/// on Linux) can be given.
+func readArgument(_ text: String, name: String) throws(MBaaSError) -> String {
+    let data: Data
+    if text == "-" {
+        data = FileHandle.standardInput.readDataToEndOfFile()
+    } else if text.hasPrefix("@") {
+        let path = String(text.dropFirst())
+        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+            throw MBaaSError(.localIO, "\(name): cannot read \(path): \(MBaaSError.describe(error))")
+        }
+    } else {
+        return text
+    }
+    guard let string = String(data: data, encoding: .utf8) else {
+        throw MBaaSError(.invalidRequest, "\(name): \(text == "-" ? "stdin" : String(text.dropFirst())) is not UTF-8 text")
+    }
+    return string
 }
 
 /// Parses a JSON argument, naming the option in the error.

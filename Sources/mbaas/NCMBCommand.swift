@@ -68,7 +68,7 @@ struct NCMBCommand: AsyncParsableCommand {
             if let responseBody {
                 let body: Data
                 do { body = try Data(contentsOf: URL(fileURLWithPath: responseBody)) } catch {
-                    throw ValidationError("cannot read --response-body \(responseBody): \(error.localizedDescription)")
+                    throw ValidationError("cannot read --response-body \(responseBody): \(MBaaSError.describe(error))")
                 }
                 out["responseSignature"] = .string(signer.responseSignature(stringToSign: text, body: body))
             } else {

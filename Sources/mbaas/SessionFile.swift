@@ -9,6 +9,10 @@ import Darwin
 /// Sessions saved between CLI runs: one JSON file, mode 0600 in a 0700 directory, written atomically
 /// (a new 0600 file renamed over the old one), keyed by the backend URL without its secret.
 ///
+/// Concurrent runs sharing the file (parallel `mbaas auth login`s) do not lose each other's sessions: every
+/// change is a read-modify-write under an exclusive `flock` on `<file>.lock` (0600, next to the file), and the
+/// new content replaces the file atomically, so a reader never sees a half-written file.
+///
 /// ```json
 /// {"sqlite:/home/me/demo.db": {"token": "…", "userId": "…", "username": "alice", "expiresAt": "2025-…Z"}}
 /// ```
@@ -44,16 +48,54 @@ struct SessionFile {
 
     /// Saves (or, for `nil`, removes) the session of a key.
     func set(_ session: Session?, for key: String) throws(MBaaSError) {
-        var all = try load()
-        all[key] = session
-        try save(all)
+        try withLock { () throws(MBaaSError) in
+            var all = try load()
+            all[key] = session
+            try save(all)
+        }
+    }
+
+    /// The lock file serialising changes between processes.
+    var lockURL: URL { url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent + ".lock") }
+
+    /// Runs `body` holding an exclusive `flock` on ``lockURL`` (released when the descriptor closes, also when
+    /// the process dies).
+    func withLock<T>(_ body: () throws(MBaaSError) -> T) throws(MBaaSError) -> T {
+        try ensureDirectory()
+        let fd = open(lockURL.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw MBaaSError(.localIO, "cannot open the session lock file \(lockURL.path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                throw MBaaSError(.localIO, "cannot lock the session file \(lockURL.path): \(String(cString: strerror(errno)))")
+            }
+        }
+        return try body()
+    }
+
+    private func ensureDirectory() throws(MBaaSError) {
+        let dir = url.deletingLastPathComponent()
+        do {
+            if !FileManager.default.fileExists(atPath: dir.path) {
+                try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                chmod(dir.path, 0o700)
+            }
+        } catch {
+            throw MBaaSError(.localIO, "cannot create \(dir.path): \(MBaaSError.describe(error))")
+        }
     }
 
     func load() throws(MBaaSError) -> [String: Session] {
         guard FileManager.default.fileExists(atPath: url.path) else { return [:] }
         let json: JSON
-        do { json = try JSON.parse(Data(contentsOf: url)) } catch {
-            throw MBaaSError(.invalidRequest, "the session file \(url.path) cannot be read (\(error)); delete it and log in again")
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch {
+            throw MBaaSError(.localIO, "the session file \(url.path) cannot be read: \(MBaaSError.describe(error))")
+        }
+        do { json = try JSON.parse(data) } catch {
+            throw MBaaSError(.invalidRequest, "the session file \(url.path) is not valid JSON (\(error)); delete it and log in again")
         }
         guard let object = json.objectValue else {
             throw MBaaSError(.invalidRequest, "the session file \(url.path) is not a JSON object; delete it and log in again")
@@ -86,26 +128,19 @@ struct SessionFile {
     }
 
     private func writeAtomically(_ data: Data) throws(MBaaSError) {
+        try ensureDirectory()
         let dir = url.deletingLastPathComponent()
-        do {
-            if !FileManager.default.fileExists(atPath: dir.path) {
-                try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-                chmod(dir.path, 0o700)
-            }
-        } catch {
-            throw MBaaSError(.unavailable, "cannot create \(dir.path): \(error.localizedDescription)")
-        }
         let temp = dir.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
         // Created 0600 from the start: the tokens are never readable by others, not even for a moment.
         let fd = open(temp.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard fd >= 0 else { throw MBaaSError(.unavailable, "cannot write \(temp.path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw MBaaSError(.localIO, "cannot write \(temp.path): \(String(cString: strerror(errno)))") }
         let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         let synced = fsync(fd)
         close(fd)
         guard written == data.count, synced == 0, rename(temp.path, url.path) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temp.path)
-            throw MBaaSError(.unavailable, "cannot write the session file \(url.path): \(reason)")
+            throw MBaaSError(.localIO, "cannot write the session file \(url.path): \(reason)")
         }
     }
 }

@@ -20,7 +20,7 @@ struct TextTable {
     }
 
     private static func clip(_ s: String, _ n: Int) -> String {
-        let flat = s.replacingOccurrences(of: "\n", with: "⏎")
+        let flat = escapingControlCharacters(s, keepNewlines: false)
         return flat.count <= n ? flat : String(flat.prefix(n - 1)) + "…"
     }
 
@@ -73,4 +73,30 @@ func recordsTable(_ records: [Record]) -> String {
     for r in records { for k in r.fields.keys.sorted() where !keys.contains(k) { keys.append(k) } }
     let rows = records.map { r in [r.id ?? ""] + keys.map { display(r.fields[$0]) } + [r.updatedAt.map(ISO8601.format) ?? ""] }
     return TextTable(headers: ["id"] + keys + ["updatedAt"], rows: rows).rendered
+}
+
+/// Text made safe for a terminal: stored values, ids, file names and error messages cannot move the cursor,
+/// clear the screen, ring the bell or change colours. A newline becomes `⏎` (or stays, with `keepNewlines`);
+/// every other C0 control (ESC, BEL, CR, TAB, …), DEL, a C1 control (U+0080–U+009F) and the bidirectional
+/// overrides (U+202A–U+202E, U+2066–U+2069) become a visible escape such as `\x1B` or `\u{202E}`.
+func escapingControlCharacters(_ s: String, keepNewlines: Bool) -> String {
+    guard s.unicodeScalars.contains(where: needsEscape) else { return s }
+    var out = String.UnicodeScalarView()
+    for scalar in s.unicodeScalars {
+        if scalar == "\n" {
+            out.append(contentsOf: keepNewlines ? "\n".unicodeScalars : "⏎".unicodeScalars)
+        } else if needsEscape(scalar) {
+            let hex = String(scalar.value, radix: 16, uppercase: true)
+            let text = scalar.value <= 0xFF ? "\\x" + (hex.count < 2 ? "0" + hex : hex) : "\\u{\(hex)}"
+            out.append(contentsOf: text.unicodeScalars)
+        } else {
+            out.append(scalar)
+        }
+    }
+    return String(out)
+}
+
+private func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+    let v = scalar.value
+    return v < 0x20 || v == 0x7F || (0x80...0x9F).contains(v) || (0x202A...0x202E).contains(v) || (0x2066...0x2069).contains(v)
 }

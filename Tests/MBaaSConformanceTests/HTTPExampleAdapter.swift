@@ -37,7 +37,7 @@ actor HTTPExampleBackend: Backend {
         let response = try await context.transport.send(request)
         let json = response.body.isEmpty ? JSON.null : try response.json()
         guard response.isSuccess else {
-            let kind = json["error"]?.stringValue.flatMap(MBaaSError.Kind.init) ?? MBaaSError.kind(forHTTPStatus: response.status)
+            let kind = json["error"]?.stringValue.flatMap { s in MBaaSError.Kind.allCases.first { $0.rawValue == s } } ?? MBaaSError.kind(forHTTPStatus: response.status)
             throw MBaaSError(kind, json["message"]?.stringValue ?? "HTTP \(response.status)", httpStatus: response.status)
         }
         return json

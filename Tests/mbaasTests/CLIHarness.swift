@@ -48,22 +48,18 @@ struct CLIHarness {
     }
 
     /// Runs `mbaas <arguments>` with the session file option added after the subcommand words.
+    /// `standardOutput` replaces the captured stdout (then `Output.stdout` is empty); `environment` adds variables.
     @discardableResult
-    func run(_ arguments: [String], stdin: String? = nil, sessionOption: Bool = true) throws -> Output {
-        let process = Process()
-        process.executableURL = try Self.binary()
-        process.arguments = arguments + (sessionOption ? ["--session-file", sessionFile.path] : [])
-        var env = ProcessInfo.processInfo.environment
-        env["XDG_CONFIG_HOME"] = directory.appendingPathComponent("xdg").path
-        process.environment = env
-        process.currentDirectoryURL = directory
+    func run(_ arguments: [String], stdin: String? = nil, sessionOption: Bool = true, standardOutput: FileHandle? = nil,
+             environment: [String: String] = [:]) throws -> Output {
+        let process = try makeProcess(arguments, sessionOption: sessionOption, environment: environment)
         let out = directory.appendingPathComponent("stdout-\(UUID().uuidString)")
         let err = directory.appendingPathComponent("stderr-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: out.path, contents: nil)
         _ = FileManager.default.createFile(atPath: err.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
         let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
-        process.standardOutput = outHandle
+        process.standardOutput = standardOutput ?? outHandle
         process.standardError = errHandle
         let input = Pipe()
         process.standardInput = input
@@ -75,6 +71,20 @@ struct CLIHarness {
         try errHandle.close()
         return Output(status: process.terminationStatus, stdout: try Data(contentsOf: out),
                       stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self))
+    }
+
+    /// A configured, not yet started `mbaas <arguments>` process (stdio inherited until set).
+    func makeProcess(_ arguments: [String], sessionOption: Bool = true, environment: [String: String] = [:]) throws -> Process {
+        let process = Process()
+        process.executableURL = try Self.binary()
+        process.arguments = arguments + (sessionOption ? ["--session-file", sessionFile.path] : [])
+        var env = ProcessInfo.processInfo.environment
+        env["XDG_CONFIG_HOME"] = directory.appendingPathComponent("xdg").path
+        env["MBAAS_BACKEND_URL"] = nil
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        process.currentDirectoryURL = directory
+        return process
     }
 
     /// Runs and expects exit status 0, returning stdout as JSON.

@@ -12,7 +12,7 @@ public enum FileSource: Sendable, Hashable {
         case .data(let d): return d
         case .url(let u):
             do { return try Data(contentsOf: u) } catch {
-                throw MBaaSError(.invalidRequest, "cannot read \(u.path): \(error.localizedDescription)")
+                throw MBaaSError(.localIO, "cannot read \(u.path): \(MBaaSError.describe(error))")
             }
         }
     }
@@ -84,12 +84,17 @@ public struct FileInfo: Sendable, Hashable {
 ///   file behind where the backend allows it. A backend without ``Capabilities/Feature/files`` (or
 ///   ``Capabilities/Feature/fileAttachment`` for attachments) throws `unsupported`.
 /// - ``download(_:)`` returns the bytes exactly as uploaded; a missing file is ``MBaaSError/Kind/notFound``.
+///   ``download(_:into:progress:)`` hands them over in chunks as they arrive, so a large file need not fit in
+///   memory (adapters that can stream implement it; the default downloads the whole file, then hands it over
+///   as one chunk). An error thrown by `write` stops the download and is rethrown.
 /// - ``deleteFile(_:)`` removes the file (and clears an attachment's field); missing is `notFound`.
 /// - ``listFiles(prefix:limit:)`` lists the separate store, newest last; `unsupported` without
 ///   ``Capabilities/Feature/fileList``.
 public protocol FileStore: Sendable {
     func upload(_ upload: FileUpload) async throws -> FileReference
     func download(_ file: FileReference) async throws -> Data
+    func download(_ file: FileReference, into write: @Sendable (Data) throws -> Void,
+                  progress: (@Sendable (TransferProgress) -> Void)?) async throws
     func deleteFile(_ file: FileReference) async throws
     func listFiles(prefix: String?, limit: Int?) async throws -> [FileInfo]
 }
@@ -98,6 +103,14 @@ extension FileStore {
     /// Uploads bytes under a name.
     public func upload(_ data: Data, name: String, contentType: String? = nil) async throws -> FileReference {
         try await upload(FileUpload(name: name, source: .data(data), contentType: contentType))
+    }
+
+    /// The whole file, then one call of `write` (for stores that cannot stream).
+    public func download(_ file: FileReference, into write: @Sendable (Data) throws -> Void,
+                         progress: (@Sendable (TransferProgress) -> Void)?) async throws {
+        let data = try await download(file)
+        try write(data)
+        progress?(TransferProgress(completedBytes: Int64(data.count), totalBytes: Int64(data.count)))
     }
 
     /// Downloads a file by name (for stores addressed by name).

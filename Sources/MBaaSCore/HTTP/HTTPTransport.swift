@@ -64,7 +64,11 @@ public struct URLSessionTransport: HTTPTransport {
             throw error
         } catch {
             let wrapped = MBaaSError.wrap(error)
-            throw MBaaSError(.transport, "\(request.method) \(HTTPLogging.redactedURL(request.url)): \(wrapped.message)",
+            var reason = wrapped.message
+            if let e = error as? URLError, e.code == .timedOut {
+                reason = "timed out after \(HTTPLogging.seconds(urlRequest.timeoutInterval))"
+            }
+            throw MBaaSError(.transport, "\(request.method) \(HTTPLogging.redactedURL(request.url)): \(reason)",
                              underlying: wrapped.underlying ?? wrapped)
         }
     }
@@ -85,6 +89,11 @@ public enum HTTPLogging {
     public static func isSecretHeader(_ name: String, extra: Set<String> = defaultSecretHeaders) -> Bool {
         let lower = name.lowercased()
         return extra.contains { $0.lowercased() == lower } || secretHeaderWords.contains { lower.contains($0) }
+    }
+
+    /// `60 s`, `2.5 s`.
+    public static func seconds(_ t: TimeInterval) -> String {
+        t == t.rounded() && abs(t) < 1e15 ? "\(Int(t)) s" : "\(t) s"
     }
 
     /// Query parameter names whose values are redacted in logged URLs.

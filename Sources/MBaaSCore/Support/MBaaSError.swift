@@ -10,29 +10,52 @@ import FoundationNetworking
 /// what the server actually said.
 public struct MBaaSError: Error, Sendable, CustomStringConvertible {
     /// What went wrong, independent of the vendor.
-    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+    ///
+    /// Extensible like ``Capabilities/Feature``: a `RawRepresentable` string with the core's kinds as static
+    /// members (``allCases``); adapters may define their own. Code that maps kinds (exit statuses, retry
+    /// policies) must handle unknown kinds with a default.
+    public struct Kind: RawRepresentable, Sendable, Hashable, Codable, ExpressibleByStringLiteral,
+        CustomStringConvertible
+    {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public init(stringLiteral value: String) { self.rawValue = value }
+        public var description: String { rawValue }
+
         /// The record, file, class or user does not exist.
-        case notFound
+        public static let notFound: Kind = "notFound"
         /// No valid session or credentials (wrong password, expired token).
-        case unauthorized
+        public static let unauthorized: Kind = "unauthorized"
         /// Authenticated, but not allowed (ACL, access rule, scope).
-        case forbidden
+        public static let forbidden: Kind = "forbidden"
         /// A version check failed: the record changed since it was read.
-        case conflict
+        public static let conflict: Kind = "conflict"
         /// A unique value (user name, e-mail, id) is already taken.
-        case duplicate
-        /// The request is malformed: bad field, bad query, bad class name, bad value.
-        case invalidRequest
+        public static let duplicate: Kind = "duplicate"
+        /// The request is malformed: bad field, bad query, bad class name, bad value, or beyond a documented
+        /// limit (query complexity, sizes).
+        public static let invalidRequest: Kind = "invalidRequest"
         /// Too many requests; ``MBaaSError/retryAfter`` says when to come back, if the server said.
-        case rateLimited
-        /// The server is down or overloaded (5xx).
-        case unavailable
+        public static let rateLimited: Kind = "rateLimited"
+        /// The server is down or overloaded (5xx), or the database is busy: retrying later may work.
+        public static let unavailable: Kind = "unavailable"
         /// The backend cannot do this; a declared capability is missing.
-        case unsupported
+        public static let unsupported: Kind = "unsupported"
         /// The request did not complete: connection refused or reset, timeout, cancelled.
-        case transport
+        public static let transport: Kind = "transport"
         /// The response could not be understood.
-        case decoding
+        public static let decoding: Kind = "decoding"
+        /// A local file could not be read or written (a full disk, a missing directory, permissions, stdout):
+        /// neither the caller's request nor the backend is at fault, and retrying alone will not help.
+        public static let localIO: Kind = "localIO"
+        /// A failure that is not the caller's: an unexpected error inside MBaaSKit or a library it uses.
+        public static let `internal`: Kind = "internal"
+
+        /// The kinds the core defines, in documentation order.
+        public static let allCases: [Kind] = [
+            .notFound, .unauthorized, .forbidden, .conflict, .duplicate, .invalidRequest, .rateLimited, .unavailable,
+            .unsupported, .transport, .decoding, .localIO, .internal,
+        ]
     }
 
     public var kind: Kind
@@ -90,15 +113,71 @@ public struct MBaaSError: Error, Sendable, CustomStringConvertible {
 
 extension MBaaSError {
     /// The error as an `MBaaSError`: itself if it is one, `transport` for `CancellationError` and `URLError`,
-    /// else `invalidRequest` carrying the description.
+    /// `decoding` for a JSON parse error, `localIO` for file-system errors (Cocoa file errors, POSIX errors),
+    /// else ``Kind/internal`` (a failure that is not the caller's). Messages say what happened
+    /// (``describe(_:)``), never a raw `NSError` dump.
     public static func wrap(_ error: any Error) -> MBaaSError {
         switch error {
         case let e as MBaaSError: return e
         case is CancellationError: return MBaaSError(.transport, "cancelled", underlying: CancellationError())
-        case let e as URLError:
-            return MBaaSError(.transport, "\(e.code == .cancelled ? "cancelled" : e.localizedDescription) (URLError \(e.code.rawValue))", underlying: e)
+        case let e as URLError: return MBaaSError(.transport, describe(e), underlying: e)
         case let e as JSONParseError: return MBaaSError(.decoding, e.description, underlying: e)
-        default: return MBaaSError(.invalidRequest, "\(error)")
+        case let e as CocoaError: return MBaaSError(e.code.rawValue < 1024 ? .localIO : .internal, describe(e), underlying: e)
+        case let e as POSIXError: return MBaaSError(.localIO, describe(e), underlying: e)
+        default:
+            let ns = error as NSError
+            if (ns.domain == NSCocoaErrorDomain && ns.code < 1024) || ns.domain == NSPOSIXErrorDomain {
+                return MBaaSError(.localIO, describe(error))
+            }
+            return MBaaSError(.internal, describe(error))
+        }
+    }
+
+    /// A short human description of any error: the message of an ``MBaaSError``; the system's reason for a
+    /// file-system error (`No such file or directory`, `Permission denied`, `No space left on device`, from the
+    /// underlying POSIX error when there is one); what happened for a URL error (`timed out`, `connection
+    /// refused`...). Never `The operation could not be completed. (NSCocoaErrorDomain error 512.)`.
+    public static func describe(_ error: any Error) -> String {
+        if let e = error as? MBaaSError { return e.message }
+        if let e = error as? URLError { return describeURLError(e.code) }
+        let ns = error as NSError
+        if ns.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(ns.code))) }
+        if ns.domain == NSCocoaErrorDomain {
+            if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+                return String(cString: strerror(Int32(underlying.code)))
+            }
+            switch ns.code {
+            case CocoaError.fileNoSuchFile.rawValue, CocoaError.fileReadNoSuchFile.rawValue: return "No such file or directory"
+            case CocoaError.fileReadNoPermission.rawValue, CocoaError.fileWriteNoPermission.rawValue: return "Permission denied"
+            case CocoaError.fileWriteOutOfSpace.rawValue: return "No space left on device"
+            case CocoaError.fileWriteFileExists.rawValue: return "File exists"
+            case CocoaError.fileWriteVolumeReadOnly.rawValue: return "Read-only file system"
+            case CocoaError.fileReadTooLarge.rawValue: return "File too large"
+            case CocoaError.fileReadCorruptFile.rawValue: return "the file is corrupt or in an unexpected format"
+            case CocoaError.fileReadInapplicableStringEncoding.rawValue: return "the file is not valid text in the expected encoding"
+            case 512..<1024: return "the file could not be written"
+            case 1..<512: return "the file could not be read"
+            default: return "the value is not valid (\(ns.domain) \(ns.code))"
+            }
+        }
+        if ns.domain == NSURLErrorDomain, let code = URLError.Code(rawValue: ns.code) { return describeURLError(code) }
+        return "\(error)"
+    }
+
+    private static func describeURLError(_ code: URLError.Code) -> String {
+        switch code {
+        case .cancelled: return "cancelled"
+        case .timedOut: return "timed out"
+        case .cannotConnectToHost: return "connection refused"
+        case .cannotFindHost, .dnsLookupFailed: return "the host name could not be resolved"
+        case .networkConnectionLost: return "the connection was lost"
+        case .notConnectedToInternet: return "not connected to a network"
+        case .badURL, .unsupportedURL: return "the URL is not valid for HTTP"
+        case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
+             .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot:
+            return "the TLS connection failed (certificate or handshake)"
+        case .badServerResponse: return "the server's response was malformed"
+        default: return "the request failed (URL error \(code.rawValue))"
         }
     }
 }

@@ -78,6 +78,27 @@ public struct ACL: Sendable, Hashable, Codable {
         return groups.contains(where: { check(self[.group($0)]) })
     }
 
+    /// Why this ACL would lock everyone out, or `nil` if it is usable: an ACL that grants nothing (`{}`,
+    /// `{"*":{}}`, only `false` grants) or names a principal with an empty name (`""`, `role:`, `group:`).
+    /// Backends without a master key (the embedded store) refuse such ACLs with `invalidRequest`, since no one
+    /// could read, change or delete the record afterwards.
+    public var usabilityProblem: String? {
+        if let empty = entries.keys.first(where: { p in
+            switch p {
+            case .everyone: false
+            case .user(let id): id.isEmpty
+            case .role(let name): name.isEmpty
+            case .group(let id): id.isEmpty
+            }
+        }) {
+            return "acl names an empty principal '\(empty.key)'"
+        }
+        if !entries.values.contains(where: { $0.read || $0.write }) {
+            return "acl grants nothing to anyone (\(json.printed())): nobody could read, change or delete it; give at least one principal read or write"
+        }
+        return nil
+    }
+
     // MARK: Neutral JSON
 
     /// The neutral JSON form, keys sorted, only `true` grants printed.

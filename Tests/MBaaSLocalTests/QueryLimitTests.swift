@@ -1,0 +1,73 @@
+import Foundation
+import MBaaSCore
+import MBaaSLocal
+import Testing
+
+/// Query-complexity limits and bounded regular expressions (issue 11): clear `invalidRequest` errors before
+/// SQLite's own limits, and queries right at the limits still run.
+@Suite("Local query limits")
+struct QueryLimitTests {
+    func backend() async throws -> LocalBackend {
+        let b = try memoryBackend()
+        for i in 0..<5 { _ = try await b.create(Record(className: "T", fields: ["k": .int(Int64(i)), "s": "x"])) }
+        return b
+    }
+
+    func ors(_ n: Int) -> QueryPredicate { .or((0..<n).map { .compare("k", .eq, .int(Int64($0))) }) }
+
+    @Test func tooManyOrClausesAreInvalidRequests() async throws {
+        let b = try await backend()
+        #expect(try await b.count(Query("T", predicate: ors(500))) == 5)             // at the limit: runs
+        let e = await expectError(.invalidRequest) { try await b.queryPage(Query("T", predicate: self.ors(990))) }
+        #expect(e?.message.contains("990 clauses; at most 500") == true)
+    }
+
+    @Test func deepNestingIsAnInvalidRequest() async throws {
+        let b = try await backend()
+        func nested(_ depth: Int) -> QueryPredicate {
+            var p = QueryPredicate.compare("k", .eq, 1)
+            for i in 0..<depth { p = i % 2 == 0 ? .or([p, .compare("k", .eq, 2)]) : .and([p, .exists("s", true)]) }
+            return p
+        }
+        #expect(try await b.count(Query("T", predicate: nested(16))) == 2)           // at the limit: runs
+        func notted(_ n: Int) -> QueryPredicate {
+            var p = QueryPredicate.compare("k", .eq, 1)
+            for _ in 0..<n { p = .not(p) }
+            return p
+        }
+        #expect(try await b.count(Query("T", predicate: notted(8))) == 1)            // 8 × 2 levels: runs
+        await expectError(.invalidRequest) { try await b.count(Query("T", predicate: notted(9))) }
+        // Nested to the right (the parser's worst case) at the limit.
+        var right = QueryPredicate.compare("k", .eq, 1)
+        for i in 0..<16 { right = i % 2 == 0 ? .or([.compare("k", .eq, 2), right]) : .and([.exists("s", true), right]) }
+        #expect(try await b.count(Query("T", predicate: right)) == 2)
+        let e = await expectError(.invalidRequest) { try await b.queryPage(Query("T", predicate: nested(200))) }
+        #expect(e?.message.contains("nested more than 16") == true)
+        // The widest tree the depth estimate allows still compiles in SQLite.
+        let wide = QueryPredicate.or([ors(290), .and((0..<290).map { _ in .exists("s", true) })])
+        #expect(try await b.count(Query("T", predicate: wide)) == 5)
+    }
+
+    @Test func tooManySortKeysAreAnInvalidRequest() async throws {
+        let b = try await backend()
+        let ok = Query("T", sort: (0..<32).map { SortKey("k\($0)") })
+        #expect(try await b.queryPage(ok).records.count == 5)
+        let e = await expectError(.invalidRequest) {
+            try await b.queryPage(Query("T", sort: (0..<2000).map { SortKey("k\($0)") }))
+        }
+        #expect(e?.message.contains("2000 sort keys; at most 32") == true)
+    }
+
+    @Test func catastrophicRegexIsStopped() async throws {
+        let b = try memoryBackend()
+        _ = try await b.create(Record(className: "T", fields: ["s": .string(String(repeating: "a", count: 46))]))
+        let started = Date()
+        let e = await expectError(.invalidRequest) {
+            try await b.queryPage(Query("T", predicate: .regex("s", "(a|a)+c|!", options: "")))
+        }
+        #expect(e?.message.contains("took more than 250 ms") == true, "\(String(describing: e))")
+        #expect(Date().timeIntervalSince(started) < 30)   // not the 34 s of CPU an unbounded match takes
+        // Ordinary patterns still match.
+        #expect(try await b.count(Query("T", predicate: .regex("s", "^a+$", options: ""))) == 1)
+    }
+}
