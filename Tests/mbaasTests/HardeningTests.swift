@@ -332,6 +332,14 @@ struct HardeningTests {
         let repaired = try cli.json(["objects", "repair-acl", cli.url, "Memo", id, #"{"*":{"read":true}}"#])
         #expect(repaired["acl"] == .object(["*": .object(["read": true])]))
         #expect(try cli.json(["objects", "get", cli.url, "Memo", id])["fields"]?["a"] == 1)
+        let file = cli.directory.appendingPathComponent("f.txt")
+        try Data("f".utf8).write(to: file)
+        _ = try cli.json(["auth", "login", cli.url, "alice", "--password", "pw"])
+        _ = try cli.json(["files", "upload", cli.url, file.path])                // private to alice
+        _ = try cli.json(["auth", "logout", cli.url])
+        #expect(try cli.run(["files", "download", cli.url, "f.txt"]).status == 3)
+        _ = try cli.json(["files", "repair-acl", cli.url, "f.txt", #"{"*":{"read":true}}"#])
+        #expect(try cli.run(["files", "download", cli.url, "f.txt"]).stdout == Data("f".utf8))
         let notLocal = try cli.run(["objects", "repair-acl", "ncmb://a:b@127.0.0.1:1", "Memo", id, #"{"*":{"read":true}}"#])
         #expect(notLocal.status == 2 && notLocal.stderr.contains("sqlite:"))
     }
