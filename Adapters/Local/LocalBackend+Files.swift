@@ -84,6 +84,28 @@ extension LocalBackend {
         try await store.files.stream(storage, name: file.name, into: write, progress: progress)
     }
 
+    /// Replaces the ACL of a stored file whatever its current ACL grants: the administrative way back to a file
+    /// no one can reach, like ``repairACL(className:id:acl:)`` for records (no session needed; the CLI's
+    /// `files repair-acl` checks that the caller owns the database file). `notFound` if there is no such file.
+    public func repairFileACL(name: String, acl: ACL) async throws -> FileInfo {
+        try checkWritable()
+        let store = self.store
+        do {
+            return try await store.writer.write { db in
+                try store.checkACL(db, acl)
+                guard var row = try store.fileRow(db, name: name) else { throw MBaaSError(.notFound, "file '\(name)' not found") }
+                let now = store.nowMillis
+                try db.execute(sql: "UPDATE files SET acl = ?, updated_at = ? WHERE name = ?",
+                               arguments: [LocalStore.encodeACL(acl), now, name])
+                row.acl = acl
+                row.updatedAt = now
+                return row.info
+            }
+        } catch {
+            throw LocalStore.mapError(error)
+        }
+    }
+
     public func deleteFile(_ file: FileReference) async throws {
         let store = self.store
         let storage = try await writing { db, principal in

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MBaaSCore
+import MBaaSLocal
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -11,7 +12,7 @@ import Darwin
 struct FilesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "files", abstract: "Upload, download, delete and list files.",
-        subcommands: [Upload.self, Download.self, Delete.self, List.self])
+        subcommands: [Upload.self, Download.self, Delete.self, List.self, RepairACL.self])
 
     struct Upload: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -97,6 +98,31 @@ struct FilesCommand: AsyncParsableCommand {
             if showProgress { Terminal.writeErr("\n") }
             emit(.object(["name": .string(name), "path": .string(output), "size": .int(size)]),
                  table: "wrote \(size) bytes to \(output)", format: global.resolvedFormat)
+        }
+    }
+
+    struct RepairACL: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "repair-acl",
+            abstract: "Administrative: replace the ACL of a stored file nobody can reach (sqlite: only).",
+            discussion: "Like `objects repair-acl`: only the database file's owner (or root), no session needed.")
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Backend URL (sqlite: only)") var url: String
+        @Argument(help: "The stored file name") var name: String
+        @Argument(help: #"The new ACL as neutral JSON, e.g. {"*":{"read":true}}"#) var acl: String
+
+        func run() async throws {
+            try await runReportingErrors {
+                let newACL = try ACL(json: parseJSONArgument(acl, name: "acl"))
+                let info = try await OpenedBackend.with(url, global, access: .write) { backend in
+                    guard let local = backend as? LocalBackend else {
+                        throw MBaaSError(.unsupported, "repair-acl works on the embedded sqlite: store only; other backends have their own administration (a master key, a console)")
+                    }
+                    try checkOwnsDatabaseFile(local.path)
+                    return try await local.repairFileACL(name: name, acl: newACL)
+                }
+                emit(fileJSON(info), table: fileTable([info]), format: global.resolvedFormat)
+            }
         }
     }
 

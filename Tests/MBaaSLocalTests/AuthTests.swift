@@ -204,6 +204,14 @@ struct ACLHardeningTests {
         #expect(try await b.get(className: "Memo", id: rec.id!).fields["x"] == 1)   // anonymous can read now
         await expectError(.invalidRequest) { try await b.repairACL(className: "Memo", id: rec.id!, acl: ACL()) }
         await expectError(.notFound) { try await b.repairACL(className: "Memo", id: "nope", acl: .publicReadWrite) }
+        // Files too.
+        try await b.restore(b.logIn(username: "alice", password: "pw"))
+        _ = try await b.upload(Data("f".utf8), name: "mine.txt")                   // private to alice
+        try await b.logOut(confirmWithServer: false)
+        await expectError(.notFound) { try await b.download(name: "mine.txt") }
+        let info = try await b.repairFileACL(name: "mine.txt", acl: ACL([.everyone: .read]))
+        #expect(info.acl == ACL([.everyone: .read]))
+        #expect(try await b.download(name: "mine.txt") == Data("f".utf8))
     }
 
     @Test func attachmentNamesBelongToTheRecordsWriters() async throws {

@@ -118,6 +118,33 @@ struct HardeningTests {
         #expect((try? JSON.parse(stdout))?["fields"]?["a"] == 1)
     }
 
+    /// Run as `nobody` on a database it may write (0666 in a 0777 directory) but does not own: repair-acl is
+    /// refused. Needs root and setpriv; skipped otherwise.
+    @Test func repairACLIsRefusedToOtherUsers() throws {
+        guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else { return }
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let dir = cli.directory.appendingPathComponent("shared")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let db = dir.appendingPathComponent("s.db").path
+        let created = try cli.json(["objects", "create", "sqlite:" + db, "Memo", #"{"a":1}"#])
+        let id = try #require(created["id"]?.stringValue)
+        for path in [dir.path, cli.directory.path] { chmod(path, 0o777) }
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: db + suffix) { chmod(db + suffix, 0o666) }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        p.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", try CLIHarness.binary().path,
+                       "objects", "repair-acl", "sqlite:" + db, "Memo", id, #"{"*":{"read":true}}"#,
+                       "--session-file", "/nonexistent/sessions.json"]
+        let err = Pipe()
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = err
+        try p.run()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 4 && stderr.contains("only the owner of"), "\(stderr)")
+    }
+
     // MARK: Interrupted uploads
 
     @Test(arguments: [SIGINT, SIGTERM])
@@ -332,6 +359,14 @@ struct HardeningTests {
         let repaired = try cli.json(["objects", "repair-acl", cli.url, "Memo", id, #"{"*":{"read":true}}"#])
         #expect(repaired["acl"] == .object(["*": .object(["read": true])]))
         #expect(try cli.json(["objects", "get", cli.url, "Memo", id])["fields"]?["a"] == 1)
+        let file = cli.directory.appendingPathComponent("f.txt")
+        try Data("f".utf8).write(to: file)
+        _ = try cli.json(["auth", "login", cli.url, "alice", "--password", "pw"])
+        _ = try cli.json(["files", "upload", cli.url, file.path])                // private to alice
+        _ = try cli.json(["auth", "logout", cli.url])
+        #expect(try cli.run(["files", "download", cli.url, "f.txt"]).status == 3)
+        _ = try cli.json(["files", "repair-acl", cli.url, "f.txt", #"{"*":{"read":true}}"#])
+        #expect(try cli.run(["files", "download", cli.url, "f.txt"]).stdout == Data("f".utf8))
         let notLocal = try cli.run(["objects", "repair-acl", "ncmb://a:b@127.0.0.1:1", "Memo", id, #"{"*":{"read":true}}"#])
         #expect(notLocal.status == 2 && notLocal.stderr.contains("sqlite:"))
     }
