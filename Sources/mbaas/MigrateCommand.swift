@@ -26,13 +26,14 @@ struct MigrationOptionGroup: ParsableArguments {
     var verbose = false
 }
 
-/// Opens the two sides of a migration: administrative identities where the adapter has one, no saved sessions.
-func openForMigration(_ text: String, verbose: Bool, readOnly: Bool = false) async throws -> any Backend {
+/// Opens the two sides of a migration: administrative identities where the adapter has one, no saved sessions. A
+/// source must exist (a mistyped `sqlite:` path is `notFound`, never a new empty database); a target is created.
+func openForMigration(_ text: String, verbose: Bool, asSource: Bool = false, readOnly: Bool = false) async throws -> any Backend {
     var global = try GlobalOptions.parse([])
     global.verbose = verbose
     let url = try BackendURL(parsing: text)
     let transport = RetryingTransport(URLSessionTransport(logger: global.logger))
-    return try await BuiltinAdapters.registry().open(
+    return try await BuiltinAdapters.registry(localOpenMode: asSource ? .readWrite : .create).open(
         url, context: BackendContext(transport: transport, logger: global.logger, administrative: true, readOnly: readOnly))
 }
 
@@ -49,7 +50,7 @@ func runMigration(
             state = try MigrationState(directory: stateURL)
             printNote("state: \(stateURL.path)")
         }
-        let source = try await openForMigration(from, verbose: group.verbose)
+        let source = try await openForMigration(from, verbose: group.verbose, asSource: true)
         let target = try await openForMigration(to, verbose: group.verbose, readOnly: options.dryRun || verifyOnly)
         let progress = MigrationProgress(terminal: isatty(STDERR_FILENO) != 0)
         let migration = Migration(source: source, target: target, options: options, state: state,
