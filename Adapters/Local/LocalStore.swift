@@ -82,12 +82,11 @@ struct LocalStore: Sendable {
         do {
             if let aclText: String = row[5] { record.acl = try ACL(json: JSON.parse(aclText)) }
             let fieldsText: String = row[6]
-            guard case .object(let object) = try JSON.parse(fieldsText) else {
+            // Straight from the stored text to `Value`s: no intermediate JSON tree.
+            guard case .object(var fields) = try Value.parse(jsonText: fieldsText) else {
                 throw MBaaSError(.decoding, "fields are not a JSON object")
             }
-            var fields: [String: Value] = [:]
-            fields.reserveCapacity(object.count)
-            for (k, v) in object where keys?.contains(k) ?? true { fields[k] = try Value(json: v, path: k) }
+            if let keys { fields = fields.filter { keys.contains($0.key) } }
             record.fields = fields
         } catch {
             throw MBaaSError(.decoding, "stored record \(className)/\(id) cannot be read: \(error)")
@@ -96,7 +95,7 @@ struct LocalStore: Sendable {
     }
 
     /// The neutral JSON text of a record's fields (keys sorted, typed values in their `__type` form).
-    static func encodeFields(_ fields: [String: Value]) -> String { Value.object(fields).json.printed() }
+    static func encodeFields(_ fields: [String: Value]) -> String { Value.object(fields).jsonText }
 
     static func encodeACL(_ acl: ACL?) -> String? { acl.map { $0.json.printed() } }
 
