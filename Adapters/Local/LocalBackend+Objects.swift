@@ -12,12 +12,14 @@ extension LocalBackend {
     /// The record, or `notFound` (also when the session's user may not read it).
     ///
     /// A point read runs synchronously on the actor (one indexed lookup is shorter than a hop to a reader queue and
-    /// back); the read transaction is still a snapshot on a reader connection.
+    /// back), on a read-only connection of its own (``LocalPointReader``), without an explicit transaction: the
+    /// record is read by one statement, which SQLite runs in its own snapshot (the session check, when there is a
+    /// session, is a statement of its own).
     public func get(className: String, id: String) async throws -> MBaaSCore.Record {
         try LocalValidation.className(className)
         let store = self.store, token = sessionTokenHash
         do {
-            return try Self.readNow(store.writer) { db in
+            return try store.pointReader.read(store.writer, busyTimeout: store.options.busyTimeout) { db in
                 let principal = try store.principal(db, tokenHash: token)
                 guard let stored = try store.load(db, className: className, id: id), principal.canRead(stored.record.acl) else {
                     throw MBaaSError(.notFound, "record \(className)/\(id) not found")
@@ -137,13 +139,5 @@ struct LocalBatchFailure: Error {
         var e = error
         e.message = "operation \(index + 1) of \(count) (\(what)) failed, nothing was written: \(error.message)"
         return e
-    }
-}
-
-extension LocalBackend {
-    /// A synchronous read transaction (GRDB's blocking `read`), for short reads that cost less than a hop to a
-    /// reader queue and back. Called from a synchronous function so the blocking overload is the one chosen.
-    nonisolated static func readNow<T>(_ reader: any DatabaseReader, _ body: (Database) throws -> T) throws -> T {
-        try reader.read(body)
     }
 }

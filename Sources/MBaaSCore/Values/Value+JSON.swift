@@ -60,16 +60,28 @@ extension Value {
     /// ``MBaaSError`` (`invalidRequest`).
     public static func parse(jsonText text: String, path: String = "$") throws -> Value {
         var text = text
-        let result = text.withUTF8 { bytes -> Result<Value, ValueParseFailure> in
-            var parser = JSONParser(bytes: bytes)
-            do throws(ValueParseFailure) {
-                let value = try parser.parseNeutralValue(depth: 0)
-                parser.skipWhitespace()
-                guard parser.index == parser.end else { return .failure(.json(parser.error("unexpected trailing characters"))) }
-                return .success(value)
-            } catch {
-                return .failure(error)
+        return try text.withUTF8 { try parse(jsonBytes: $0, path: path) }
+    }
+
+    /// ``parse(jsonText:path:)`` from UTF-8 bytes (a database column read without copying it into a `String`).
+    public static func parse(jsonData data: Data, path: String = "$") throws -> Value {
+        try data.withUnsafeBytes { raw in try parse(jsonBytes: raw.bindMemory(to: UInt8.self), path: path) }
+    }
+
+    /// ``parse(jsonText:path:)`` from a buffer of UTF-8 bytes.
+    public static func parse(jsonBytes bytes: UnsafeBufferPointer<UInt8>, path: String = "$") throws -> Value {
+        var parser = JSONParser(bytes: bytes)
+        let result: Result<Value, ValueParseFailure>
+        do throws(ValueParseFailure) {
+            let value = try parser.parseNeutralValue(depth: 0)
+            parser.skipWhitespace()
+            if parser.index == parser.end {
+                result = .success(value)
+            } else {
+                result = .failure(.json(parser.error("unexpected trailing characters")))
             }
+        } catch {
+            result = .failure(error)
         }
         switch result {
         case .success(let v): return v
@@ -373,9 +385,12 @@ extension JSONParser {
         switch bytes[index] {
         case UInt8(ascii: "{"):
             index += 1
-            var object: [String: Value] = [:]
+            // Members are collected in order first, so the dictionary is built once at its final size (and a
+            // typed form is recognised without hashing).
+            var members: [(key: String, value: Value)] = []
             skipWhitespace()
-            if index < end, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(object) }
+            if index < end, bytes[index] == UInt8(ascii: "}") { index += 1; return .object([:]) }
+            members.reserveCapacity(8)
             while true {
                 skipWhitespace()
                 guard index < end, bytes[index] == UInt8(ascii: "\"") else { throw .json(error("expected a key string")) }
@@ -385,7 +400,7 @@ extension JSONParser {
                 guard index < end, bytes[index] == UInt8(ascii: ":") else { throw .json(error("expected ':'")) }
                 index += 1
                 do {
-                    object[key] = try parseNeutralValue(depth: depth + 1)
+                    members.append((key, try parseNeutralValue(depth: depth + 1)))
                 } catch {
                     throw Self.prefix(error, .key(key))
                 }
@@ -395,11 +410,20 @@ extension JSONParser {
                 if bytes[index] == UInt8(ascii: "}") { index += 1; break }
                 throw .json(error("expected ',' or '}'"))
             }
-            guard let type = object["__type"] else { return .object(object) }
-            // A typed form: check it as `Value(json:)` does, from the (scalar) members already read.
-            var members = JSONObject(minimumCapacity: object.count)
-            for (k, v) in object { members.storage[k] = v.json }
-            do { return try Value.typed(type.json, members) } catch { throw .typed(error) }
+            guard let type = members.last(where: { $0.key == "__type" })?.value else {
+                var object: [String: Value] = Dictionary(minimumCapacity: members.count)
+                for (k, v) in members { object[k] = v }
+                return .object(object)
+            }
+            // The common typed form, a date, without building an object first.
+            if members.count == 2, case .string("Date") = type, members[0].key != members[1].key,
+               let iso = members.first(where: { $0.key == "iso" })?.value.stringValue, let date = ISO8601.parse(iso) {
+                return .date(date)
+            }
+            // Any typed form: check it as `Value(json:)` does, from the (scalar) members already read.
+            var object = JSONObject(minimumCapacity: members.count)
+            for (k, v) in members { object.storage[k] = v.json }
+            do { return try Value.typed(type.json, object) } catch { throw .typed(error) }
         case UInt8(ascii: "["):
             index += 1
             var array: [Value] = []
