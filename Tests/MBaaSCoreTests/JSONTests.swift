@@ -116,7 +116,7 @@ struct JSONTests {
             }
         }
         let error = try #require({ () -> JSONParseError? in
-            do { _ = try JSON.parse(Data(Array(#"{"name":""#.utf8) + [0xFE] + Array(#""}"#.utf8))); return nil } catch { return error }
+            do { _ = try JSON.parse(Data(Array(#"{"name":""#.utf8) + [0xFE] + Array(#""}"#.utf8))); return nil } catch let e as JSONParseError { return e } catch { return nil }
         }())
         #expect(error.path == "$.name")
         #expect(try JSON.parse(Data("\"日本 \\n 😀\"".utf8)) == .string("日本 \n 😀"))

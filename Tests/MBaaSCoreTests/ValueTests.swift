@@ -167,7 +167,7 @@ struct RecordTests {
 
     // MARK: Direct text <-> Value (no intermediate JSON tree)
 
-    @Test(arguments: samples)
+    @Test(arguments: ValueTests.samples)
     func directPrintingAndParsingMatchTheJSONPath(name: String, value: Value) throws {
         #expect(value.jsonText == value.json.printed(), "\(name)")
         #expect(try Value.parse(jsonText: value.jsonText) == value, "\(name)")
@@ -242,27 +242,27 @@ struct RecordTests {
     }
 
     @Test func modelsMapPropertiesToValuesDirectly() throws {
-        let nested = Nested(label: "n", when: [Self.date], extra: ["a": 1])
-        let rich = Rich(id: "r1", updatedAt: Self.date, version: "3", acl: .privateTo("alice"), small: -3, big: 4_000_000_000,
-                        ratio: 0.1, maybe: nil, nested: nested, list: [nested, nested], json: ["k": [1, 2.5]],
+        let nested = Nested(label: "n", when: [ValueTests.date], extra: ["a": 1])
+        let rich = Rich(id: "r1", updatedAt: ValueTests.date, version: "3", acl: .privateTo("alice"), small: -3, big: 4_000_000_000,
+                        ratio: 0.1, maybe: nil, nested: nested, list: [nested, nested], json: .object(["k": [1, 2.5]]),
                         value: .pointer(Pointer(className: "User", objectId: "u")), url: URL(string: "https://x.test/a?b=c")!,
                         file: FileReference(name: "a.png", size: 3))
         let record = try rich.record()
-        #expect(record.id == "r1" && record.version == "3" && record.updatedAt == Self.date)
+        #expect(record.id == "r1" && record.version == "3" && record.updatedAt == ValueTests.date)
         #expect(record.acl == .privateTo("alice"))
         #expect(record.fields["small"] == .int(-3))
         #expect(record.fields["big"] == .int(4_000_000_000))
         #expect(record.fields["ratio"] == .double(0.1))
         #expect(record.fields["maybe"] == nil)   // nil optionals are not written
-        #expect(record.fields["nested"] == .object(["label": "n", "when": [.date(Self.date)], "extra": ["a": 1]]))
+        #expect(record.fields["nested"] == .object(["label": "n", "when": [.date(ValueTests.date)], "extra": ["a": 1]]))
         #expect(record.fields["json"] == .object(["k": [1, 2.5]]))
         #expect(record.fields["value"] == .pointer(Pointer(className: "User", objectId: "u")))
         #expect(record.fields["url"] == .string("https://x.test/a?b=c"))
         #expect(record.fields["file"] == .file(FileReference(name: "a.png", size: 3)))
         for key in Record.reservedFieldNames { #expect(record.fields[key] == nil) }
         let back = try Rich(record: record)
-        #expect(back == Rich(id: "r1", updatedAt: Self.date, version: "3", acl: .privateTo("alice"), small: -3, big: 4_000_000_000,
-                             ratio: 0.1, maybe: nil, nested: nested, list: [nested, nested], json: ["k": [1, 2.5]],
+        #expect(back == Rich(id: "r1", updatedAt: ValueTests.date, version: "3", acl: .privateTo("alice"), small: -3, big: 4_000_000_000,
+                             ratio: 0.1, maybe: nil, nested: nested, list: [nested, nested], json: .object(["k": [1, 2.5]]),
                              value: .pointer(Pointer(className: "User", objectId: "u")), url: URL(string: "https://x.test/a?b=c")!,
                              file: FileReference(name: "a.png", size: 3)))
     }
