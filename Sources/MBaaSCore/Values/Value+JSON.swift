@@ -385,12 +385,14 @@ extension JSONParser {
         switch bytes[index] {
         case UInt8(ascii: "{"):
             index += 1
-            // Members are collected in order first, so the dictionary is built once at its final size (and a
-            // typed form is recognised without hashing).
-            var members: [(key: String, value: Value)] = []
             skipWhitespace()
             if index < end, bytes[index] == UInt8(ascii: "}") { index += 1; return .object([:]) }
-            members.reserveCapacity(8)
+            // Plain objects go straight into one dictionary. Typed forms print `__type` first, so an object whose
+            // first key is `__type` collects its (few) members in order to be checked as a typed form; a `__type`
+            // met later is handled the same way from the dictionary.
+            var object: [String: Value] = [:]
+            var typed: [(key: String, value: Value)]?
+            var first = true
             while true {
                 skipWhitespace()
                 guard index < end, bytes[index] == UInt8(ascii: "\"") else { throw .json(error("expected a key string")) }
@@ -399,31 +401,37 @@ extension JSONParser {
                 skipWhitespace()
                 guard index < end, bytes[index] == UInt8(ascii: ":") else { throw .json(error("expected ':'")) }
                 index += 1
-                do {
-                    members.append((key, try parseNeutralValue(depth: depth + 1)))
-                } catch {
-                    throw Self.prefix(error, .key(key))
+                let value: Value
+                do { value = try parseNeutralValue(depth: depth + 1) } catch { throw Self.prefix(error, .key(key)) }
+                if first {
+                    first = false
+                    if key == "__type" { typed = [] } else { object.reserveCapacity(8) }
                 }
+                if typed != nil { typed!.append((key, value)) } else { object[key] = value }
                 skipWhitespace()
                 guard index < end else { throw .json(error("unterminated object")) }
                 if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
                 if bytes[index] == UInt8(ascii: "}") { index += 1; break }
                 throw .json(error("expected ',' or '}'"))
             }
-            guard let type = members.last(where: { $0.key == "__type" })?.value else {
-                var object: [String: Value] = Dictionary(minimumCapacity: members.count)
-                for (k, v) in members { object[k] = v }
+            let members: [(key: String, value: Value)]
+            if let typed {
+                members = typed
+            } else if object["__type"] != nil {
+                members = object.map { ($0.key, $0.value) }
+            } else {
                 return .object(object)
             }
+            let type = members.last(where: { $0.key == "__type" })!.value
             // The common typed form, a date, without building an object first.
             if members.count == 2, case .string("Date") = type, members[0].key != members[1].key,
                let iso = members.first(where: { $0.key == "iso" })?.value.stringValue, let date = ISO8601.parse(iso) {
                 return .date(date)
             }
             // Any typed form: check it as `Value(json:)` does, from the (scalar) members already read.
-            var object = JSONObject(minimumCapacity: members.count)
-            for (k, v) in members { object.storage[k] = v.json }
-            do { return try Value.typed(type.json, object) } catch { throw .typed(error) }
+            var typedObject = JSONObject(minimumCapacity: members.count)
+            for (k, v) in members { typedObject.storage[k] = v.json }
+            do { return try Value.typed(type.json, typedObject) } catch { throw .typed(error) }
         case UInt8(ascii: "["):
             index += 1
             var array: [Value] = []
