@@ -130,7 +130,8 @@ struct LocalQueryPlan: Sendable {
             let stored = try LocalStore.decodeRecord(className: className, row: row, keys: keys)
             records.append(stored.record)
             taken += 1
-            last = Cursor(values: (0..<sort.count).map { row[7 + $0] as DatabaseValue }, seq: stored.seq)
+            // Only the limit-th row can be the end of a page that has a next one: its sort values make the cursor.
+            if taken == limit { last = Cursor(values: (0..<sort.count).map { row[7 + $0] as DatabaseValue }, seq: stored.seq) }
         }
         return false
     }
