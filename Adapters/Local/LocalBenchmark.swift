@@ -3,27 +3,52 @@ import Foundation
 import GRDB
 import MBaaSCore
 
-/// Measures the Local backend's throughput next to raw GRDB doing the equivalent work on the same schema, in the
-/// same process, so the ratio shows what the adapter's layers cost (validation, ACL and type checks in SQL,
-/// keyset cursors, `Record` values, the actor and async hops). Used by `mbaas bench local`; not a test.
+/// Measures the Local backend's throughput next to raw GRDB on the same schema and, when a Python 3 interpreter
+/// and the baseline script are available, next to a plain Python script (stdlib `sqlite3` + `json`,
+/// `Benchmarks/local_baseline.py`) doing the same work, all in one invocation. Used by `mbaas bench local`; not a
+/// test.
 ///
-/// Workloads, each on its own fresh database file in a temporary directory:
+/// Every side gets a fresh database file in WAL mode with `synchronous = NORMAL`, the Local schema, and an
+/// expression index on `money` (created before the inserts). Workloads:
 /// - **insert**: `records` records through the public ``LocalBackend/batch(_:)`` in chunks of `chunkSize` (one
-///   transaction each), vs one prepared `INSERT` per record in one transaction per chunk; both generate ids and
-///   print the neutral field JSON.
+///   transaction each); raw: one cached `INSERT` per record, one transaction per chunk, the fields printed with the
+///   core's direct printer; script: `executemany` with `json.dumps`.
 /// - **query**: every record with `money >= 100`, sorted by `-money,title`, in pages of `pageSize` through
-///   ``LocalBackend/records(matching:pageSize:)``, vs a hand-written keyset query over the same JSON columns;
-///   both decode each row's fields into `Value`s.
-/// - **get**: `min(records, 5000)` point reads by id, vs a prepared `SELECT … WHERE class = ? AND id = ?`.
+///   ``LocalBackend/records(matching:pageSize:)`` (every record decoded into a ``Record`` of ``Value``s); raw: a
+///   hand-written keyset query, one read per page, the rows' columns read as text without decoding the JSON (the
+///   SQLite floor); script: the same keyset query with `json.loads` per row.
+/// - **get**: `min(records, 5000)` point reads by id through ``LocalBackend/get(className:id:)``; raw: a cached
+///   `SELECT … WHERE class = ? AND id = ?` on a dedicated read-only connection (`inDatabase`, no transaction
+///   around it), columns read as text; script: the same `SELECT` with `json.loads`.
+///
+/// So `local/raw` is what the adapter's layers cost over SQLite itself (JSON decoding into `Value`s, validation,
+/// ACL and type checks in SQL, keyset cursors, the actor), and `local/script` is the comparison a user makes.
 public struct LocalBenchmark: Sendable {
     public var records: Int
     public var chunkSize: Int
     public var pageSize: Int
+    /// The baseline script (`Benchmarks/local_baseline.py`) run with `python3`; `nil` leaves the script column out.
+    public var baselineScript: URL?
+    /// The Python interpreter for ``baselineScript``, looked up in `PATH` when it has no slash.
+    public var python: String
 
-    public init(records: Int = 20_000, chunkSize: Int = 500, pageSize: Int = 500) {
+    public init(records: Int = 20_000, chunkSize: Int = 500, pageSize: Int = 500, baselineScript: URL? = nil,
+                python: String = "python3") {
         self.records = records
         self.chunkSize = chunkSize
         self.pageSize = pageSize
+        self.baselineScript = baselineScript
+        self.python = python
+    }
+
+    /// `Benchmarks/local_baseline.py` in the current directory or in the source tree this binary was built from.
+    public static func defaultBaselineScript() -> URL? {
+        let relative = "Benchmarks/local_baseline.py"
+        let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(relative)
+        if FileManager.default.fileExists(atPath: cwd.path) { return cwd }
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent(relative)
+        return FileManager.default.fileExists(atPath: source.path) ? source : nil
     }
 
     /// One workload's throughput, in operations (records) per second.
@@ -32,7 +57,20 @@ public struct LocalBenchmark: Sendable {
         public var detail: String
         public var local: Double
         public var raw: Double
+        /// The plain Python script's throughput, when it ran.
+        public var script: Double?
         public var ratio: Double { raw > 0 ? local / raw : 0 }
+        /// `local / script`, when the script ran.
+        public var scriptRatio: Double? { script.flatMap { $0 > 0 ? local / $0 : nil } }
+    }
+
+    /// How the script side ran: its interpreter and SQLite versions, or why it did not run.
+    public struct ScriptRun: Sendable, Hashable {
+        public var path: String?
+        public var python: String?
+        public var sqlite: String?
+        /// Set when the script could not run (no interpreter, no script, an error); the script column is empty.
+        public var skipped: String?
     }
 
     public struct Result: Sendable {
@@ -42,16 +80,23 @@ public struct LocalBenchmark: Sendable {
         /// `debug` or `release`.
         public var build: String
         public var measurements: [Measurement]
+        public var script: ScriptRun
 
         public var json: JSON {
             .object([
                 "records": .int(Int64(records)), "chunkSize": .int(Int64(chunkSize)), "pageSize": .int(Int64(pageSize)),
-                "build": .string(build), "goalRatio": 0.5,
+                "build": .string(build), "goalRatio": 0.5, "scriptGoalRatio": 1.0,
                 "results": .array(measurements.map { m in
                     .object(["name": .string(m.name), "detail": .string(m.detail), "unit": "records/s",
                              "local": .double(m.local.rounded()), "raw": .double(m.raw.rounded()),
-                             "ratio": .double((m.ratio * 100).rounded() / 100)])
+                             "ratio": .double((m.ratio * 100).rounded() / 100),
+                             "script": m.script.map { .double($0.rounded()) } ?? .null,
+                             "scriptRatio": m.scriptRatio.map { .double(($0 * 100).rounded() / 100) } ?? .null])
                 }),
+                "script": .object([
+                    "path": script.path.map(JSON.string) ?? .null, "python": script.python.map(JSON.string) ?? .null,
+                    "sqlite": script.sqlite.map(JSON.string) ?? .null, "skipped": script.skipped.map(JSON.string) ?? .null,
+                ]),
             ])
         }
 
@@ -62,14 +107,24 @@ public struct LocalBenchmark: Sendable {
                 f.maximumFractionDigits = 0
                 return f.string(from: NSNumber(value: x)) ?? String(Int(x))
             }
-            var lines = ["Local backend vs raw GRDB: \(records) records, \(build) build (goal: local/raw >= 0.5)", ""]
-            let rows = measurements.map { [$0.name, n($0.local), n($0.raw), String(format: "%.2f", $0.ratio), $0.detail] }
-            let headers = ["workload", "local rec/s", "raw rec/s", "local/raw", "what"]
+            var lines = ["Local backend vs raw GRDB vs a plain Python script: \(records) records, \(build) build "
+                + "(goals: local/raw >= 0.5, local/script >= 1)", ""]
+            let rows = measurements.map {
+                [$0.name, n($0.local), n($0.raw), $0.script.map(n) ?? "-", String(format: "%.2f", $0.ratio),
+                 $0.scriptRatio.map { String(format: "%.2f", $0) } ?? "-", $0.detail]
+            }
+            let headers = ["workload", "local rec/s", "raw rec/s", "script rec/s", "local/raw", "local/script", "what"]
             var widths = headers.map(\.count)
             for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
             for r in [headers] + rows {
-                lines.append(r.enumerated().map { i, c in i == 0 || i == 4 ? c.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+                lines.append(r.enumerated().map { i, c in i == 0 || i == 6 ? c.padding(toLength: widths[i], withPad: " ", startingAt: 0)
                     : String(repeating: " ", count: widths[i] - c.count) + c }.joined(separator: "  "))
+            }
+            lines.append("")
+            if let skipped = script.skipped {
+                lines.append("script: not run (\(skipped))")
+            } else {
+                lines.append("script: \(script.path ?? "?") (Python \(script.python ?? "?"), SQLite \(script.sqlite ?? "?"))")
             }
             return lines.joined(separator: "\n")
         }
@@ -80,9 +135,11 @@ public struct LocalBenchmark: Sendable {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let inputs = (0..<records).map(Self.fields)
+        let gets = min(records, 5000)
 
         // Local backend through its public API.
         let local = try LocalBackend(path: dir.appendingPathComponent("local.db").path)
+        try await local.createIndex(className: "Bench", key: "money")
         let localInsert = try await time {
             for start in stride(from: 0, to: inputs.count, by: chunkSize) {
                 let ops = inputs[start..<min(start + chunkSize, inputs.count)].map { BatchOperation.create(Record(className: "Bench", fields: $0)) }
@@ -95,24 +152,24 @@ public struct LocalBenchmark: Sendable {
             for try await _ in local.records(matching: query, pageSize: pageSize) { localMatches += 1 }
         }
         let ids = try await local.records(matching: Query("Bench", keys: []), pageSize: 1000).collect().compactMap(\.id)
-        let sample = Self.sample(ids, count: min(records, 5000))
+        let sample = Self.sample(ids, count: gets)
         let localGet = try await time {
             for id in sample { _ = try await local.get(className: "Bench", id: id) }
         }
         await local.close()
 
-        // Raw GRDB: the same schema, hand-written prepared statements.
+        // Raw GRDB: the same schema and index, cached statements, no JSON decoding, no async hop per row.
         let raw = try Self.openRaw(dir.appendingPathComponent("raw.db").path)
         let rawInsert = try await time {
             for start in stride(from: 0, to: inputs.count, by: chunkSize) {
-                let chunk = Array(inputs[start..<min(start + chunkSize, inputs.count)])
+                let chunk = inputs[start..<min(start + chunkSize, inputs.count)]
                 try await raw.write { db in
                     let stmt = try db.cachedStatement(sql: """
                         INSERT INTO records(class, id, created_at, updated_at, version, acl, fields) VALUES ('Bench', ?, ?, ?, 1, NULL, ?)
                         """)
                     let now = LocalTime.millis(Date())
                     for fields in chunk {
-                        try stmt.execute(arguments: [LocalRandom.id(), now, now, Value.object(fields).json.printed()])
+                        try stmt.execute(arguments: [LocalRecordIds.next(), now, now, Value.object(fields).jsonText])
                     }
                 }
             }
@@ -120,21 +177,53 @@ public struct LocalBenchmark: Sendable {
         var rawMatches = 0
         let rawQuery = try await time { rawMatches = try await Self.rawQuery(raw, pageSize: pageSize) }
         let rawIds = try await raw.read { db in try String.fetchAll(db, sql: "SELECT id FROM records") }
-        let rawSample = Self.sample(rawIds, count: min(records, 5000))
+        let rawSample = Self.sample(rawIds, count: gets)
+        var rawBytes = 0
+        // A dedicated read-only connection: GRDB's cheapest point read (the pool's `read` adds a checkout, a schema
+        // check and a transaction around each lookup).
+        var readOnly = Configuration()
+        readOnly.readonly = true
+        let rawQueue = try DatabaseQueue(path: dir.appendingPathComponent("raw.db").path, configuration: readOnly)
         let rawGet = try await time {
             for id in rawSample {
-                _ = try await raw.read { db -> [String: Value] in
+                rawBytes &+= try rawQueue.inDatabase { db -> Int in
                     let stmt = try db.cachedStatement(sql: "SELECT id, created_at, updated_at, version, acl, fields FROM records WHERE class = 'Bench' AND id = ?")
                     guard let row = try Row.fetchOne(stmt, arguments: [id]) else { throw MBaaSError(.notFound, id) }
-                    return try Self.decodeFields(row[5])
+                    return Self.touch(row)
                 }
             }
         }
+        try rawQueue.close()
         try raw.close()
 
+        guard rawBytes > 0 else { throw MBaaSError(.unavailable, "benchmark mismatch: raw point reads read nothing") }
         guard localMatches == rawMatches else {
             throw MBaaSError(.unavailable, "benchmark mismatch: local query found \(localMatches) records, raw \(rawMatches)")
         }
+
+        // The plain script, after the Swift sides so that they do not compete for the CPU.
+        var scriptRun = ScriptRun(path: baselineScript?.path)
+        var script: [String: Double] = [:]
+        if let baselineScript {
+            do {
+                let output = try Self.runScript(python: python, script: baselineScript, arguments: [
+                    "--records", String(records), "--chunk-size", String(chunkSize), "--page-size", String(pageSize),
+                    "--gets", String(gets), "--dir", dir.path,
+                ])
+                for key in ["insert", "query", "get"] { script[key] = output[key]?.doubleValue }
+                scriptRun.python = output["python"]?.stringValue
+                scriptRun.sqlite = output["sqlite"]?.stringValue
+                if let matches = output["matches"]?.intValue, matches != Int64(localMatches) {
+                    scriptRun.skipped = "the script found \(matches) matches, Local \(localMatches)"
+                    script = [:]
+                }
+            } catch {
+                scriptRun.skipped = "\(error)"
+            }
+        } else {
+            scriptRun.skipped = "Benchmarks/local_baseline.py not found (pass --script)"
+        }
+
         #if DEBUG
         let build = "debug"
         #else
@@ -142,12 +231,42 @@ public struct LocalBenchmark: Sendable {
         #endif
         return Result(records: records, chunkSize: chunkSize, pageSize: pageSize, build: build, measurements: [
             Measurement(name: "insert", detail: "batch create, \(chunkSize) per transaction",
-                        local: Double(records) / localInsert, raw: Double(records) / rawInsert),
+                        local: Double(records) / localInsert, raw: Double(records) / rawInsert, script: script["insert"]),
             Measurement(name: "query", detail: "\(localMatches) matches of money >= 100 sorted -money,title, pages of \(pageSize)",
-                        local: Double(localMatches) / localQuery, raw: Double(rawMatches) / rawQuery),
+                        local: Double(localMatches) / localQuery, raw: Double(rawMatches) / rawQuery, script: script["query"]),
             Measurement(name: "get", detail: "\(sample.count) point reads by id",
-                        local: Double(sample.count) / localGet, raw: Double(rawSample.count) / rawGet),
-        ])
+                        local: Double(sample.count) / localGet, raw: Double(rawSample.count) / rawGet, script: script["get"]),
+        ], script: scriptRun)
+    }
+
+    /// Runs the baseline script and parses the JSON object it prints.
+    static func runScript(python: String, script: URL, arguments: [String]) throws -> JSONObject {
+        let process = Process()
+        if python.contains("/") {
+            process.executableURL = URL(fileURLWithPath: python)
+            process.arguments = [script.path] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [python, script.path] + arguments
+        }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch {
+            throw MBaaSError(.unavailable, "cannot run \(python): \(error.localizedDescription)")
+        }
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            let message = String(decoding: stderr.suffix(400), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw MBaaSError(.unavailable, "\(python) \(script.lastPathComponent) exited with status \(process.terminationStatus): \(message)")
+        }
+        guard let object = try? JSON.parse(stdout).objectValue else {
+            throw MBaaSError(.decoding, "\(script.lastPathComponent) did not print a JSON object")
+        }
+        return object
     }
 
     // MARK: Workload pieces
@@ -175,42 +294,50 @@ public struct LocalBenchmark: Sendable {
         config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         let pool = try DatabasePool(path: path, configuration: config)
         try LocalSchema.migrator().migrate(pool)
+        try pool.write { db in
+            try db.execute(sql: "CREATE INDEX records_idx_money ON records(class, json_extract(fields, '$.\"money\"'))")
+        }
         return pool
     }
 
-    static func decodeFields(_ text: String) throws -> [String: Value] {
-        guard case .object(let o) = try JSON.parse(text) else { return [:] }
-        var fields: [String: Value] = [:]
-        for (k, v) in o { fields[k] = try Value(json: v) }
-        return fields
+    /// Reads every column of a record row (the text as Swift strings) without decoding the JSON: the floor.
+    static func touch(_ row: Row) -> Int {
+        let id: String = row["id"], fields: String = row["fields"], acl: String? = row["acl"]
+        let created: Int64 = row["created_at"], updated: Int64 = row["updated_at"], version: Int64 = row["version"]
+        return id.utf8.count &+ fields.utf8.count &+ (acl?.utf8.count ?? 0) &+ Int(truncatingIfNeeded: created &+ updated &+ version)
     }
 
-    /// The query a GRDB user would write by hand: the same filter and order, keyset pages on (money, title, seq).
+    /// The query a GRDB user would write by hand: the same filter and order, keyset pages on (money, title, seq)
+    /// bounded by the last money value so the index range shrinks page by page.
     private static func rawQuery(_ pool: DatabasePool, pageSize: Int) async throws -> Int {
         let money = "json_extract(fields, '$.\"money\"')", title = "json_extract(fields, '$.\"title\"')"
+        let select = "SELECT seq, id, created_at, updated_at, version, acl, fields, \(money), \(title) FROM records WHERE class = 'Bench' AND \(money) >= 100"
+        let order = " ORDER BY \(money) DESC, \(title) ASC, seq ASC LIMIT ?"
+        let firstSQL = select + order
+        let nextSQL = select + " AND \(money) <= ? AND (\(money) < ? OR (\(money) = ? AND (\(title) > ? OR (\(title) = ? AND seq > ?))))" + order
         var last: (Int64, String, Int64)?
         var total = 0
         while true {
             let after = last
-            let page = try await pool.read { db -> [(Int64, String, Int64, [String: Value])] in
-                var sql = "SELECT seq, id, created_at, updated_at, version, acl, fields, \(money), \(title) FROM records WHERE class = 'Bench' AND \(money) >= 100"
-                var args: StatementArguments = []
+            let (count, end) = try await pool.read { db -> (Int, (Int64, String, Int64)?) in
+                let cursor: RowCursor
                 if let (m, t, s) = after {
-                    sql += " AND (\(money) < ? OR (\(money) = ? AND (\(title) > ? OR (\(title) = ? AND seq > ?))))"
-                    args = [m, m, t, t, s]
+                    cursor = try Row.fetchCursor(db.cachedStatement(sql: nextSQL), arguments: [m, m, m, t, t, s, pageSize])
+                } else {
+                    cursor = try Row.fetchCursor(db.cachedStatement(sql: firstSQL), arguments: [pageSize])
                 }
-                sql += " ORDER BY \(money) DESC, \(title) ASC, seq ASC LIMIT ?"
-                args += [pageSize]
-                var rows: [(Int64, String, Int64, [String: Value])] = []
-                let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: args)
+                var count = 0, bytes = 0
+                var end: (Int64, String, Int64)?
                 while let row = try cursor.next() {
-                    rows.append((row[7], row[8], row[0], try decodeFields(row[6])))
+                    bytes &+= touch(row)
+                    count += 1
+                    end = (row[7], row[8], row[0])
                 }
-                return rows
+                return (count, end)
             }
-            total += page.count
-            guard page.count == pageSize, let end = page.last else { return total }
-            last = (end.0, end.1, end.2)
+            total += count
+            guard count == pageSize, let end else { return total }
+            last = end
         }
     }
 

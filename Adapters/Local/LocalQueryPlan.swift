@@ -7,7 +7,11 @@ import MBaaSCore
 /// Paging is **keyset** based: a page's `nextCursor` holds the sort values and `seq` of its last record, and the
 /// next page selects the records strictly after them in the sort order (with `seq` breaking ties). Unlike an
 /// offset, this stays correct while records are inserted or deleted between pages and costs the same for the
-/// thousandth page as for the first. `skip` is an SQL `OFFSET` on the first page only (a cursor takes
+/// thousandth page as for the first: besides the exact "after the cursor" condition (an `OR` SQLite cannot use as an
+/// index range), every page bounds the first sort key by the cursor's value (`>= v` ascending, `<= v` descending),
+/// so an index on that key (``LocalBackend/createIndex(className:key:)``) starts the scan where the previous page
+/// stopped instead of re-reading every earlier row. A descending key whose missing values (NULLs, sorted last) the
+/// filter does not exclude is read in two ranges: the values up to the cursor, then the NULLs. `skip` is an SQL `OFFSET` on the first page only (a cursor takes
 /// precedence, as the core specifies).
 struct LocalQueryPlan: Sendable {
     struct SortTerm: Sendable {
@@ -30,6 +34,8 @@ struct LocalQueryPlan: Sendable {
     let offset: Int
     let after: Cursor?
     let keys: Set<String>?
+    /// Whether the filter implies the first sort key has a value (so a descending bound needs no NULL range).
+    let firstSortKeyPresent: Bool
 
     init(query: Query, capabilities: Capabilities) throws(MBaaSError) {
         className = query.className
@@ -45,6 +51,12 @@ struct LocalQueryPlan: Sendable {
             terms.append(SortTerm(sql: try LocalQueryCompiler.sortExpression(forKey: key.key), ascending: key.ascending))
         }
         sort = terms
+        if let first = query.sort.first {
+            firstSortKeyPresent = ["id", "createdAt", "updatedAt"].contains(first.key)
+                || query.predicate.map { Self.implies(present: first.key, $0) } ?? false
+        } else {
+            firstSortKeyPresent = true
+        }
         signature = query.sort.map(\.description).joined(separator: ",")
         limit = min(query.limit ?? capabilities.defaultPageSize, capabilities.maxPageSize)
         if let text = query.cursor {
@@ -59,15 +71,52 @@ struct LocalQueryPlan: Sendable {
 
     // MARK: Running
 
-    /// One page, fetched with one statement (`limit + 1` rows tell whether more follow).
+    /// One page, fetched with one statement (`limit + 1` rows tell whether more follow); two when a descending
+    /// first key's NULL range follows the cursor's values (see the type's discussion).
     func page(_ db: Database, principal: LocalPrincipal) throws -> RecordPage {
         guard limit > 0 else { return RecordPage(records: []) }
+        var records: [Record] = []
+        records.reserveCapacity(min(limit, 1024))
+        var last: Cursor?
+        var more = false
+        if let after, let first = sort.first, !first.ascending, !after.values[0].isNull, !firstSortKeyPresent {
+            // Values up to the cursor's (an index range), then the NULLs (which sort last, in their own range).
+            more = try fetch(db, principal: principal, bound: ("\(first.sql) <= ?", [after.values[0]]), keyset: after,
+                             limit: limit, offset: 0, into: &records, last: &last)
+            if !more {   // also with a full page: one NULL row means another page follows
+                more = try fetch(db, principal: principal, bound: ("\(first.sql) IS NULL", []), keyset: nil,
+                                 limit: limit - records.count, offset: 0, into: &records, last: &last)
+            }
+        } else {
+            var bound: (String, StatementArguments)?
+            if let after, let first = sort.first {
+                let v = after.values[0]
+                switch (first.ascending, v.isNull) {
+                case (true, false): bound = ("\(first.sql) >= ?", [v])
+                case (false, true): bound = ("\(first.sql) IS NULL", [])
+                case (false, false): bound = ("\(first.sql) <= ?", [v])   // the filter excludes NULLs
+                case (true, true): bound = nil
+                }
+            }
+            more = try fetch(db, principal: principal, bound: bound, keyset: after, limit: limit, offset: offset,
+                             into: &records, last: &last)
+        }
+        return RecordPage(records: records, nextCursor: more ? last.map { encodeCursor($0) } : nil)
+    }
+
+    /// Runs one statement of a page: appends up to `limit` records and returns whether another row follows.
+    private func fetch(_ db: Database, principal: LocalPrincipal, bound: (String, StatementArguments)?, keyset: Cursor?,
+                       limit: Int, offset: Int, into records: inout [Record], last: inout Cursor?) throws -> Bool {
         var sql = "SELECT \(LocalStore.recordColumns)"
         for term in sort { sql += ", " + term.sql }
         var arguments = StatementArguments()
         sql += " FROM records r WHERE " + whereClause(principal: principal, arguments: &arguments)
-        if let after {
-            sql += " AND " + keysetCondition(after, arguments: &arguments)
+        if let bound {
+            sql += " AND " + bound.0
+            arguments += bound.1
+        }
+        if let keyset {
+            sql += " AND " + keysetCondition(keyset, arguments: &arguments)
         }
         sql += " ORDER BY " + (sort.map { "\($0.sql) \($0.ascending ? "ASC" : "DESC")" } + ["r.seq ASC"]).joined(separator: ", ")
         sql += " LIMIT ? OFFSET ?"
@@ -75,17 +124,29 @@ struct LocalQueryPlan: Sendable {
 
         let statement = try db.cachedStatement(sql: sql)
         let rows = try Row.fetchCursor(statement, arguments: arguments)
-        var records: [Record] = []
-        records.reserveCapacity(min(limit, 1024))
-        var last: Cursor?
-        var more = false
+        var taken = 0
         while let row = try rows.next() {
-            if records.count == limit { more = true; break }
+            if taken == limit { return true }
             let stored = try LocalStore.decodeRecord(className: className, row: row, keys: keys)
             records.append(stored.record)
-            last = Cursor(values: (0..<sort.count).map { row[7 + $0] as DatabaseValue }, seq: stored.seq)
+            taken += 1
+            // Only the limit-th row can be the end of a page that has a next one: its sort values make the cursor.
+            if taken == limit { last = Cursor(values: (0..<sort.count).map { row[7 + $0] as DatabaseValue }, seq: stored.seq) }
         }
-        return RecordPage(records: records, nextCursor: more ? last.map { encodeCursor($0) } : nil)
+        return false
+    }
+
+    /// Whether every record matching `predicate` has a non-null value at `key`.
+    static func implies(present key: String, _ predicate: QueryPredicate) -> Bool {
+        switch predicate {
+        case .compare(let k, let comparison, let v): return k == key && comparison != .ne && !v.isNull
+        case .in(let k, let values): return k == key && !values.isEmpty && !values.contains(where: \.isNull)
+        case .exists(let k, let present): return k == key && present
+        case .prefix(let k, _), .regex(let k, _, _), .containsAll(let k, _): return k == key
+        case .and(let parts): return parts.contains { implies(present: key, $0) }
+        case .or(let parts): return !parts.isEmpty && parts.allSatisfy { implies(present: key, $0) }
+        case .notIn, .not: return false
+        }
     }
 
     /// The number of matches, ignoring limit, skip and cursor.

@@ -138,7 +138,7 @@ extension PocketBaseBackend {
         let existing = try await definition(className, refresh: refresh)
         var added: [PocketBaseField] = []
         func has(_ name: String) -> Bool {
-            existing?.field(named: name) != nil || added.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            existing?.field(named: name) != nil || added.contains { $0.name.equalsIgnoringCase(name) }
         }
         for name in changes.keys.sorted() {
             try PocketBaseWire.validateFieldName(name, authCollection: existing?.isAuth ?? false)

@@ -106,7 +106,7 @@ public struct PocketBaseCollection: Sendable, Hashable {
 
     /// The field of that name, compared case-insensitively as SQLite compares column names.
     public func field(named name: String) -> PocketBaseField? {
-        fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        fields.first { $0.name.equalsIgnoringCase(name) }
     }
 
     public var indexes: [String] {
@@ -212,7 +212,7 @@ public struct PocketBaseSchema: Sendable, Hashable {
     /// The stored name of a column, matched case-insensitively.
     public func column(_ name: String) -> String? {
         if columns[name] != nil { return name }
-        return columns.keys.first { $0.caseInsensitiveCompare(name) == .orderedSame }
+        return columns.keys.first { $0.equalsIgnoringCase(name) }
     }
 
     public func kind(of name: String) -> PocketBaseFieldKind? {

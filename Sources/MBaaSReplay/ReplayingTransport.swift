@@ -27,6 +27,14 @@ public final class ReplayingTransport: HTTPTransport, @unchecked Sendable {
     public let ignoredHeaders: Set<String>
 
     private let used: Locked<[Bool]>
+    /// Each interaction's upper-cased method and decoded path, computed once: most interactions differ there, so
+    /// the full comparison (query, headers, semantic body) runs only for the few that share both.
+    private let routes: [Route]
+
+    private struct Route {
+        var method: String
+        var path: String
+    }
 
     /// - Parameters:
     ///   - cassette: the recording; its placeholders are replaced using `substitutions`.
@@ -42,6 +50,9 @@ public final class ReplayingTransport: HTTPTransport, @unchecked Sendable {
         self.strict = strict
         self.ignoredHeaders = Set(ignoredHeaders.map { $0.lowercased() })
         self.used = Locked(Array(repeating: false, count: cassette.interactions.count))
+        self.routes = self.cassette.interactions.map { i in
+            Route(method: i.request.method.uppercased(), path: i.request.path.removingPercentEncoding ?? i.request.path)
+        }
     }
 
     /// Loads a cassette file and replays it.
@@ -55,8 +66,11 @@ public final class ReplayingTransport: HTTPTransport, @unchecked Sendable {
         let interactions = cassette.interactions
         let ignored = ignoredHeaders
         // Matching is pure; only the choice and the mark happen under the lock.
+        let method = live.recorded.method.uppercased()
+        let path = live.recorded.path.removingPercentEncoding ?? live.recorded.path
         let matching = interactions.indices.filter {
-            RequestMatcher.differences(recorded: interactions[$0].request, live: live, ignoring: ignored).isEmpty
+            routes[$0].method == method && routes[$0].path == path
+                && RequestMatcher.differences(recorded: interactions[$0].request, live: live, ignoring: ignored).isEmpty
         }
         let strict = self.strict
         let chosen: Int? = used.withLock { used in

@@ -12,8 +12,9 @@ struct JSONTests {
         #expect(JSON.double(5).printed() == "5.0")
         #expect(JSON.int(5).printed() == "5")
         #expect(try JSON.parse("9223372036854775807") == .int(Int64.max))
-        // Beyond Int64 falls back to a double rather than failing.
-        #expect(try JSON.parse("92233720368547758070") == .double(9.223372036854776e19))
+        #expect(try JSON.parse("-9223372036854775808") == .int(Int64.min))
+        #expect(try JSON.parse("-0") == .int(0))
+        #expect(try JSON.parse("92233720368547758070.0") == .double(9.223372036854776e19))
     }
 
     @Test func keepsKeyOrderButComparesWithout() throws {
@@ -40,7 +41,7 @@ struct JSONTests {
 
     @Test(arguments: [
         ("", "unexpected end of input"), ("{", "expected a key string"), (#"{"a" 1}"#, "expected ':'"),
-        ("[1,]", "unexpected character"), ("tru", "expected 'true'"), ("01x", "unexpected trailing"),
+        ("[1,]", "unexpected character"), ("tru", "expected 'true'"), ("1x", "unexpected trailing"),
         (#""abc"#, "unterminated string"), ("1.", "digits expected after '.'"), ("1e", "exponent digits"),
         (#""\ud800""#, "unpaired surrogate"), (#""\x""#, "invalid escape"), ("[1] 2", "trailing"),
     ])
@@ -62,5 +63,96 @@ struct JSONTests {
     @Test func rejectsPathologicalNesting() {
         let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
         #expect(throws: JSONParseError.self) { try JSON.parse(deep) }
+    }
+
+    // MARK: Nothing changes silently (issue 11): each is refused with an error naming the path
+
+    static func failure(_ text: String) -> JSONParseError? {
+        do { _ = try JSON.parse(text); return nil } catch { return error }
+    }
+
+    @Test(arguments: [
+        ("9223372036854775808", "does not fit in 64 bits"), ("-9223372036854775809", "does not fit in 64 bits"),
+        ("123456789012345678901234567890", "does not fit in 64 bits"),
+        ("1e-400", "too small for a double"), ("-2.5e-999", "too small for a double"),
+        ("1e400", "too large for a double"), ("-1.0e309", "too large for a double"),
+        ("01", "leading zeros"), ("-01", "leading zeros"), ("00", "leading zeros"), ("0123.5", "leading zeros"),
+    ])
+    func refusesNumbersItCannotKeep(text: String, message: String) throws {
+        let error = try #require(Self.failure(text))
+        #expect(error.message.contains(message), "\(error)")
+        #expect(error.path == "$")
+        #expect(error.offset == 0)
+    }
+
+    @Test func keepsNumbersAtTheEdges() throws {
+        #expect(try JSON.parse("0") == .int(0))
+        #expect(try JSON.parse("0.5") == .double(0.5))
+        #expect(try JSON.parse("0e-400") == .double(0))
+        #expect(try JSON.parse("0.000e5") == .double(0))
+        #expect(try JSON.parse("1e-310") == .double(1e-310))   // subnormal, not zero: kept
+        #expect(try JSON.parse("1.7976931348623157e308") == .double(.greatestFiniteMagnitude))
+    }
+
+    @Test func numberErrorsNameTheirPath() throws {
+        let error = try #require(Self.failure(#"{"items":[{"price":1},{"price":123456789012345678901}]}"#))
+        #expect(error.path == "$.items[1].price")
+        #expect(error.description.contains("$.items[1].price"))
+        #expect(error.description.contains("123456789012345678901"))
+        let odd = try #require(Self.failure(#"{"a b":[01]}"#))
+        #expect(odd.path == #"$["a b"][0]"#)
+    }
+
+    @Test func refusesInvalidUTF8InsteadOfReplacingIt() throws {
+        for bytes: [UInt8] in [
+            [0x22, 0xFF, 0x22], [0x22, 0x61, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22],   // bad byte, truncated, surrogate
+            [0x22, 0x5C, 0x6E, 0xE6, 0x97, 0x22],                                             // after an escape
+            Array(#"{"k":""#.utf8) + [0xC0, 0xAF] + Array(#""}"#.utf8),                       // overlong '/'
+        ] {
+            #expect {
+                try JSON.parse(Data(bytes))
+            } throws: { error in
+                (error as? JSONParseError)?.message.contains("invalid UTF-8") == true
+            }
+        }
+        let error = try #require({ () -> JSONParseError? in
+            do { _ = try JSON.parse(Data(Array(#"{"name":""#.utf8) + [0xFE] + Array(#""}"#.utf8))); return nil } catch let e as JSONParseError { return e } catch { return nil }
+        }())
+        #expect(error.path == "$.name")
+        #expect(try JSON.parse(Data("\"日本 \\n 😀\"".utf8)) == .string("日本 \n 😀"))
+    }
+
+    // MARK: Ordered objects
+
+    @Test func objectsKeepOrderThroughRemovalAndReplacement() throws {
+        var o: JSONObject = ["c": 1, "a": 2, "b": 3]
+        o["a"] = nil
+        o["c"] = 10
+        o["d"] = 4
+        #expect(o.keys == ["c", "b", "d"])
+        #expect(JSON.object(o).printed() == #"{"c":10,"b":3,"d":4}"#)
+        #expect(o.removeValue(forKey: "b") == .int(3))
+        #expect(o.count == 2 && o["b"] == nil)
+        #expect(Array(o.map(\.key)) == ["c", "d"])
+    }
+
+    @Test func equalityAndHashIgnoreKeyOrder() throws {
+        let a = try JSON.parse(#"{"x":1,"y":[true,{"p":null,"q":"s"}]}"#)
+        let b = try JSON.parse(#"{"y":[true,{"q":"s","p":null}],"x":1}"#)
+        #expect(a == b)
+        #expect(a.hashValue == b.hashValue)
+        #expect(Set([a, b]).count == 1)
+        #expect(a != (try JSON.parse(#"{"x":1,"y":[true,{"p":null,"q":"t"}]}"#)))
+        #expect(JSON.object(["a": 1]) != JSON.object(["a": 1, "b": 2]))
+    }
+
+    @Test func printsDeterministicallyWithEscapes() throws {
+        let value: JSON = .object(["z": "a\"b\\c\u{01}\u{1F}\n\r\t\u{08}\u{0C}/é", "a": [.int(-12), .double(0.1), .double(-0.0), .null]])
+        #expect(value.printed() == #"{"z":"a\"b\\c\u0001\u001f\n\r\t\b\f/é","a":[-12,0.1,-0.0,null]}"#)
+        #expect(value.printed(.sortedKeys) == #"{"a":[-12,0.1,-0.0,null],"z":"a\"b\\c\u0001\u001f\n\r\t\b\f/é"}"#)
+        #expect(try JSON.parse(value.printed()) == value)
+        #expect(JSON.int(Int64.min).printed() == "-9223372036854775808")
+        #expect(JSON.double(.infinity).printed() == "null")
+        #expect(String(decoding: value.data(), as: UTF8.self) == value.printed())
     }
 }

@@ -164,4 +164,141 @@ struct RecordTests {
             return e.kind == .decoding && e.message.contains("missing field")
         }
     }
+
+    // MARK: Direct text <-> Value (no intermediate JSON tree)
+
+    @Test(arguments: ValueTests.samples)
+    func directPrintingAndParsingMatchTheJSONPath(name: String, value: Value) throws {
+        #expect(value.jsonText == value.json.printed(), "\(name)")
+        #expect(try Value.parse(jsonText: value.jsonText) == value, "\(name)")
+        let wrapped: Value = .object(["v": value, "list": [value, value]])
+        #expect(wrapped.jsonText == wrapped.json.printed(), "\(name)")
+        #expect(try Value.parse(jsonText: wrapped.jsonText) == (try Value(json: JSON.parse(wrapped.jsonText))))
+    }
+
+    @Test func directParsingNamesThePathOfBadTypedForms() throws {
+        #expect {
+            try Value.parse(jsonText: #"{"a":[1,{"__type":"Date","iso":"2024-02-30T00:00:00.000Z"}]}"#, path: "fields")
+        } throws: { error in
+            guard let e = error as? MBaaSError else { return false }
+            return e.kind == .invalidRequest && e.message.hasPrefix("fields.a[1]: ") && e.message.contains("2024-02-30")
+        }
+        #expect {
+            try Value.parse(jsonText: #"{"a":{"b":1e999}}"#)
+        } throws: { error in
+            (error as? JSONParseError)?.path == "$.a.b"
+        }
+    }
+
+    // MARK: Dates are real calendar instants (issue 11)
+
+    @Test(arguments: [
+        "2024-02-30T00:00:00.000Z", "2023-02-29T00:00:00.000Z", "2024-04-31T00:00:00Z", "2024-13-01T00:00:00Z",
+        "2024-00-10T00:00:00Z", "2024-01-00T00:00:00Z", "2024-01-01T24:00:00Z", "2024-01-01T23:60:00Z",
+        "2024-12-31T23:59:60Z", "2024-01-01T00:00:00+24:00", "2024-01-01T00:00:00+09:60",
+    ])
+    func refusesDatesThatWouldRollOver(text: String) throws {
+        #expect(ISO8601.parse(text) == nil, "\(text)")
+        #expect {
+            try Value(json: .object(["__type": "Date", "iso": .string(text)]), path: "due")
+        } throws: { error in
+            guard let e = error as? MBaaSError else { return false }
+            return e.kind == .invalidRequest && e.message.hasPrefix("due: ")
+        }
+    }
+
+    @Test func acceptsRealEdgeDays() throws {
+        for text in ["2024-02-29T00:00:00.000Z", "2000-02-29T00:00:00.000Z", "2023-04-30T23:59:59.999Z", "0001-01-01T00:00:00.000Z",
+                     "9999-12-31T23:59:59.999Z"] {
+            #expect(ISO8601.format(try #require(ISO8601.parse(text))) == text)
+        }
+        #expect(ISO8601.parse("1900-02-29T00:00:00Z") == nil)
+    }
+
+    // MARK: Models encode and decode without JSON text
+
+    struct Nested: Codable, Equatable {
+        var label: String
+        var when: [Date]
+        var extra: [String: Int]
+    }
+
+    struct Rich: Model, Equatable {
+        static let className = "Rich"
+        var id: String?
+        var updatedAt: Date?
+        var version: String?
+        var acl: ACL?
+        var small: Int8
+        var big: UInt32
+        var ratio: Float
+        var maybe: String?
+        var nested: Nested
+        var list: [Nested]
+        var json: JSON
+        var value: Value
+        var url: URL
+        var file: FileReference?
+    }
+
+    @Test func modelsMapPropertiesToValuesDirectly() throws {
+        let nested = Nested(label: "n", when: [ValueTests.date], extra: ["a": 1])
+        let rich = Rich(id: "r1", updatedAt: ValueTests.date, version: "3", acl: .privateTo("alice"), small: -3, big: 4_000_000_000,
+                        ratio: 0.1, maybe: nil, nested: nested, list: [nested, nested], json: .object(["k": [1, 2.5]]),
+                        value: .pointer(Pointer(className: "User", objectId: "u")), url: URL(string: "https://x.test/a?b=c")!,
+                        file: FileReference(name: "a.png", size: 3))
+        let record = try rich.record()
+        #expect(record.id == "r1" && record.version == "3" && record.updatedAt == ValueTests.date)
+        #expect(record.acl == .privateTo("alice"))
+        #expect(record.fields["small"] == .int(-3))
+        #expect(record.fields["big"] == .int(4_000_000_000))
+        #expect(record.fields["ratio"] == .double(0.1))
+        #expect(record.fields["maybe"] == nil)   // nil optionals are not written
+        #expect(record.fields["nested"] == .object(["label": "n", "when": [.date(ValueTests.date)], "extra": ["a": 1]]))
+        #expect(record.fields["json"] == .object(["k": [1, 2.5]]))
+        #expect(record.fields["value"] == .pointer(Pointer(className: "User", objectId: "u")))
+        #expect(record.fields["url"] == .string("https://x.test/a?b=c"))
+        #expect(record.fields["file"] == .file(FileReference(name: "a.png", size: 3)))
+        for key in Record.reservedFieldNames { #expect(record.fields[key] == nil) }
+        let back = try Rich(record: record)
+        #expect(back == Rich(id: "r1", updatedAt: ValueTests.date, version: "3", acl: .privateTo("alice"), small: -3, big: 4_000_000_000,
+                             ratio: 0.1, maybe: nil, nested: nested, list: [nested, nested], json: .object(["k": [1, 2.5]]),
+                             value: .pointer(Pointer(className: "User", objectId: "u")), url: URL(string: "https://x.test/a?b=c")!,
+                             file: FileReference(name: "a.png", size: 3)))
+    }
+
+    @Test func modelDatesKeepMillisecondPrecisionLikeTheNeutralForm() throws {
+        struct Stamp: Model { static let className = "S"; var id: String?; var at: Date }
+        let precise = Date(timeIntervalSince1970: 1_700_000_000.123456)
+        let record = try Stamp(id: nil, at: precise).record()
+        #expect(record.fields["at"] == .date(try #require(ISO8601.parse("2023-11-14T22:13:20.123Z"))))
+    }
+
+    @Test func modelDecodingErrorsNameTheField() throws {
+        var record = try Rich(id: nil, updatedAt: nil, version: nil, acl: nil, small: 1, big: 2, ratio: 1, maybe: "m",
+                              nested: Nested(label: "x", when: [], extra: [:]), list: [], json: nil, value: nil,
+                              url: URL(string: "https://a")!, file: nil).record()
+        record.fields["small"] = .int(300)
+        #expect {
+            try Rich(record: record)
+        } throws: { error in
+            guard let e = error as? MBaaSError else { return false }
+            return e.kind == .decoding && e.message.contains("small") && e.message.contains("Int8")
+        }
+        record.fields["small"] = 1
+        record.fields["list"] = [.object(["label": 5, "when": [], "extra": [:]])]
+        #expect {
+            try Rich(record: record)
+        } throws: { error in
+            guard let e = error as? MBaaSError else { return false }
+            return e.kind == .decoding && e.message.contains("field 'list.0.label' is not String")
+        }
+    }
+
+    @Test func modelsRefuseValuesThatDoNotFit() throws {
+        struct Huge: Model { static let className = "H"; var id: String?; var n: UInt64; var d: Double }
+        #expect(throws: MBaaSError.self) { try Huge(id: nil, n: UInt64.max, d: 1).record() }
+        #expect(throws: MBaaSError.self) { try Huge(id: nil, n: 1, d: .nan).record() }
+        #expect(try Huge(id: nil, n: UInt64(Int64.max), d: 1).record().fields["n"] == .int(Int64.max))
+    }
 }

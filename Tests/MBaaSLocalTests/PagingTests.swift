@@ -121,4 +121,73 @@ struct PagingTests {
         #expect(after.map(\.id) == before.map(\.id))
         #expect(before.count == 9)
     }
+
+    // MARK: Keyset pages bounded by the first sort key (with and without an index, NULLs included)
+
+    /// The full order a query's pages must reproduce: `money` in `direction` (missing values first ascending, last
+    /// descending, as SQLite orders NULLs), then insertion order.
+    private func expectedOrder(_ records: [Record], descending: Bool) -> [String] {
+        records.enumerated().sorted { a, b in
+            let x = a.element["money"]?.intValue, y = b.element["money"]?.intValue
+            switch (x, y) {
+            case let (x?, y?) where x != y: return descending ? x > y : x < y
+            case (nil, _?): return !descending
+            case (_?, nil): return descending
+            default: return a.offset < b.offset
+            }
+        }.map { $0.element["title"]!.stringValue! }
+    }
+
+    @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
+    func pagesFollowTheSortAcrossNullsWithAndWithoutAnIndex(descending: Bool, indexed: Bool) async throws {
+        let b = try await numbered(47)
+        if indexed { try await b.createIndex(className: "Row", key: "money") }
+        let all = try await b.records(matching: Query("Row"), pageSize: 100).collect()
+        for pageSize in [1, 2, 3, 7, 50] {
+            let query = Query("Row").sorted(descending ? "-money" : "money")
+            var titles: [String] = []
+            var pages = 0
+            for try await r in b.records(matching: query, pageSize: pageSize) { titles.append(r["title"]!.stringValue!) }
+            var iterator = b.records(matching: query, pageSize: pageSize).makeAsyncIterator()
+            while try await iterator.next() != nil {}
+            pages = iterator.pagesFetched
+            #expect(titles == expectedOrder(all, descending: descending), "page size \(pageSize)")
+            #expect(pages >= (47 + pageSize - 1) / pageSize && pages <= 47 / pageSize + 1, "page size \(pageSize): \(pages) pages")
+        }
+        await b.close()
+    }
+
+    @Test func aFilterThatExcludesMissingValuesPagesDescendingInOneRange() async throws {
+        let b = try await numbered(47)
+        try await b.createIndex(className: "Row", key: "money")
+        let all = try await b.records(matching: Query("Row"), pageSize: 100).collect()
+        let query = Query("Row", predicate: Field("money") >= 1, sort: [SortKey("money", ascending: false), SortKey("title")])
+        let titles = try await b.records(matching: query, pageSize: 4).collect().map { $0["title"]!.stringValue! }
+        let expected = all.filter { ($0["money"]?.intValue ?? -1) >= 1 }
+            .sorted { a, c in
+                let x = a["money"]!.intValue!, y = c["money"]!.intValue!
+                return x != y ? x > y : a["title"]!.stringValue! < c["title"]!.stringValue!
+            }
+            .map { $0["title"]!.stringValue! }
+        #expect(titles == expected)
+        #expect(!titles.isEmpty)
+        await b.close()
+    }
+
+    @Test func pointReadsSeeEveryCommittedWrite() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("points.db").path
+        let a = try fileBackend(path), other = try fileBackend(path)
+        let created = try await a.create(Record(className: "Memo", fields: ["n": 1]))
+        let id = try #require(created.id)
+        #expect(try await a.get(className: "Memo", id: id)["n"] == 1)
+        // Written through another instance (another connection) after the first read: the next read sees it.
+        _ = try await other.update(className: "Memo", id: id, RecordUpdate(changes: ["n": .set(2)]))
+        #expect(try await a.get(className: "Memo", id: id)["n"] == 2)
+        try await other.delete(className: "Memo", id: id, expectedVersion: nil)
+        await expectError(.notFound) { try await a.get(className: "Memo", id: id) }
+        await a.close()
+        await other.close()
+    }
 }

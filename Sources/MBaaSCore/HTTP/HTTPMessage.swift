@@ -10,17 +10,17 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
     /// The first value of a header, or `nil`. Setting replaces every value of that name (`nil` removes them).
     public subscript(name: String) -> String? {
-        get { fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value }
+        get { fields.first { headerNamesEqual($0.name, name) }?.value }
         set {
-            let index = fields.firstIndex { $0.name.caseInsensitiveCompare(name) == .orderedSame }
-            fields.removeAll { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            let index = fields.firstIndex { headerNamesEqual($0.name, name) }
+            fields.removeAll { headerNamesEqual($0.name, name) }
             if let newValue { fields.insert((name, newValue), at: index ?? fields.count) }
         }
     }
 
     public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
     public func values(_ name: String) -> [String] {
-        fields.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
+        fields.filter { headerNamesEqual($0.name, name) }.map(\.value)
     }
     public var names: [String] { fields.map(\.name) }
 
@@ -115,8 +115,56 @@ extension URL {
 }
 
 /// Percent-encodes everything but RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`).
+///
+/// Works on the UTF-8 bytes directly (upper-case hex, as Foundation's `addingPercentEncoding` prints it); a string
+/// that needs no encoding is returned as is.
 public func percentEncode(_ s: String) -> String {
-    var allowed = CharacterSet()
-    allowed.insert(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-    return s.addingPercentEncoding(withAllowedCharacters: allowed) ?? s
+    @inline(__always) func unreserved(_ b: UInt8) -> Bool {
+        (b >= 0x61 && b <= 0x7A) || (b >= 0x41 && b <= 0x5A) || (b >= 0x30 && b <= 0x39)
+            || b == 0x2D || b == 0x2E || b == 0x5F || b == 0x7E
+    }
+    var s = s
+    return s.withUTF8 { utf8 in
+        guard utf8.contains(where: { !unreserved($0) }) else { return String(decoding: utf8, as: UTF8.self) }
+        let hex: StaticString = "0123456789ABCDEF"
+        var out: [UInt8] = []
+        out.reserveCapacity(utf8.count * 3)
+        for b in utf8 {
+            if unreserved(b) {
+                out.append(b)
+            } else {
+                out.append(0x25)
+                out.append(hex.utf8Start[Int(b >> 4)])
+                out.append(hex.utf8Start[Int(b & 0x0F)])
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension String {
+    /// Case-insensitive equality: ASCII strings (HTTP field names, SQL identifiers) are compared byte by byte with
+    /// ASCII case folding, without Foundation's locale-aware machinery; anything else falls back to
+    /// `caseInsensitiveCompare(_:) == .orderedSame`, so the result is the same as that comparison's.
+    public func equalsIgnoringCase(_ other: String) -> Bool { headerNamesEqual(self, other) }
+}
+
+/// See ``Swift/String/equalsIgnoringCase(_:)``.
+func headerNamesEqual(_ a: String, _ b: String) -> Bool {
+    var a = a, b = b
+    let result: Bool? = a.withUTF8 { x in
+        b.withUTF8 { y -> Bool? in
+            guard x.count == y.count else { return x.allSatisfy { $0 < 0x80 } && y.allSatisfy { $0 < 0x80 } ? false : nil }
+            for i in 0..<x.count {
+                let c = x[i], d = y[i]
+                if c >= 0x80 || d >= 0x80 { return nil }
+                if c == d { continue }
+                let lc = c >= 0x41 && c <= 0x5A ? c | 0x20 : c
+                let ld = d >= 0x41 && d <= 0x5A ? d | 0x20 : d
+                if lc != ld { return false }
+            }
+            return true
+        }
+    }
+    return result ?? (a.caseInsensitiveCompare(b) == .orderedSame)
 }

@@ -1,4 +1,5 @@
 import Foundation
+import OrderedCollections
 
 /// A JSON document that keeps what Foundation's `JSONSerialization` loses.
 ///
@@ -22,14 +23,22 @@ public enum JSON: Sendable, Hashable {
 }
 
 /// An ordered JSON object. Keys are unique; setting an existing key replaces its value in place.
+///
+/// Stored as one `OrderedDictionary` (swift-collections): each key is kept once, lookups are hashed, and removing a
+/// key finds it by hash (the elements after it shift down, with no key comparisons). Equality and hashing ignore
+/// key order.
 public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
-    public private(set) var keys: [String] = []
-    private var storage: [String: JSON] = [:]
+    @usableFromInline var storage: OrderedDictionary<String, JSON>
 
-    public init() {}
+    @inlinable public init() { storage = [:] }
 
+    /// An empty object with room for `minimumCapacity` members.
+    @inlinable public init(minimumCapacity: Int) { storage = OrderedDictionary(minimumCapacity: minimumCapacity) }
+
+    /// Members in the given order; a repeated key keeps its first position and its last value.
     public init(_ pairs: [(String, JSON)]) {
-        for (key, value) in pairs { self[key] = value }
+        storage = OrderedDictionary(minimumCapacity: pairs.count)
+        for (key, value) in pairs { storage[key] = value }
     }
 
     public init(dictionaryLiteral elements: (String, JSON)...) {
@@ -38,36 +47,66 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
     /// Builds an object from a dictionary; keys are sorted so the result is deterministic.
     public init(sorting dictionary: [String: JSON]) {
-        self.init(dictionary.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        var storage = OrderedDictionary<String, JSON>(minimumCapacity: dictionary.count)
+        for key in dictionary.keys.sorted() { storage[key] = dictionary[key] }
+        self.storage = storage
     }
 
-    public subscript(key: String) -> JSON? {
+    @inlinable public subscript(key: String) -> JSON? {
         get { storage[key] }
-        set {
-            if let newValue {
-                if storage.updateValue(newValue, forKey: key) == nil { keys.append(key) }
-            } else if storage.removeValue(forKey: key) != nil {
-                keys.removeAll { $0 == key }
-            }
-        }
+        set { storage[key] = newValue }
     }
 
-    public var count: Int { keys.count }
-    public var isEmpty: Bool { keys.isEmpty }
-    public var dictionary: [String: JSON] { storage }
+    /// Removes a member and returns its value.
+    @discardableResult
+    @inlinable public mutating func removeValue(forKey key: String) -> JSON? { storage.removeValue(forKey: key) }
 
-    public func makeIterator() -> AnyIterator<(key: String, value: JSON)> {
-        var index = 0
-        return AnyIterator {
-            guard index < keys.count else { return nil }
-            defer { index += 1 }
-            let key = keys[index]
-            return (key, storage[key]!)
-        }
+    /// Room for `minimumCapacity` members without reallocating.
+    @inlinable public mutating func reserveCapacity(_ minimumCapacity: Int) { storage.reserveCapacity(minimumCapacity) }
+
+    /// The keys in order.
+    @inlinable public var keys: [String] { storage.keys.elements }
+    /// The values in key order.
+    @inlinable public var values: [JSON] { storage.values.elements }
+    @inlinable public var count: Int { storage.count }
+    @inlinable public var isEmpty: Bool { storage.isEmpty }
+    /// The members as an (unordered) dictionary.
+    public var dictionary: [String: JSON] {
+        var out: [String: JSON] = Dictionary(minimumCapacity: storage.count)
+        for (key, value) in storage { out[key] = value }
+        return out
     }
 
-    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool { lhs.storage == rhs.storage }
-    public func hash(into hasher: inout Hasher) { hasher.combine(storage) }
+    /// Iterates `(key, value)` pairs in key order.
+    public struct Iterator: IteratorProtocol {
+        @usableFromInline var base: OrderedDictionary<String, JSON>.Iterator
+        @inlinable init(base: OrderedDictionary<String, JSON>.Iterator) { self.base = base }
+        @inlinable public mutating func next() -> (key: String, value: JSON)? { base.next() }
+    }
+
+    @inlinable public func makeIterator() -> Iterator { Iterator(base: storage.makeIterator()) }
+    @inlinable public var underestimatedCount: Int { storage.count }
+
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        guard lhs.storage.count == rhs.storage.count else { return false }
+        for (key, value) in lhs.storage {
+            guard let other = rhs.storage[key], other == value else { return false }
+        }
+        return true
+    }
+
+    /// Order-independent, like `Dictionary`'s: the per-member hashes are combined commutatively.
+    public func hash(into hasher: inout Hasher) {
+        var combined = 0
+        for (key, value) in storage {
+            var h = Hasher()
+            h.combine(key)
+            h.combine(value)
+            combined ^= h.finalize()
+        }
+        hasher.combine(storage.count)
+        hasher.combine(combined)
+    }
 }
 
 // MARK: - Accessors
@@ -131,45 +170,82 @@ extension JSON: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Express
 
 // MARK: - Parsing
 
-/// A JSON text that could not be parsed; `offset` is the byte offset of the problem.
+/// A JSON text that could not be parsed, or a number or string that cannot be kept exactly.
+///
+/// `offset` is the byte offset of the problem and `path` the member it is in (`$`, `$.a[3].b`), so a message
+/// says where to look in a large document.
 public struct JSONParseError: Error, Sendable, CustomStringConvertible {
     public var message: String
     public var offset: Int
-    public var description: String { "invalid JSON at byte \(offset): \(message)" }
+    /// Where in the document the problem is: `$` for the top level, `$.items[2].price` inside.
+    public var path: String
+
+    public init(message: String, offset: Int, path: String = "$") {
+        self.message = message
+        self.offset = offset
+        self.path = path
+    }
+
+    public var description: String {
+        path == "$" ? "invalid JSON at byte \(offset): \(message)" : "invalid JSON at byte \(offset) (\(path)): \(message)"
+    }
 }
 
 extension JSON {
     /// Parses a complete JSON text. Trailing non-space characters are an error.
+    ///
+    /// Nothing is changed silently: an integer that does not fit in 64 bits, a number too large or (non-zero and)
+    /// too small for a double, a number with a leading zero (`01`), and a string that is not valid UTF-8 are errors
+    /// naming the path, not approximations.
     public static func parse(_ text: String) throws(JSONParseError) -> JSON {
-        try parse(Data(text.utf8))
+        var text = text
+        let result = text.withUTF8 { bytes in Result { () throws(JSONParseError) in try parse(bytes: bytes) } }
+        return try result.get()
     }
 
     /// Parses a complete JSON text from UTF-8 bytes.
     public static func parse(_ data: Data) throws(JSONParseError) -> JSON {
-        var parser = JSONParser(bytes: [UInt8](data))
+        let result = data.withUnsafeBytes { raw in
+            Result { () throws(JSONParseError) in try parse(bytes: raw.bindMemory(to: UInt8.self)) }
+        }
+        return try result.get()
+    }
+
+    /// Parses a complete JSON text from a buffer of UTF-8 bytes.
+    public static func parse(bytes: UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> JSON {
+        var parser = JSONParser(bytes: bytes)
         let value = try parser.parseValue(depth: 0)
         parser.skipWhitespace()
-        guard parser.index == parser.bytes.count else { throw parser.error("unexpected trailing characters") }
+        guard parser.index == parser.end else { throw parser.error("unexpected trailing characters") }
         return value
     }
 }
 
-private struct JSONParser {
-    let bytes: [UInt8]
+struct JSONParser {
+    let bytes: UnsafeBufferPointer<UInt8>
+    let end: Int
     var index = 0
 
-    init(bytes: [UInt8]) { self.bytes = bytes }
+    init(bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+        self.end = bytes.count
+    }
 
     func error(_ message: String) -> JSONParseError { JSONParseError(message: message, offset: index) }
 
-    mutating func skipWhitespace() {
-        while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) { index += 1 }
+    @inline(__always) mutating func skipWhitespace() {
+        while index < end {
+            switch bytes[index] {
+            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            default: return
+            }
+        }
     }
 
     mutating func parseValue(depth: Int) throws(JSONParseError) -> JSON {
         guard depth < 512 else { throw error("nesting deeper than 512 levels") }
         skipWhitespace()
-        guard index < bytes.count else { throw error("unexpected end of input") }
+        guard index < end else { throw error("unexpected end of input") }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try parseObject(depth: depth)
         case UInt8(ascii: "["): return try parseArray(depth: depth)
@@ -178,33 +254,39 @@ private struct JSONParser {
         case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
         case UInt8(ascii: "n"): try expectLiteral("null"); return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
-        default: throw error("unexpected character '\(Character(UnicodeScalar(bytes[index])))'")
+        default:
+            let b = bytes[index]
+            throw error(b < 0x80 ? "unexpected character '\(Character(UnicodeScalar(b)))'" : "unexpected byte 0x\(String(b, radix: 16))")
         }
     }
 
-    mutating func expectLiteral(_ literal: String) throws(JSONParseError) {
-        let utf8 = Array(literal.utf8)
-        guard index + utf8.count <= bytes.count, Array(bytes[index..<index + utf8.count]) == utf8 else {
+    mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
+        let count = literal.utf8CodeUnitCount
+        guard index + count <= end, memcmp(bytes.baseAddress! + index, literal.utf8Start, count) == 0 else {
             throw error("expected '\(literal)'")
         }
-        index += utf8.count
+        index += count
     }
 
     mutating func parseObject(depth: Int) throws(JSONParseError) -> JSON {
         index += 1
         var object = JSONObject()
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(object) }
+        if index < end, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(object) }
         while true {
             skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a key string") }
+            guard index < end, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a key string") }
             let key = try parseString()
             skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
+            guard index < end, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
-            object[key] = try parseValue(depth: depth + 1)
+            do {
+                object.storage[key] = try parseValue(depth: depth + 1)
+            } catch {
+                throw Self.prefix(error, JSONPathSegment.key(key))
+            }
             skipWhitespace()
-            guard index < bytes.count else { throw error("unterminated object") }
+            guard index < end else { throw error("unterminated object") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
             if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(object) }
             throw error("expected ',' or '}'")
@@ -215,73 +297,106 @@ private struct JSONParser {
         index += 1
         var array: [JSON] = []
         skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(array) }
+        if index < end, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(array) }
         while true {
-            array.append(try parseValue(depth: depth + 1))
+            do {
+                array.append(try parseValue(depth: depth + 1))
+            } catch {
+                throw Self.prefix(error, JSONPathSegment.index(array.count))
+            }
             skipWhitespace()
-            guard index < bytes.count else { throw error("unterminated array") }
+            guard index < end else { throw error("unterminated array") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
             if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(array) }
             throw error("expected ',' or ']'")
         }
     }
 
+    /// Adds the member or element an error happened in to the front of its path.
+    static func prefix(_ error: JSONParseError, _ segment: JSONPathSegment) -> JSONParseError {
+        var e = error
+        e.path = "$" + segment.text + e.path.dropFirst()
+        return e
+    }
+
+    /// Parses a string literal (at its opening quote). Runs of plain ASCII become the string directly; other
+    /// bytes are validated as UTF-8 (invalid UTF-8 is an error, never replaced).
     mutating func parseString() throws(JSONParseError) -> String {
         index += 1
-        var scalars = String.UnicodeScalarView()
-        var runStart = index
-        func flush(_ end: Int, into scalars: inout String.UnicodeScalarView) {
-            if end > runStart {
-                scalars.append(contentsOf: String(decoding: bytes[runStart..<end], as: UTF8.self).unicodeScalars)
-            }
-        }
-        while index < bytes.count {
+        let start = index
+        var ascii = true
+        while index < end {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                flush(index, into: &scalars)
+                let run = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
-                return String(scalars)
+                if !ascii, !isValidUTF8(run) {
+                    index = start
+                    throw error("invalid UTF-8 in string")
+                }
+                return String(decoding: run, as: UTF8.self)
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw error("control character in string") }
+            if byte >= 0x80 { ascii = false }
+            index += 1
+        }
+        guard index < end else { throw error("unterminated string") }
+        // Escapes: collect the UTF-8 of the whole string, then validate it once.
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(index - start + 16)
+        buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+        while index < end {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                index += 1
+                if !ascii, !buffer.withUnsafeBufferPointer(isValidUTF8) {
+                    index = start
+                    throw error("invalid UTF-8 in string")
+                }
+                return String(decoding: buffer, as: UTF8.self)
             }
             if byte < 0x20 { throw error("control character in string") }
-            if byte == UInt8(ascii: "\\") {
-                flush(index, into: &scalars)
+            if byte != UInt8(ascii: "\\") {
+                if byte >= 0x80 { ascii = false }
+                buffer.append(byte)
                 index += 1
-                guard index < bytes.count else { break }
-                let escape = bytes[index]
-                index += 1
-                switch escape {
-                case UInt8(ascii: "\""): scalars.append("\"")
-                case UInt8(ascii: "\\"): scalars.append("\\")
-                case UInt8(ascii: "/"): scalars.append("/")
-                case UInt8(ascii: "b"): scalars.append("\u{08}")
-                case UInt8(ascii: "f"): scalars.append("\u{0C}")
-                case UInt8(ascii: "n"): scalars.append("\n")
-                case UInt8(ascii: "r"): scalars.append("\r")
-                case UInt8(ascii: "t"): scalars.append("\t")
-                case UInt8(ascii: "u"):
-                    var code = try parseHex4()
-                    if (0xD800...0xDBFF).contains(code) {
-                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
-                              bytes[index + 1] == UInt8(ascii: "u") else { throw error("unpaired surrogate") }
-                        index += 2
-                        let low = try parseHex4()
-                        guard (0xDC00...0xDFFF).contains(low) else { throw error("invalid low surrogate") }
-                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
-                    }
-                    guard let scalar = Unicode.Scalar(code) else { throw error("invalid unicode escape") }
-                    scalars.append(scalar)
-                default: throw error("invalid escape")
-                }
-                runStart = index
                 continue
             }
             index += 1
+            guard index < end else { break }
+            let escape = bytes[index]
+            index += 1
+            switch escape {
+            case UInt8(ascii: "\""): buffer.append(UInt8(ascii: "\""))
+            case UInt8(ascii: "\\"): buffer.append(UInt8(ascii: "\\"))
+            case UInt8(ascii: "/"): buffer.append(UInt8(ascii: "/"))
+            case UInt8(ascii: "b"): buffer.append(0x08)
+            case UInt8(ascii: "f"): buffer.append(0x0C)
+            case UInt8(ascii: "n"): buffer.append(0x0A)
+            case UInt8(ascii: "r"): buffer.append(0x0D)
+            case UInt8(ascii: "t"): buffer.append(0x09)
+            case UInt8(ascii: "u"):
+                var code = try parseHex4()
+                if (0xD800...0xDBFF).contains(code) {
+                    guard index + 1 < end, bytes[index] == UInt8(ascii: "\\"),
+                          bytes[index + 1] == UInt8(ascii: "u") else { throw error("unpaired surrogate") }
+                    index += 2
+                    let low = try parseHex4()
+                    guard (0xDC00...0xDFFF).contains(low) else { throw error("invalid low surrogate") }
+                    code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                }
+                guard let scalar = Unicode.Scalar(code) else { throw error("invalid unicode escape") }
+                if code >= 0x80 { ascii = false }
+                buffer.append(contentsOf: UTF8.encode(scalar)!)
+            default: throw error("invalid escape")
+            }
         }
         throw error("unterminated string")
     }
 
     mutating func parseHex4() throws(JSONParseError) -> UInt32 {
-        guard index + 4 <= bytes.count else { throw error("short unicode escape") }
+        guard index + 4 <= end else { throw error("short unicode escape") }
         var value: UInt32 = 0
         for _ in 0..<4 {
             let c = bytes[index]
@@ -298,35 +413,123 @@ private struct JSONParser {
         return value
     }
 
+    /// Parses a number. Integers are accumulated directly (no text); an integer beyond 64 bits, a double that
+    /// overflows or underflows to zero, and a leading zero are errors.
     mutating func parseNumber() throws(JSONParseError) -> JSON {
         let start = index
-        var isDouble = false
-        if bytes[index] == UInt8(ascii: "-") { index += 1 }
-        func digits(_ p: inout JSONParser) -> Int {
-            let s = p.index
-            while p.index < p.bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(p.bytes[p.index]) {
-                p.index += 1
+        var negative = false
+        if bytes[index] == UInt8(ascii: "-") { negative = true; index += 1 }
+        guard index < end, bytes[index] &- UInt8(ascii: "0") < 10 else { throw error("invalid number") }
+        var magnitude: UInt64 = 0
+        var overflow = false
+        var nonZero = false
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+            if index < end, bytes[index] &- UInt8(ascii: "0") < 10 {
+                index = start
+                throw error("invalid number: leading zeros are not allowed")
             }
-            return p.index - s
-        }
-        guard digits(&self) > 0 else { throw error("invalid number") }
-        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-            isDouble = true
-            index += 1
-            guard digits(&self) > 0 else { throw error("invalid number: digits expected after '.'") }
-        }
-        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
-            isDouble = true
-            index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+        } else {
+            nonZero = true
+            while index < end {
+                let digit = bytes[index] &- UInt8(ascii: "0")
+                guard digit < 10 else { break }
+                let (m, o1) = magnitude.multipliedReportingOverflow(by: 10)
+                let (a, o2) = m.addingReportingOverflow(UInt64(digit))
+                magnitude = a
+                overflow = overflow || o1 || o2
                 index += 1
             }
-            guard digits(&self) > 0 else { throw error("invalid number: exponent digits expected") }
         }
-        let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        if !isDouble, let int = Int64(text) { return .int(int) }
+        var isDouble = false
+        if index < end, bytes[index] == UInt8(ascii: ".") {
+            isDouble = true
+            index += 1
+            let digitsStart = index
+            while index < end, bytes[index] &- UInt8(ascii: "0") < 10 {
+                if bytes[index] != UInt8(ascii: "0") { nonZero = true }
+                index += 1
+            }
+            guard index > digitsStart else { throw error("invalid number: digits expected after '.'") }
+        }
+        if index < end, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            isDouble = true
+            index += 1
+            if index < end, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            let digitsStart = index
+            while index < end, bytes[index] &- UInt8(ascii: "0") < 10 { index += 1 }
+            guard index > digitsStart else { throw error("invalid number: exponent digits expected") }
+        }
+        if !isDouble && !overflow {
+            if !negative, magnitude <= UInt64(Int64.max) { return .int(Int64(magnitude)) }
+            if negative, magnitude <= UInt64(Int64.max) + 1 { return .int(Int64(bitPattern: 0 &- magnitude)) }
+        }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        if !isDouble {
+            let at = index
+            index = start
+            defer { index = at }
+            throw error("the integer \(text) does not fit in 64 bits (send it as a string, or as a double such as \(text).0)")
+        }
         guard let double = Double(text) else { throw error("invalid number '\(text)'") }
+        guard double.isFinite else {
+            index = start
+            throw error("the number \(text) is too large for a double")
+        }
+        if double == 0, nonZero {
+            index = start
+            throw error("the number \(text) is too small for a double (it would become 0)")
+        }
         return .double(double)
+    }
+}
+
+/// Whether `bytes` is well-formed UTF-8 (no overlong forms, surrogates, or scalars beyond U+10FFFF).
+func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    var i = 0
+    let n = bytes.count
+    while i < n {
+        let b0 = bytes[i]
+        if b0 < 0x80 { i += 1; continue }
+        func cont(_ k: Int) -> Bool { i + k < n && bytes[i + k] & 0xC0 == 0x80 }
+        switch b0 {
+        case 0xC2...0xDF:
+            guard cont(1) else { return false }
+            i += 2
+        case 0xE0...0xEF:
+            guard cont(1), cont(2) else { return false }
+            let b1 = bytes[i + 1]
+            if b0 == 0xE0, b1 < 0xA0 { return false }   // overlong
+            if b0 == 0xED, b1 > 0x9F { return false }   // surrogate
+            i += 3
+        case 0xF0...0xF4:
+            guard cont(1), cont(2), cont(3) else { return false }
+            let b1 = bytes[i + 1]
+            if b0 == 0xF0, b1 < 0x90 { return false }   // overlong
+            if b0 == 0xF4, b1 > 0x8F { return false }   // beyond U+10FFFF
+            i += 4
+        default:
+            return false
+        }
+    }
+    return true
+}
+
+/// One step of a path in an error message: `.key` (or `["odd key"]`) or `[3]`.
+enum JSONPathSegment {
+    case key(String)
+    case index(Int)
+
+    var text: String {
+        switch self {
+        case .index(let i): return "[\(i)]"
+        case .key(let k):
+            let plain = !k.isEmpty && k.utf8.allSatisfy { b in
+                (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z"))
+                    || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: "_") || b == UInt8(ascii: "-")
+            }
+            return plain ? ".\(k)" : "[\(JSON.string(k).printed())]"
+        }
     }
 }
 
@@ -345,46 +548,16 @@ extension JSON {
 
     /// The JSON text of this value. Non-finite doubles (not representable in JSON) print as `null`.
     public func printed(_ options: PrintOptions = []) -> String {
-        var out = ""
-        write(to: &out, options: options, indent: 0)
-        return out
+        var out = JSONWriter(options: options)
+        out.write(self, indent: 0)
+        return String(decoding: out.bytes, as: UTF8.self)
     }
 
     /// The UTF-8 bytes of ``printed(_:)``.
-    public func data(_ options: PrintOptions = []) -> Data { Data(printed(options).utf8) }
-
-    private func write(to out: inout String, options: PrintOptions, indent: Int) {
-        let pretty = options.contains(.pretty)
-        switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .int(let i): out += String(i)
-        case .double(let d): out += JSON.format(double: d)
-        case .string(let s): JSON.writeString(s, to: &out)
-        case .array(let items):
-            if items.isEmpty { out += "[]"; return }
-            out += "["
-            for (i, item) in items.enumerated() {
-                if i > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
-                item.write(to: &out, options: options, indent: indent + 1)
-            }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "]"
-        case .object(let object):
-            if object.isEmpty { out += "{}"; return }
-            out += "{"
-            let keys = options.contains(.sortedKeys) ? object.keys.sorted() : object.keys
-            for (i, key) in keys.enumerated() {
-                if i > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
-                JSON.writeString(key, to: &out)
-                out += pretty ? ": " : ":"
-                object[key]!.write(to: &out, options: options, indent: indent + 1)
-            }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "}"
-        }
+    public func data(_ options: PrintOptions = []) -> Data {
+        var out = JSONWriter(options: options)
+        out.write(self, indent: 0)
+        return Data(out.bytes)
     }
 
     static func format(double d: Double) -> String {
@@ -394,25 +567,129 @@ extension JSON {
     }
 
     static func writeString(_ s: String, to out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            default:
-                if scalar.value < 0x20 {
-                    out += "\\u" + String(format: "%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
+        var writer = JSONWriter(options: [])
+        writer.writeString(s)
+        out += String(decoding: writer.bytes, as: UTF8.self)
+    }
+}
+
+/// Prints JSON into a byte buffer (one growing array, no intermediate strings).
+struct JSONWriter {
+    var bytes: [UInt8] = []
+    let pretty: Bool
+    let sortedKeys: Bool
+
+    init(options: JSON.PrintOptions, capacity: Int = 256) {
+        pretty = options.contains(.pretty)
+        sortedKeys = options.contains(.sortedKeys)
+        bytes.reserveCapacity(capacity)
+    }
+
+    @inline(__always) mutating func append(_ s: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+    }
+
+    mutating func newline(_ indent: Int) {
+        bytes.append(0x0A)
+        for _ in 0..<indent { bytes.append(0x20); bytes.append(0x20) }
+    }
+
+    mutating func write(int i: Int64) {
+        if i >= 0 && i < 10 { bytes.append(UInt8(ascii: "0") + UInt8(i)); return }
+        var v = i.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { tmp in
+            var n = 20
+            while v > 0 {
+                n -= 1
+                tmp[n] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+            }
+            if i < 0 { bytes.append(UInt8(ascii: "-")) }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: tmp[n..<20]))
+        }
+    }
+
+    mutating func write(double d: Double) {
+        guard d.isFinite else { append("null"); return }
+        var text = d.description
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func write(_ value: JSON, indent: Int) {
+        switch value {
+        case .null: append("null")
+        case .bool(let b): if b { append("true") } else { append("false") }
+        case .int(let i): write(int: i)
+        case .double(let d): write(double: d)
+        case .string(let s): writeString(s)
+        case .array(let items):
+            if items.isEmpty { append("[]"); return }
+            bytes.append(UInt8(ascii: "["))
+            var first = true
+            for item in items {
+                if !first { bytes.append(UInt8(ascii: ",")) }
+                first = false
+                if pretty { newline(indent + 1) }
+                write(item, indent: indent + 1)
+            }
+            if pretty { newline(indent) }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let object):
+            if object.isEmpty { append("{}"); return }
+            bytes.append(UInt8(ascii: "{"))
+            if sortedKeys {
+                for (i, key) in object.storage.keys.sorted().enumerated() {
+                    member(key, object.storage[key]!, first: i == 0, indent: indent)
+                }
+            } else {
+                var first = true
+                for (key, item) in object.storage {
+                    member(key, item, first: first, indent: indent)
+                    first = false
                 }
             }
+            if pretty { newline(indent) }
+            bytes.append(UInt8(ascii: "}"))
         }
-        out += "\""
+    }
+
+    mutating func member(_ key: String, _ value: JSON, first: Bool, indent: Int) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        if pretty { newline(indent + 1) }
+        writeString(key)
+        if pretty { append(": ") } else { bytes.append(UInt8(ascii: ":")) }
+        write(value, indent: indent + 1)
+    }
+
+    /// A string literal: runs that need no escaping are copied in one go.
+    mutating func writeString(_ s: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var s = s
+        s.withUTF8 { utf8 in
+            var runStart = 0
+            for i in 0..<utf8.count {
+                let b = utf8[i]
+                guard b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") else { continue }
+                if i > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<i])) }
+                runStart = i + 1
+                switch b {
+                case UInt8(ascii: "\""): append("\\\"")
+                case UInt8(ascii: "\\"): append("\\\\")
+                case 0x0A: append("\\n")
+                case 0x0D: append("\\r")
+                case 0x09: append("\\t")
+                case 0x08: append("\\b")
+                case 0x0C: append("\\f")
+                default:
+                    let hex: StaticString = "0123456789abcdef"
+                    append("\\u00")
+                    bytes.append(hex.utf8Start[Int(b >> 4)])
+                    bytes.append(hex.utf8Start[Int(b & 0xF)])
+                }
+            }
+            if utf8.count > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<utf8.count])) }
+        }
+        bytes.append(UInt8(ascii: "\""))
     }
 }
 
@@ -424,6 +701,8 @@ extension JSON: CustomStringConvertible {
 
 extension JSON: Codable {
     public init(from decoder: any Decoder) throws {
+        // The core's own decoder has the value at hand: no trying of decoders in turn.
+        if let decoder = decoder as? ValueDecoder { self = decoder.value.json; return }
         let container = try decoder.singleValueContainer()
         if container.decodeNil() { self = .null; return }
         if let b = try? container.decode(Bool.self) { self = .bool(b); return }

@@ -13,7 +13,7 @@ import Foundation
 /// let saved = try await backend.save(Memo(title: "rent", money: 50))
 /// ```
 ///
-/// Encoding goes through the neutral JSON form, so `Date`, `Data`, ``Pointer``, ``FileReference`` and
+/// Encoding and decoding map properties to ``Value``s directly (as the neutral JSON form would), so `Date`, `Data`, ``Pointer``, ``FileReference`` and
 /// ``GeoPoint`` properties become the matching typed ``Value``s. The properties `id`, `createdAt`, `updatedAt`,
 /// `version` and `acl`, when the model declares them, are filled from the record's metadata and never stored as
 /// fields. Optional properties that are `nil` are not written.
@@ -26,53 +26,38 @@ public protocol Model: Codable, Sendable {
 
 extension Model {
     /// This model as a record.
+    ///
+    /// Encoded straight into ``Value``s (no JSON text in between): `Date` (at millisecond precision), `Data`,
+    /// ``Pointer``, ``FileReference`` and ``GeoPoint`` properties become the matching typed values.
     public func record() throws(MBaaSError) -> Record {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            try Value.date(date).json.encode(to: encoder)
-        }
-        encoder.dataEncodingStrategy = .custom { data, encoder in
-            try Value.bytes(data).json.encode(to: encoder)
-        }
-        let json: JSON
-        do { json = try JSON.parse(encoder.encode(self)) } catch {
+        let value: Value
+        do { value = try ValueEncoder.encode(self) } catch {
             throw MBaaSError(.invalidRequest, "cannot encode \(Self.self): \(error)")
         }
-        guard var object = json.objectValue else {
+        guard case .object(var object) = value else {
             throw MBaaSError(.invalidRequest, "\(Self.self) must encode as a keyed container")
         }
         var record = Record(className: Self.className)
         record.id = object["id"]?.stringValue
-        record.createdAt = object["createdAt"].flatMap { try? Value(json: $0).dateValue }
-        record.updatedAt = object["updatedAt"].flatMap { try? Value(json: $0).dateValue }
+        record.createdAt = object["createdAt"]?.dateValue
+        record.updatedAt = object["updatedAt"]?.dateValue
         record.version = object["version"]?.stringValue
-        if let acl = object["acl"], !acl.isNull { record.acl = try ACL(json: acl) }
+        if let acl = object["acl"], !acl.isNull { record.acl = try ACL(json: acl.json) }
         for key in Record.reservedFieldNames { object[key] = nil }
-        for (key, value) in object { record.fields[key] = try Value(json: value, path: key) }
+        for (key, value) in object { record.fields[key] = value }
         return record
     }
 
-    /// Decodes a model from a record. Errors name the model and the field.
+    /// Decodes a model from a record (straight from its ``Value``s). Errors name the model and the field.
     public init(record: Record) throws(MBaaSError) {
-        var object = JSONObject(sorting: record.fields.mapValues(\.json))
+        var object = record.fields
         if let id = record.id { object["id"] = .string(id) }
-        if let c = record.createdAt { object["createdAt"] = Value.date(c).json }
-        if let u = record.updatedAt { object["updatedAt"] = Value.date(u).json }
+        if let c = record.createdAt { object["createdAt"] = .date(c) }
+        if let u = record.updatedAt { object["updatedAt"] = .date(u) }
         if let v = record.version { object["version"] = .string(v) }
-        if let acl = record.acl { object["acl"] = acl.json }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let json = try JSON(from: decoder)
-            if case .date(let d) = try Value(json: json) { return d }
-            if let s = json.stringValue, let d = ISO8601.parse(s) { return d }
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not a Date"))
-        }
-        decoder.dataDecodingStrategy = .custom { decoder in
-            if case .bytes(let b) = try Value(json: JSON(from: decoder)) { return b }
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not Bytes"))
-        }
+        if let acl = record.acl { object["acl"] = try Value(json: acl.json, path: "acl") }
         do {
-            self = try decoder.decode(Self.self, from: JSON.object(object).data())
+            self = try ValueDecoder.decode(Self.self, from: .object(object))
         } catch let error as DecodingError {
             throw MBaaSError(.decoding, "cannot decode \(Self.self) from \(record.className): \(describe(error))")
         } catch {

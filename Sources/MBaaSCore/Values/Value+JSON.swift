@@ -12,7 +12,10 @@ extension Value {
         case .date(let d): return .object(["__type": "Date", "iso": .string(ISO8601.format(d))])
         case .bytes(let b): return .object(["__type": "Bytes", "base64": .string(b.base64EncodedString())])
         case .array(let a): return .array(a.map(\.json))
-        case .object(let o): return .object(JSONObject(sorting: o.mapValues(\.json)))
+        case .object(let o):
+            var object = JSONObject(minimumCapacity: o.count)
+            for key in o.keys.sorted() { object.storage[key] = o[key]!.json }
+            return .object(object)
         case .pointer(let p):
             return .object(["__type": "Pointer", "className": .string(p.className), "objectId": .string(p.objectId)])
         case .geoPoint(let g):
@@ -31,44 +34,109 @@ extension Value {
         }
     }
 
+    /// The compact JSON text of ``json`` (the same bytes as `json.printed()`), printed directly without building
+    /// the intermediate ``JSON`` tree.
+    public var jsonText: String {
+        var writer = JSONWriter(options: [])
+        writer.write(self)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
     /// Reads a value from its neutral JSON form.
     ///
     /// An object with a `__type` member must be one of the typed forms; an unknown `__type`, or a typed form with
     /// a missing or mistyped member, is an ``MBaaSError`` of kind ``MBaaSError/Kind/invalidRequest`` whose message
     /// names the path (`path` is prefixed to it).
     public init(json: JSON, path: String = "$") throws(MBaaSError) {
-        switch json {
-        case .null: self = .null
-        case .bool(let b): self = .bool(b)
-        case .int(let i): self = .int(i)
-        case .double(let d): self = .double(d)
-        case .string(let s): self = .string(s)
-        case .array(let a):
-            var out: [Value] = []
-            out.reserveCapacity(a.count)
-            for (i, item) in a.enumerated() { out.append(try Value(json: item, path: "\(path)[\(i)]")) }
-            self = .array(out)
-        case .object(let o):
-            if let type = o["__type"] {
-                self = try Value.typed(type, o, path: path)
-            } else {
-                var out: [String: Value] = [:]
-                for (k, v) in o { out[k] = try Value(json: v, path: "\(path).\(k)") }
-                self = .object(out)
-            }
+        do {
+            self = try Value.convert(json)
+        } catch {
+            throw MBaaSError(.invalidRequest, path + error.path + ": " + error.message)
         }
     }
 
-    private static func typed(_ type: JSON, _ o: JSONObject, path: String) throws(MBaaSError) -> Value {
-        func string(_ key: String) throws(MBaaSError) -> String {
+    /// Parses neutral JSON text straight into values (no intermediate ``JSON`` tree): the fields of a stored
+    /// record, say. Errors name the path; malformed text is a ``JSONParseError``, a bad typed form an
+    /// ``MBaaSError`` (`invalidRequest`).
+    public static func parse(jsonText text: String, path: String = "$") throws -> Value {
+        var text = text
+        return try text.withUTF8 { try parse(jsonBytes: $0, path: path) }
+    }
+
+    /// ``parse(jsonText:path:)`` from UTF-8 bytes (a database column read without copying it into a `String`).
+    public static func parse(jsonData data: Data, path: String = "$") throws -> Value {
+        try data.withUnsafeBytes { raw in try parse(jsonBytes: raw.bindMemory(to: UInt8.self), path: path) }
+    }
+
+    /// ``parse(jsonText:path:)`` from a buffer of UTF-8 bytes.
+    public static func parse(jsonBytes bytes: UnsafeBufferPointer<UInt8>, path: String = "$") throws -> Value {
+        var parser = JSONParser(bytes: bytes)
+        let result: Result<Value, ValueParseFailure>
+        do throws(ValueParseFailure) {
+            let value = try parser.parseNeutralValue(depth: 0)
+            parser.skipWhitespace()
+            if parser.index == parser.end {
+                result = .success(value)
+            } else {
+                result = .failure(.json(parser.error("unexpected trailing characters")))
+            }
+        } catch {
+            result = .failure(error)
+        }
+        switch result {
+        case .success(let v): return v
+        case .failure(.json(var e)):
+            if path != "$" { e.path = path + e.path.dropFirst() }
+            throw e
+        case .failure(.typed(let e)): throw MBaaSError(.invalidRequest, path + e.path + ": " + e.message)
+        }
+    }
+
+    /// A typed-form problem below the top: `path` is relative (`.a[2]`), prefixed by the caller's path.
+    struct ConversionError: Error {
+        var path: String
+        var message: String
+    }
+
+    static func convert(_ json: JSON) throws(ConversionError) -> Value {
+        switch json {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .int(let i): return .int(i)
+        case .double(let d): return .double(d)
+        case .string(let s): return .string(s)
+        case .array(let a):
+            var out: [Value] = []
+            out.reserveCapacity(a.count)
+            for item in a {
+                do { out.append(try convert(item)) } catch {
+                    throw ConversionError(path: "[\(out.count)]" + error.path, message: error.message)
+                }
+            }
+            return .array(out)
+        case .object(let o):
+            if let type = o["__type"] { return try typed(type, o) }
+            var out: [String: Value] = Dictionary(minimumCapacity: o.count)
+            for (k, v) in o {
+                do { out[k] = try convert(v) } catch {
+                    throw ConversionError(path: "." + k + error.path, message: error.message)
+                }
+            }
+            return .object(out)
+        }
+    }
+
+    static func typed(_ type: JSON, _ o: JSONObject) throws(ConversionError) -> Value {
+        func fail(_ message: String) -> ConversionError { ConversionError(path: "", message: message) }
+        func string(_ key: String) throws(ConversionError) -> String {
             guard let s = o[key]?.stringValue else {
-                throw MBaaSError(.invalidRequest, "\(path): \(type.stringValue ?? "?") needs a string '\(key)'")
+                throw fail("\(type.stringValue ?? "?") needs a string '\(key)'")
             }
             return s
         }
-        func number(_ key: String) throws(MBaaSError) -> Double {
+        func number(_ key: String) throws(ConversionError) -> Double {
             guard let d = o[key]?.doubleValue else {
-                throw MBaaSError(.invalidRequest, "\(path): \(type.stringValue ?? "?") needs a number '\(key)'")
+                throw fail("\(type.stringValue ?? "?") needs a number '\(key)'")
             }
             return d
         }
@@ -76,13 +144,13 @@ extension Value {
         case "Date":
             let iso = try string("iso")
             guard let date = ISO8601.parse(iso) else {
-                throw MBaaSError(.invalidRequest, "\(path): '\(iso)' is not an ISO-8601 date")
+                throw fail("'\(iso)' is not an ISO-8601 date")
             }
             return .date(date)
         case "Bytes":
             let b64 = try string("base64")
             guard let data = Data(base64Encoded: b64) else {
-                throw MBaaSError(.invalidRequest, "\(path): Bytes.base64 is not valid base64")
+                throw fail("Bytes.base64 is not valid base64")
             }
             return .bytes(data)
         case "Pointer":
@@ -90,7 +158,7 @@ extension Value {
         case "GeoPoint":
             let lat = try number("latitude"), lon = try number("longitude")
             guard (-90...90).contains(lat), (-180...180).contains(lon) else {
-                throw MBaaSError(.invalidRequest, "\(path): GeoPoint out of range (\(lat), \(lon))")
+                throw fail("GeoPoint out of range (\(lat), \(lon))")
             }
             return .geoPoint(GeoPoint(latitude: lat, longitude: lon))
         case "File":
@@ -98,7 +166,7 @@ extension Value {
             if let a = o["attachment"]?.objectValue {
                 guard let c = a["className"]?.stringValue, let id = a["objectId"]?.stringValue,
                       let f = a["field"]?.stringValue
-                else { throw MBaaSError(.invalidRequest, "\(path): File.attachment needs className, objectId, field") }
+                else { throw fail("File.attachment needs className, objectId, field") }
                 attachment = FileAttachment(className: c, objectId: id, field: f)
             }
             return .file(
@@ -106,7 +174,7 @@ extension Value {
                     name: try string("name"), url: o["url"]?.stringValue, contentType: o["contentType"]?.stringValue,
                     size: o["size"]?.intValue, attachment: attachment))
         default:
-            throw MBaaSError(.invalidRequest, "\(path): unknown __type \(type.printed())")
+            throw fail("unknown __type \(type.printed())")
         }
     }
 }
@@ -135,7 +203,26 @@ public enum ISO8601 {
         seconds -= days * 86400
         let (y, m, d) = civil(fromDays: days)
         let h = Int(seconds / 3600), mi = Int(seconds % 3600 / 60), s = Int(seconds % 60)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", y, m, d, h, mi, s, milli)
+        guard (0...9999).contains(y) else {
+            return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", y, m, d, h, mi, s, milli)
+        }
+        return String(unsafeUninitializedCapacity: 24) { buffer in
+            func put(_ value: Int, _ width: Int, at offset: Int) {
+                var v = value
+                for i in stride(from: offset + width - 1, through: offset, by: -1) {
+                    buffer[i] = UInt8(48 + v % 10)
+                    v /= 10
+                }
+            }
+            put(y, 4, at: 0); buffer[4] = 45
+            put(m, 2, at: 5); buffer[7] = 45
+            put(d, 2, at: 8); buffer[10] = 84
+            put(h, 2, at: 11); buffer[13] = 58
+            put(mi, 2, at: 14); buffer[16] = 58
+            put(s, 2, at: 17); buffer[19] = 46
+            put(milli, 3, at: 20); buffer[23] = 90
+            return 24
+        }
     }
 
     /// Milliseconds since 1970, truncated toward negative infinity.
@@ -147,8 +234,24 @@ public enum ISO8601 {
     }
 
     /// Parses `yyyy-MM-ddTHH:mm:ss[.fraction](Z|±hh:mm)`; a space may replace the `T`.
+    ///
+    /// Returns `nil` for anything that is not a real instant: a day the month does not have (`2024-02-30`,
+    /// `2023-02-29`), hour 24, minute or second 60 (leap seconds cannot be kept by `Date`), an offset beyond
+    /// ±23:59. Nothing is rolled over into the next day or month.
     public static func parse(_ text: String) -> Date? {
-        let chars = Array(text.utf8)
+        var text = text
+        return text.withUTF8 { parse(utf8: $0) }
+    }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    static func parse(utf8 chars: UnsafeBufferPointer<UInt8>) -> Date? {
         func num(_ from: Int, _ count: Int) -> Int? {
             guard from + count <= chars.count else { return nil }
             var v = 0
@@ -161,7 +264,7 @@ public enum ISO8601 {
         guard chars.count >= 19, let y = num(0, 4), chars[4] == 45, let mo = num(5, 2), chars[7] == 45,
               let d = num(8, 2), chars[10] == 84 || chars[10] == 32 || chars[10] == 116, let h = num(11, 2),
               chars[13] == 58, let mi = num(14, 2), chars[16] == 58, let s = num(17, 2),
-              (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 61
+              (1...12).contains(mo), d >= 1, d <= daysIn(month: mo, year: y), h < 24, mi < 60, s < 60
         else { return nil }
         var i = 19
         var fraction = 0.0
@@ -182,11 +285,12 @@ public enum ISO8601 {
             case 90, 122: i += 1
             case 43, 45:
                 let sign = chars[i] == 43 ? 1 : -1
-                guard let oh = num(i + 1, 2) else { return nil }
+                guard let oh = num(i + 1, 2), oh < 24 else { return nil }
                 var om = 0
                 if i + 3 < chars.count, chars[i + 3] == 58, let m = num(i + 4, 2) { om = m; i += 6 }
                 else if let m = num(i + 3, 2) { om = m; i += 5 }
                 else { i += 3 }
+                guard om < 60 else { return nil }
                 offset = sign * (oh * 3600 + om * 60)
             default: return nil
             }
@@ -220,5 +324,152 @@ public enum ISO8601 {
         let d = doy - (153 * mp + 2) / 5 + 1
         let m = mp + (mp < 10 ? 3 : -9)
         return (m <= 2 ? y + 1 : y, m, d)
+    }
+}
+
+// MARK: - Direct text <-> Value
+
+/// Why ``Value/parse(jsonText:path:)`` failed: the text, or a typed form in it.
+enum ValueParseFailure: Error {
+    case json(JSONParseError)
+    case typed(Value.ConversionError)
+}
+
+extension JSONWriter {
+    /// Prints a value's neutral JSON form directly (the same bytes as `value.json` printed compactly).
+    mutating func write(_ value: Value) {
+        switch value {
+        case .null: append("null")
+        case .bool(let b): if b { append("true") } else { append("false") }
+        case .int(let i): write(int: i)
+        case .double(let d): write(double: d)
+        case .string(let s): writeString(s)
+        case .date(let d):
+            append(#"{"__type":"Date","iso":""#)
+            var iso = ISO8601.format(d)
+            iso.withUTF8 { bytes.append(contentsOf: $0) }
+            append(#""}"#)
+        case .array(let items):
+            bytes.append(UInt8(ascii: "["))
+            var first = true
+            for item in items {
+                if !first { bytes.append(UInt8(ascii: ",")) }
+                first = false
+                write(item)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let o):
+            bytes.append(UInt8(ascii: "{"))
+            var first = true
+            for key in o.keys.sorted() {
+                if !first { bytes.append(UInt8(ascii: ",")) }
+                first = false
+                writeString(key)
+                bytes.append(UInt8(ascii: ":"))
+                write(o[key]!)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        case .bytes, .pointer, .geoPoint, .file:
+            write(value.json, indent: 0)
+        }
+    }
+}
+
+extension JSONParser {
+    /// Parses neutral JSON straight into a ``Value``: objects become `[String: Value]` as they are read; an object
+    /// with a `__type` member is checked as a typed form.
+    mutating func parseNeutralValue(depth: Int) throws(ValueParseFailure) -> Value {
+        guard depth < 512 else { throw .json(error("nesting deeper than 512 levels")) }
+        skipWhitespace()
+        guard index < end else { throw .json(error("unexpected end of input")) }
+        switch bytes[index] {
+        case UInt8(ascii: "{"):
+            index += 1
+            skipWhitespace()
+            if index < end, bytes[index] == UInt8(ascii: "}") { index += 1; return .object([:]) }
+            // Plain objects go straight into one dictionary. Typed forms print `__type` first, so an object whose
+            // first key is `__type` collects its (few) members in order to be checked as a typed form; a `__type`
+            // met later is handled the same way from the dictionary.
+            var object: [String: Value] = [:]
+            var typed: [(key: String, value: Value)]?
+            var first = true
+            while true {
+                skipWhitespace()
+                guard index < end, bytes[index] == UInt8(ascii: "\"") else { throw .json(error("expected a key string")) }
+                let key: String
+                do { key = try parseString() } catch { throw .json(error) }
+                skipWhitespace()
+                guard index < end, bytes[index] == UInt8(ascii: ":") else { throw .json(error("expected ':'")) }
+                index += 1
+                let value: Value
+                do { value = try parseNeutralValue(depth: depth + 1) } catch { throw Self.prefix(error, .key(key)) }
+                if first {
+                    first = false
+                    if key == "__type" { typed = [] } else { object.reserveCapacity(8) }
+                }
+                if typed != nil { typed!.append((key, value)) } else { object[key] = value }
+                skipWhitespace()
+                guard index < end else { throw .json(error("unterminated object")) }
+                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                if bytes[index] == UInt8(ascii: "}") { index += 1; break }
+                throw .json(error("expected ',' or '}'"))
+            }
+            let members: [(key: String, value: Value)]
+            if let typed {
+                members = typed
+            } else if object["__type"] != nil {
+                members = object.map { ($0.key, $0.value) }
+            } else {
+                return .object(object)
+            }
+            let type = members.last(where: { $0.key == "__type" })!.value
+            // The common typed form, a date, without building an object first.
+            if members.count == 2, case .string("Date") = type, members[0].key != members[1].key,
+               let iso = members.first(where: { $0.key == "iso" })?.value.stringValue, let date = ISO8601.parse(iso) {
+                return .date(date)
+            }
+            // Any typed form: check it as `Value(json:)` does, from the (scalar) members already read.
+            var typedObject = JSONObject(minimumCapacity: members.count)
+            for (k, v) in members { typedObject.storage[k] = v.json }
+            do { return try Value.typed(type.json, typedObject) } catch { throw .typed(error) }
+        case UInt8(ascii: "["):
+            index += 1
+            var array: [Value] = []
+            skipWhitespace()
+            if index < end, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(array) }
+            while true {
+                do {
+                    array.append(try parseNeutralValue(depth: depth + 1))
+                } catch {
+                    throw Self.prefix(error, .index(array.count))
+                }
+                skipWhitespace()
+                guard index < end else { throw .json(error("unterminated array")) }
+                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(array) }
+                throw .json(error("expected ',' or ']'"))
+            }
+        case UInt8(ascii: "\""):
+            do { return .string(try parseString()) } catch { throw .json(error) }
+        default:
+            let json: JSON
+            do { json = try parseValue(depth: depth) } catch { throw .json(error) }
+            switch json {
+            case .null: return .null
+            case .bool(let b): return .bool(b)
+            case .int(let i): return .int(i)
+            case .double(let d): return .double(d)
+            default: return .null  // unreachable: containers and strings are handled above
+            }
+        }
+    }
+
+    static func prefix(_ failure: ValueParseFailure, _ segment: JSONPathSegment) -> ValueParseFailure {
+        switch failure {
+        case .json(let e): return .json(prefix(e, segment))
+        case .typed(var e):
+            if case .key(let k) = segment { e.path = "." + k + e.path } else { e.path = segment.text + e.path }
+            return .typed(e)
+        }
     }
 }
