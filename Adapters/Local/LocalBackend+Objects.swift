@@ -20,6 +20,7 @@ extension LocalBackend {
     /// session, is a statement of its own).
     public func get(className: String, id: String) async throws -> MBaaSCore.Record {
         try LocalValidation.className(className)
+        try checkExists()
         let store = self.store, token = sessionTokenHash
         do {
             return try store.pointReader.read(store.writer, busyTimeout: store.options.busyTimeout) { db in

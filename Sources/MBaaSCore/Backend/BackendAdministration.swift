@@ -220,23 +220,49 @@ extension BackendAdministration where Self: Backend {
 }
 
 extension BackendAdministration {
-    /// Every user, page by page, lazily.
-    public func allUsers(pageSize: Int = 200) -> AsyncThrowingStream<DirectoryUser, any Error> {
-        let (stream, continuation) = AsyncThrowingStream<DirectoryUser, any Error>.makeStream()
-        let task = Task {
-            do {
-                var cursor: String?
-                repeat {
-                    let page = try await listUsers(after: cursor, limit: pageSize)
-                    for user in page.users { continuation.yield(user) }
-                    cursor = page.users.isEmpty ? nil : page.nextCursor
-                } while cursor != nil
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
+    /// Every user, fetched page by page only as the sequence is iterated (one page in memory at a time).
+    public func allUsers(pageSize: Int = 200) -> DirectoryUserSequence {
+        DirectoryUserSequence(pageSize: pageSize) { cursor, limit in try await self.listUsers(after: cursor, limit: limit) }
+    }
+}
+
+/// Every user of a backend, as an `AsyncSequence` that requests the next page of
+/// ``BackendAdministration/listUsers(after:limit:)`` only when the previous one has been consumed.
+public struct DirectoryUserSequence: AsyncSequence, Sendable {
+    public typealias Element = DirectoryUser
+    public typealias Fetch = @Sendable (_ cursor: String?, _ limit: Int) async throws -> DirectoryUserPage
+
+    let pageSize: Int
+    let fetch: Fetch
+
+    public init(pageSize: Int, fetch: @escaping Fetch) {
+        self.pageSize = Swift.max(1, pageSize)
+        self.fetch = fetch
+    }
+
+    public func makeAsyncIterator() -> Iterator { Iterator(pageSize: pageSize, fetch: fetch) }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        let pageSize: Int
+        let fetch: Fetch
+        var buffer: [DirectoryUser] = []
+        var index = 0
+        var cursor: String?
+        var finished = false
+
+        public mutating func next() async throws -> DirectoryUser? {
+            while index >= buffer.count {
+                if finished { return nil }
+                try Task.checkCancellation()
+                let page = try await fetch(cursor, pageSize)
+                buffer = page.users
+                index = 0
+                cursor = page.nextCursor
+                if page.users.isEmpty || page.nextCursor == nil { finished = true }
+                if buffer.isEmpty { return nil }
             }
+            defer { index += 1 }
+            return buffer[index]
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
     }
 }
