@@ -350,6 +350,17 @@ final class LocalPointReader: @unchecked Sendable {
         return try writer.unsafeRead(body)
     }
 
+    /// Closes the dedicated connection for good; later reads use the pool (so they fail once the pool is closed).
+    /// `LocalBackend.close()` should call this (it lives in LocalBackend.swift; until it does, the connection is
+    /// closed when the backend is deallocated).
+    func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        try? queue?.close()
+        queue = nil
+        unavailable = true
+    }
+
     private func connection(_ writer: any DatabaseWriter, busyTimeout: TimeInterval) -> DatabaseQueue? {
         lock.lock()
         defer { lock.unlock() }

@@ -26,7 +26,9 @@ public enum Value: Sendable, Hashable {
     case array([Value])
     case object([String: Value])
     case pointer(Pointer)
-    case file(FileReference)
+    /// Boxed: a file reference is five members (~110 bytes inline), which would make every `Value` that large;
+    /// boxed, a `Value` is 33 bytes and records, arrays and dictionaries of values copy a third as much.
+    indirect case file(FileReference)
     case geoPoint(GeoPoint)
 }
 
