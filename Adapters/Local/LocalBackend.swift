@@ -183,6 +183,7 @@ public actor LocalBackend: Backend {
     /// Closes the database, first folding the write-ahead log into the main file (so `app.db` alone holds every
     /// committed write, e.g. to copy it); removes the temporary file directory of an in-memory backend.
     public func close() async {
+        store.pointReader.close()
         if let pool = store.writer as? DatabasePool, !store.writer.configuration.readonly {
             _ = try? await pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
             try? pool.close()

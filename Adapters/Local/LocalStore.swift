@@ -350,9 +350,8 @@ final class LocalPointReader: @unchecked Sendable {
         return try writer.unsafeRead(body)
     }
 
-    /// Closes the dedicated connection for good; later reads use the pool (so they fail once the pool is closed).
-    /// `LocalBackend.close()` should call this (it lives in LocalBackend.swift; until it does, the connection is
-    /// closed when the backend is deallocated).
+    /// Closes the dedicated connection for good (``LocalBackend/close()`` calls it); later reads use the pool (so
+    /// they fail once the pool is closed).
     func close() {
         lock.lock()
         defer { lock.unlock() }
