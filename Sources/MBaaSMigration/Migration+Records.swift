@@ -110,28 +110,7 @@ extension Migration {
             record.fields[name] = value
         }
         if let acl = source.acl, target.capabilities.has(.acl) {
-            var mapped = ACL()
-            let roles = target.capabilities.has(.roles)
-            for (principal, access) in acl.entries {
-                // A target without roles or groups cannot express their grants: they are left out (the record becomes
-                // more private, never less), and the run says so.
-                if !roles, principal.isRoleOrGroup {
-                    if !verifying {
-                        box.update { $0.problem("ACL grants to roles and groups are left out: \(self.target.adapterName) has no roles\(self.target.capabilities.note(for: .roles).map { " (\($0))" } ?? "")") }
-                    }
-                    continue
-                }
-                if case .user(let id) = principal {
-                    if let t = maps.users[id] { mapped.entries[.user(t)] = access } else {
-                        mapped.entries[principal] = access
-                        if !verifying { box.update { $0.warn(.init(kind: "acl", className: cls, sourceId: sourceId,
-                                                  detail: "ACL names user \(id), who was not migrated; kept as it was")) } }
-                    }
-                } else {
-                    mapped.entries[principal] = access
-                }
-            }
-            record.acl = mapped
+            record.acl = mapACL(acl, maps: maps, className: cls, sourceId: sourceId, reporting: !verifying)
         }
         if let f = mapping.sourceIdField { record.fields[f] = .string(sourceId) }
         if target.capabilities.has(.clientTimestamps) {
@@ -145,6 +124,48 @@ extension Migration {
         prepared.record = record
         return prepared
     }
+
+    /// The ACL with user principals rewritten through the id map (unmapped ones kept, with a warning) and, for a
+    /// target without roles, role and group grants left out (the record becomes more private, never less).
+    func mapACL(_ acl: ACL, maps: Maps, className cls: String, sourceId: String, reporting: Bool) -> ACL {
+        var mapped = ACL()
+        let roles = target.capabilities.has(.roles)
+        for (principal, access) in acl.entries {
+            if !roles, principal.isRoleOrGroup {
+                if reporting {
+                    box.update { $0.problem("ACL grants to roles and groups are left out: \(self.target.adapterName) has no roles\(self.target.capabilities.note(for: .roles).map { " (\($0))" } ?? "")") }
+                }
+                continue
+            }
+            if case .user(let id) = principal {
+                if let t = maps.users[id] { mapped.entries[.user(t)] = access } else {
+                    mapped.entries[principal] = access
+                    if reporting {
+                        box.update { $0.warn(.init(kind: "acl", className: cls, sourceId: sourceId, detail: "ACL names user \(id), who was not migrated; kept as it was")) }
+                    }
+                }
+            } else {
+                mapped.entries[principal] = access
+            }
+        }
+        return mapped
+    }
+
+    /// Every pointer field (renamed) and the ACL of a source record, as phase-2 fix-ups: for a record an earlier run
+    /// wrote before it died, whose pointers and ACL may have been written incompletely.
+    func fullFixups(_ source: Record) -> JSONObject {
+        var fixups = JSONObject()
+        for (key, value) in source.fields where containsPointer(value) {
+            let rule = mapping.rule(className: source.className, field: key)
+            if rule?.drop == true { continue }
+            fixups[rule?.rename ?? key] = value.json
+        }
+        if let acl = source.acl, target.capabilities.has(.acl) { fixups[Self.aclFixupKey] = acl.json }
+        return fixups
+    }
+
+    /// The key under which a fix-up carries the source ACL (not a field name: fields never start with `$`).
+    static let aclFixupKey = "$acl"
 
     func containsPointer(_ v: Value) -> Bool {
         switch v {
@@ -248,9 +269,15 @@ extension Migration {
         let maps = try maps(for: todo, state)
         var prepared = todo.map { prepare($0, maps: maps) }
         let existing = adopt ? try await findExistingRetrying(className: mapping.targetClass(cls), sourceIds: todo.map { $0.id! }) : resumed
-        for i in prepared.indices { prepared[i].existingTargetId = existing[prepared[i].sourceId] ?? resumed[prepared[i].sourceId] }
+        for (i, source) in zip(prepared.indices, todo) {
+            prepared[i].existingTargetId = existing[prepared[i].sourceId] ?? resumed[prepared[i].sourceId]
+            if prepared[i].existingTargetId != nil {
+                prepared[i].fixups = fullFixups(source)
+                prepared[i].inlineFiles = []
+            }
+        }
         // File values go into the target's store before the records that hold them.
-        for i in prepared.indices where !prepared[i].inlineFiles.isEmpty {
+        for i in prepared.indices where !prepared[i].inlineFiles.isEmpty && prepared[i].existingTargetId == nil {
             for f in prepared[i].inlineFiles {
                 if let ref = try await copyFile(f.ref, linked: true, className: cls, sourceId: prepared[i].sourceId, state) {
                     prepared[i].record.fields[f.field] = .file(ref)
@@ -329,6 +356,11 @@ extension Migration {
             } catch {
                 let e = MBaaSError.wrap(error)
                 guard isTransient(e) else {
+                    // The call may have applied writes before it failed (a response that could not be read, a count
+                    // that did not match): find them before anything is written again.
+                    let found = try await findExistingRetrying(className: remaining[0].record.className, sourceIds: remaining.map(\.sourceId))
+                    for p in remaining { if let t = found[p.sourceId] { outcome.created[p.sourceId] = t } }
+                    remaining = remaining.filter { found[$0.sourceId] == nil }
                     if remaining.count > 1 {
                         // A batch refused as a whole (an atomic batch, or a request error): one at a time finds the culprit.
                         for p in remaining {
@@ -416,6 +448,9 @@ extension Migration {
             }
             return found
         }
+        if let bundle = target as? BundleBackend {
+            return Dictionary(uniqueKeysWithValues: try await bundle.existingIds(className: className, among: Set(sourceIds)).map { ($0, $0) })
+        }
         if target.capabilities.has(.clientIds) {
             for id in sourceIds {
                 do { _ = try await target.get(className: className, id: id); found[id] = id } catch let e as MBaaSError where e.kind == .notFound {}
@@ -451,19 +486,25 @@ extension Migration {
 
     /// Attaches the files of the records written in phase 1 (targets with ``Capabilities/Feature/fileAttachment``).
     func copyAttachments(className cls: String, targetClass: String, _ state: MigrationState) async throws {
-        let todo = try state.attachments(className: cls, done: false)
-        guard !todo.isEmpty else { return }
-        observer(.phase("attachments"))
-        let ids = try state.mapped(.record, className: cls, sourceIds: Array(Set(todo.map(\.sourceId))))
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            var inFlight = 0
-            for a in todo {
-                guard let targetId = ids[a.sourceId] else { continue }
-                if inFlight >= max(1, options.concurrency) { try await group.next(); inFlight -= 1 }
-                group.addTask { try await self.attach(a, targetClass: targetClass, targetId: targetId, state) }
-                inFlight += 1
+        var after = ""
+        var announced = false
+        while true {
+            // A page at a time, so memory stays flat however many records link files.
+            let todo = try state.attachments(className: cls, done: false, after: after, limit: 500)
+            guard let last = todo.last else { break }
+            after = last.sourceId
+            if !announced { observer(.phase("attachments")); announced = true }
+            let ids = try state.mapped(.record, className: cls, sourceIds: Array(Set(todo.map(\.sourceId))))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                var inFlight = 0
+                for a in todo {
+                    guard let targetId = ids[a.sourceId] else { continue }
+                    if inFlight >= max(1, options.concurrency) { try await group.next(); inFlight -= 1 }
+                    group.addTask { try await self.attach(a, targetClass: targetClass, targetId: targetId, state) }
+                    inFlight += 1
+                }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
         }
     }
 
@@ -522,15 +563,56 @@ extension Migration {
             box.update { $0.problem("\(standalone.count) files no record links to were not copied: \(target.adapterName) has no separate file store") }
             return
         }
+        let pending = Set(try state.pending(.file, className: Self.standaloneFiles))
         for info in standalone {
-            let data = try await withRetry { try await self.source.download(info.reference) }
-            box.update { $0.files.read += 1 }
-            let upload = FileUpload(name: info.reference.name, source: .data(data),
-                                    contentType: info.reference.contentType ?? guessContentType(forFileName: info.reference.name), acl: info.acl)
-            let stored = try await withRetry { try await self.target.upload(upload) }
-            try state.recordFile(.init(sourceName: info.reference.name, target: stored, sha256: sha256Hex(data), size: Int64(data.count), linked: false))
-            box.update { $0.files.written += 1 }
+            let name = info.reference.name
+            do {
+                let data = try await withRetry { try await self.source.download(info.reference) }
+                box.update { $0.files.read += 1 }
+                let sha = sha256Hex(data)
+                // An upload an earlier run made just before it died (or that reached the target before a failure):
+                // the target's file with this name, size and content is adopted, not uploaded twice.
+                if pending.contains(name), let existing = try await findCopiedFile(name, size: Int64(data.count), sha256: sha) {
+                    try state.recordFile(.init(sourceName: name, target: existing, sha256: sha, size: Int64(data.count), linked: false))
+                    try state.clearPending(.file, className: Self.standaloneFiles, sourceIds: [name])
+                    box.update { $0.files.skipped += 1 }
+                    continue
+                }
+                try state.addPending(.file, className: Self.standaloneFiles, sourceIds: [name])
+                let upload = FileUpload(name: name, source: .data(data),
+                                        contentType: info.reference.contentType ?? guessContentType(forFileName: name), acl: info.acl)
+                let stored: FileReference
+                do { stored = try await withRetry { try await self.target.upload(upload) } } catch let e as MBaaSError where e.kind == .duplicate {
+                    guard let existing = try await findCopiedFile(name, size: Int64(data.count), sha256: sha) else { throw e }
+                    stored = existing
+                }
+                try state.recordFile(.init(sourceName: name, target: stored, sha256: sha, size: Int64(data.count), linked: false))
+                try state.clearPending(.file, className: Self.standaloneFiles, sourceIds: [name])
+                box.update { $0.files.written += 1 }
+            } catch {
+                let e = MBaaSError.wrap(error)
+                guard e.kind != .unsupported else { throw e }
+                box.update {
+                    $0.files.failed += 1
+                    $0.add(.init(kind: "failed", className: Self.standaloneFiles, sourceId: name, detail: "file '\(name)': \(e)"))
+                }
+            }
         }
+    }
+
+    /// The state's class name for files no record links to.
+    static let standaloneFiles = "(files)"
+
+    /// A file of the target's store with this content, named like `name` (targets may add a suffix to a name).
+    func findCopiedFile(_ name: String, size: Int64, sha256: String) async throws -> FileReference? {
+        guard target.capabilities.has(.fileList) else { return nil }
+        let stem = (name as NSString).deletingPathExtension
+        for candidate in try await withRetry({ try await self.target.listFiles(prefix: stem, limit: 100) })
+        where candidate.reference.size.map({ $0 == size }) ?? true {
+            let data = try await withRetry { try await self.target.download(candidate.reference) }
+            if Int64(data.count) == size && sha256Hex(data) == sha256 { return candidate.reference }
+        }
+        return nil
     }
 
     /// Runs an idempotent call, retrying transient failures with backoff.
@@ -558,15 +640,26 @@ extension Migration {
                 let rows = try state.fixups(className: cls, after: after, limit: 200)
                 guard let last = rows.last else { break }
                 after = last.sourceId
-                var values: [Value] = []
-                for row in rows { for (_, v) in row.pointers { values.append(try Value(json: v)) } }
-                let maps = try maps(for: [Record(className: cls, fields: Dictionary(uniqueKeysWithValues: values.enumerated().map { ("\($0.offset)", $0.element) }))], state)
+                var probes: [Record] = []
+                for row in rows {
+                    var probe = Record(className: cls)
+                    for (k, v) in row.pointers {
+                        if k == Self.aclFixupKey { probe.acl = try ACL(json: v) } else { probe.fields[k] = try Value(json: v) }
+                    }
+                    probes.append(probe)
+                }
+                let maps = try maps(for: probes, state)
                 var done: [String] = []
                 var updates: [(String, String, RecordUpdate)] = []
                 for row in rows {
                     var changes: [String: FieldOperation] = [:]
                     var resolved = true
+                    var aclUpdate: ACL?
                     for (field, json) in row.pointers {
+                        if field == Self.aclFixupKey {
+                            aclUpdate = mapACL(try ACL(json: json), maps: maps, className: cls, sourceId: row.sourceId, reporting: false)
+                            continue
+                        }
                         let original = try Value(json: json)
                         var unresolved = false
                         let rewritten = rewrite(original, maps: maps, unresolved: &unresolved)
@@ -580,7 +673,9 @@ extension Migration {
                         if keepsIds { var u = false; unchanged = rewrite(original, maps: Maps(), unresolved: &u) == rewritten }
                         if !unchanged { changes[field] = .set(rewritten) }
                     }
-                    if !changes.isEmpty { updates.append((row.sourceId, row.targetId, RecordUpdate(changes: changes))) }
+                    if !changes.isEmpty || aclUpdate != nil {
+                        updates.append((row.sourceId, row.targetId, RecordUpdate(changes: changes, acl: aclUpdate)))
+                    }
                     // Unresolved pointers stay in the state: a later run that migrates their records sets them.
                     if resolved { done.append(row.sourceId) }
                 }

@@ -31,8 +31,20 @@ extension Migration {
         }
         try await verifyFiles(target: target, state)
         if options.users && source.capabilities.has(.listUsers) && (target.capabilities.has(.importUsers) || target is BundleBackend) {
-            for try await user in source.allUsers() where try state.targetId(.user, className: "_User", sourceId: user.id) == nil {
-                box.update { $0.add(.init(kind: "missing", className: "_User", sourceId: user.id, detail: "user \(user.username ?? "") is not on the target")) }
+            // The target's user ids, read once (users are far fewer than records).
+            var onTarget: Set<String> = []
+            for try await user in target.allUsers() { onTarget.insert(user.id) }
+            for try await user in source.allUsers() {
+                guard let mapped = try state.targetId(.user, className: "_User", sourceId: user.id) else {
+                    box.update { $0.add(.init(kind: "missing", className: "_User", sourceId: user.id, detail: "user \(user.username ?? "") was not migrated")) }
+                    continue
+                }
+                if onTarget.contains(mapped) { box.update { $0.users.verified += 1 } } else {
+                    box.update {
+                        $0.users.mismatched += 1
+                        $0.add(.init(kind: "missing", className: "_User", sourceId: user.id, detail: "user \(user.username ?? "") (\(mapped)) is not on the target"))
+                    }
+                }
             }
         }
     }
@@ -66,7 +78,7 @@ extension Migration {
         var fileFields = try state.fileFields(className: cls)
         // Fields a missing source file left empty because the target could not hold the name.
         var emptied: Set<String> = []
-        for a in try state.attachments(className: cls, done: true) where a.targetName == MigrationState.droppedOriginal {
+        for a in try state.attachments(className: cls, done: true, targetName: MigrationState.droppedOriginal) {
             emptied.insert("\(a.sourceId)\u{1}\(a.field)")
         }
         for f in mapping.fileLinkFields(cls) { fileFields.insert(mapping.rule(className: cls, field: f)?.rename ?? f) }
@@ -157,32 +169,39 @@ extension Migration {
 
     /// Every copied file: downloaded from the target and compared with the source's size and sha256.
     func verifyFiles(target: any Backend, _ state: MigrationState) async throws {
-        var checks: [(String, String, FileReference, String, Int64)] = []   // (class, source id or name, target ref, sha, size)
-        for f in try state.copiedFiles() { checks.append(("(files)", f.sourceName, f.target, f.sha256, f.size)) }
+        for f in try state.copiedFiles() { try await verifyFile(target: target, "(files)", f.sourceName, f.target, f.sha256, f.size) }
         for cls in try await sourceClasses() {
-            for a in try state.attachments(className: cls, done: true) {
-                guard let sha = a.sha256, let size = a.size, let text = a.targetName,
-                      let ref = (try? Value(json: JSON.parse(text)))?.fileValue else { continue }
-                checks.append((cls, a.sourceId, ref, sha, size))
+            var after = ""
+            while true {
+                let page = try state.attachments(className: cls, done: true, after: after, limit: 500)
+                guard let last = page.last else { break }
+                after = last.sourceId
+                for a in page {
+                    guard let sha = a.sha256, let size = a.size, let text = a.targetName,
+                          let ref = (try? Value(json: JSON.parse(text)))?.fileValue else { continue }
+                    try await verifyFile(target: target, cls, a.sourceId, ref, sha, size)
+                }
             }
         }
-        for (cls, id, ref, sha, size) in checks {
-            do {
-                let data = try await withRetry { try await target.download(ref) }
-                if Int64(data.count) == size && sha256Hex(data) == sha {
-                    box.update { $0.files.verified += 1 }
-                } else {
-                    box.update {
-                        $0.files.mismatched += 1
-                        $0.add(.init(kind: "file", className: cls, sourceId: id,
-                                     detail: "file \(ref.name): \(data.count) bytes with sha256 \(sha256Hex(data).prefix(12))…, expected \(size) bytes with \(sha.prefix(12))…"))
-                    }
-                }
-            } catch {
+    }
+
+    /// Downloads one copied file from the target and compares its size and sha256 with the source's.
+    func verifyFile(target: any Backend, _ cls: String, _ id: String, _ ref: FileReference, _ sha: String, _ size: Int64) async throws {
+        do {
+            let data = try await withRetry { try await target.download(ref) }
+            if Int64(data.count) == size && sha256Hex(data) == sha {
+                box.update { $0.files.verified += 1 }
+            } else {
                 box.update {
                     $0.files.mismatched += 1
-                    $0.add(.init(kind: "file", className: cls, sourceId: id, detail: "file \(ref.name) cannot be read from the target: \(MBaaSError.wrap(error))"))
+                    $0.add(.init(kind: "file", className: cls, sourceId: id,
+                                 detail: "file \(ref.name): \(data.count) bytes with sha256 \(sha256Hex(data).prefix(12))…, expected \(size) bytes with \(sha.prefix(12))…"))
                 }
+            }
+        } catch {
+            box.update {
+                $0.files.mismatched += 1
+                $0.add(.init(kind: "file", className: cls, sourceId: id, detail: "file \(ref.name) cannot be read from the target: \(MBaaSError.wrap(error))"))
             }
         }
     }

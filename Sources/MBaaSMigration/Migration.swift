@@ -104,7 +104,15 @@ public final class Migration: Sendable {
                                      to: targetDescription.isEmpty ? target.adapterName : targetDescription)
         report.stateDirectory = state?.directory.path
         report.dryRun = options.dryRun
-        self.box = ReportBox(report)
+        // Every mismatch and warning, not only the first ``MigrationReport/maxListed``, one JSON per line.
+        var log: NDJSONWriter?
+        if let state, !options.dryRun {
+            let url = state.directory.appendingPathComponent("mismatches.ndjson")
+            FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
+            log = try? NDJSONWriter(url: url)
+            if log != nil { report.mismatchesFile = url.path }
+        }
+        self.box = ReportBox(report, log: log)
     }
 
     var mapping: MigrationMapping { options.mapping }
@@ -247,12 +255,26 @@ final class LinkTable: @unchecked Sendable {
 final class ReportBox: @unchecked Sendable {
     private let lock = NSLock()
     private var report: MigrationReport
-    init(_ report: MigrationReport) { self.report = report }
+    private let log: NDJSONWriter?
+    init(_ report: MigrationReport, log: NDJSONWriter? = nil) {
+        self.report = report
+        self.log = log
+    }
+    deinit { log?.close() }
     var value: MigrationReport { lock.lock(); defer { lock.unlock() }; return report }
     func update<T>(_ body: (inout MigrationReport) -> T) -> T {
         lock.lock()
         defer { lock.unlock() }
-        return body(&report)
+        let result = body(&report)
+        if !report.unlogged.isEmpty {
+            for (m, warning) in report.unlogged {
+                var j = m.json.objectValue ?? [:]
+                if warning { j["warning"] = true }
+                try? log?.append(.object(j))
+            }
+            report.unlogged.removeAll()
+        }
+        return result
     }
 }
 

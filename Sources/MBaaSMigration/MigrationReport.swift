@@ -83,8 +83,11 @@ public struct MigrationReport: Sendable {
     public var files = Counts()
     public var plan: MigrationPlan?
     /// Every mismatch (a difference between source and target, or a failed write) up to ``maxListed``;
-    /// ``mismatchCount`` counts them all. Any mismatch makes the run not ``ok``.
+    /// ``mismatchCount`` counts them all, and ``mismatchesFile`` (in the state folder) lists them all, one JSON per
+    /// line. Any mismatch makes the run not ``ok``.
     public var mismatches: [Mismatch] = []
+    /// `mismatches.ndjson` in the state folder: every mismatch and warning of the run (`"warning":true` on warnings).
+    public var mismatchesFile: String?
     public var mismatchCount = 0
     /// Defects of the source that were carried as they are (a pointer to a record that is not in the source, an ACL
     /// naming a user who is not, a file a record names that the source's store lacks, a role member who is not a
@@ -109,14 +112,19 @@ public struct MigrationReport: Sendable {
         mismatchCount == 0 && classes.allSatisfy { $0.failed == 0 } && users.failed == 0 && roles.failed == 0 && files.failed == 0
     }
 
+    /// Entries added since the report box last wrote them to ``mismatchesFile`` (`true` for warnings).
+    var unlogged: [(Mismatch, Bool)] = []
+
     mutating func add(_ m: Mismatch) {
         mismatchCount += 1
         if mismatches.count < Self.maxListed { mismatches.append(m) }
+        unlogged.append((m, false))
     }
 
     mutating func warn(_ m: Mismatch) {
         warningCount += 1
         if warnings.count < Self.maxListed { warnings.append(m) }
+        unlogged.append((m, true))
     }
 
     mutating func problem(_ text: String) {
@@ -136,7 +144,7 @@ public struct MigrationReport: Sendable {
             if verify { o["verified"] = .int(Int64(c.verified)); o["mismatched"] = .int(Int64(c.mismatched)) }
             return o
         }
-        var users = counts(self.users, verify: false)
+        var users = counts(self.users, verify: verified)
         users["passwords"] = .object([
             "reset": .int(Int64(userOutcomes.filter { $0.password == "reset" }.count)),
             "temporary": .int(Int64(userOutcomes.filter { $0.password == "temporary" }.count)),
@@ -157,6 +165,7 @@ public struct MigrationReport: Sendable {
             "problems": .array(problems.map(JSON.string)),
         ]
         if let stateDirectory { o["state"] = .string(stateDirectory) }
+        if let mismatchesFile { o["mismatchesFile"] = .string(mismatchesFile) }
         if let plan { o["plan"] = plan.json }
         return .object(o)
     }

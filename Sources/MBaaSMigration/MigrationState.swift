@@ -32,7 +32,7 @@ public final class MigrationState: Sendable {
         let fd = open(lockPath, O_RDWR | O_CREAT, 0o600)
         guard fd >= 0 else { throw MBaaSError(.unavailable, "cannot open \(lockPath): \(String(cString: strerror(errno)))") }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            Glibc.close(fd)
+            closeDescriptor(fd)
             throw MBaaSError(.conflict, "another migration is running on the state folder \(directory.path); wait for it to finish (or stop it) and run again")
         }
         lockDescriptor = fd
@@ -45,7 +45,7 @@ public final class MigrationState: Sendable {
             try Self.migrator.migrate(db)
         } catch {
             flock(fd, LOCK_UN)
-            Glibc.close(fd)
+            closeDescriptor(fd)
             throw MBaaSError(.unavailable, "cannot open the migration state \(path): \(error)")
         }
     }
@@ -53,7 +53,7 @@ public final class MigrationState: Sendable {
     deinit {
         try? db.close()
         flock(lockDescriptor, LOCK_UN)
-        Glibc.close(lockDescriptor)
+        closeDescriptor(lockDescriptor)
     }
 
     static var migrator: DatabaseMigrator {
@@ -231,11 +231,24 @@ public final class MigrationState: Sendable {
     struct Attachment { var className: String; var sourceId: String; var field: String; var ref: FileReference; var original: Value
         var done: Bool; var sha256: String?; var size: Int64?; var targetName: String? }
 
-    func attachments(className: String, done: Bool?) throws(MBaaSError) -> [Attachment] {
+    /// Attachments of a class in source-id order: those of records after `after` (whole records per page, so a page
+    /// may hold a few more than `limit`), optionally only done or not done ones, or only those with a `targetName`.
+    func attachments(className: String, done: Bool?, after: String = "", limit: Int = Int.max, targetName: String? = nil)
+        throws(MBaaSError) -> [Attachment]
+    {
         try read { db in
-            var sql = "SELECT class, source_id, field, ref, original, done, sha256, size, target_name FROM attachments WHERE class = ?"
-            var args: [any DatabaseValueConvertible] = [className]
+            var sql = "SELECT class, source_id, field, ref, original, done, sha256, size, target_name FROM attachments WHERE class = ? AND source_id > ?"
+            var args: [any DatabaseValueConvertible] = [className, after]
             if let done { sql += " AND done = ?"; args.append(done ? 1 : 0) }
+            if let targetName { sql += " AND target_name = ?"; args.append(targetName) }
+            if limit < Int.max {
+                // Whole records: up to the source id of the limit-th row.
+                sql += " AND source_id <= COALESCE((SELECT source_id FROM attachments WHERE class = ? AND source_id > ?"
+                args += [className, after]
+                if let done { sql += " AND done = ?"; args.append(done ? 1 : 0) }
+                sql += " ORDER BY source_id LIMIT 1 OFFSET ?), '\u{10FFFF}')"
+                args.append(limit - 1)
+            }
             return try Row.fetchAll(db, sql: sql + " ORDER BY source_id, field", arguments: StatementArguments(args)).map { r in
                 Attachment(className: r[0], sourceId: r[1], field: r[2], ref: try Value(json: JSON.parse(r[3] as String)).fileValue ?? FileReference(name: r[3]),
                            original: try Value(json: JSON.parse(r[4] as String)), done: (r[5] as Int) != 0, sha256: r[6], size: r[7], targetName: r[8])
@@ -358,6 +371,15 @@ public final class MigrationState: Sendable {
     func unseenVerificationCount() throws(MBaaSError) -> Int {
         try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM verify_target WHERE seen = 0") ?? 0 }
     }
+}
+
+/// `close(2)` on either C library.
+func closeDescriptor(_ fd: Int32) {
+    #if canImport(Glibc)
+    _ = Glibc.close(fd)
+    #elseif canImport(Darwin)
+    _ = Darwin.close(fd)
+    #endif
 }
 
 extension MigrationState {

@@ -33,7 +33,9 @@ func openForMigration(_ text: String, verbose: Bool, asSource: Bool = false, rea
     global.verbose = verbose
     let url = try BackendURL(parsing: text)
     let transport = RetryingTransport(URLSessionTransport(logger: global.logger))
-    return try await BuiltinAdapters.registry(localOpenMode: asSource ? .readWrite : .create).open(
+    // Sources, dry-run and verification targets only read: a sqlite: file is opened read-only (nothing is written
+    // to it, not even its write-ahead log; a missing one is notFound, or an empty stand-in for a dry run).
+    return try await BuiltinAdapters.registry(localOpenMode: asSource || readOnly ? .readOnly : .create).open(
         url, context: BackendContext(transport: transport, logger: global.logger, administrative: true, readOnly: readOnly))
 }
 

@@ -240,6 +240,13 @@ struct MigrationTests {
         let file = scratch.path("bundle/records/Memo.ndjson")
         try (String(contentsOf: file, encoding: .utf8).replacingOccurrences(of: "\"a\"", with: "\"b\"")).write(to: file, atomically: true, encoding: .utf8)
         #expect(throws: MBaaSError.self) { try BundleManifest.read(scratch.path("bundle/manifest.json")).check(directory: scratch.path("bundle")) }
+        // Opening it as a source (what `mbaas import` does) refuses it, naming the file.
+        do {
+            _ = try BundleBackend(directory: scratch.path("bundle"))
+            Issue.record("a damaged bundle opened")
+        } catch {
+            #expect(error.kind == .decoding && error.message.contains("records/Memo.ndjson"))
+        }
         await local.close()
     }
 
@@ -266,18 +273,25 @@ struct MigrationTests {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let local = try openLocal(scratch.path("t.db"))
+        let target = FlakyBackend(local, seed: 0, rate: 0)   // no faults; ids are not kept, as on most servers
         let source = try openLocal(scratch.path("s.db"))
         for i in 0..<10 { _ = try await source.create(Record(className: "Memo", id: "m\(i)", fields: ["n": .int(Int64(i))])) }
-        // A run that wrote m0 and m1 to the target, then died before recording them.
+        // A run that recorded m9, wrote m0 and m1 to the target, then died before recording them. (With m9 mapped
+        // the class is not "adopted" wholesale: only the pending path can find m0 and m1.)
         do {
             let state = try MigrationState(directory: scratch.path("state"))
+            try state.recordWritten(.record, className: "Memo", [.init(sourceId: "m9", targetId: "other9", fixups: nil, attachments: [])])
             try state.addPending(.record, className: "Memo", sourceIds: ["m0", "m1"])
         }
+        _ = try await local.create(Record(className: "Memo", id: "other9", fields: ["n": 9, "sourceObjectId": "m9"]))
         _ = try await local.create(Record(className: "Memo", id: "other0", fields: ["n": 0, "sourceObjectId": "m0"]))
         _ = try await local.create(Record(className: "Memo", id: "other1", fields: ["n": 1, "sourceObjectId": "m1"]))
-        let report = try await migrate(source, local, state: scratch.path("state"))
+        let report = try await migrate(source, target, state: scratch.path("state"),
+                                       options: MigrationOptions(mapping: MigrationMapping(keepSourceTimestamps: false)))
         #expect(try await local.count(Query("Memo")) == 10)
-        #expect(report.classes.first?.written == 10 && report.classes.first?.failed == 0)
+        let memo = try #require(report.classes.first)
+        #expect(memo.written == 9 && memo.skipped == 1 && memo.failed == 0 && memo.verified == 10 && memo.mismatched == 0, "\(report.mismatches)")
+        #expect(try await local.get(className: "Memo", id: "other0")["n"] == 0)
         await local.close()
         await source.close()
     }
@@ -291,13 +305,23 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     private var rng: UInt64
     private(set) var injected = 0
 
-    init(_ inner: any Backend, seed: UInt64) {
+    let rate: UInt64
+
+    /// `rate`: percent of writes that fail (half before, half after the write).
+    init(_ inner: any Backend, seed: UInt64, rate: UInt64 = 10) {
         self.inner = inner
         rng = seed
+        self.rate = rate
     }
 
     var adapterName: String { inner.adapterName }
-    var capabilities: Capabilities { inner.capabilities }
+    /// Without ``Capabilities/Feature/clientIds``: a second create is not refused as a duplicate id, so only the
+    /// migration's look-up by `sourceObjectId` keeps writes from being duplicated.
+    var capabilities: Capabilities {
+        var c = inner.capabilities
+        c.features.remove(.clientIds)
+        return c
+    }
 
     /// 0 none, 1 fail before, 2 fail after.
     private func roll() -> Int {
@@ -305,8 +329,8 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         defer { lock.unlock() }
         rng = rng &* 6364136223846793005 &+ 1442695040888963407
         let r = (rng >> 33) % 100
-        if r < 5 { injected += 1; return 1 }
-        if r < 10 { injected += 1; return 2 }
+        if r < rate / 2 { injected += 1; return 1 }
+        if r < rate { injected += 1; return 2 }
         return 0
     }
 
@@ -352,4 +376,45 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         try await faulty { try await inner.importUser(user, password: password) }
     }
     func importRole(_ role: DirectoryRole) async throws { try await inner.importRole(role) }
+}
+
+@Suite("Reading large JSON arrays")
+struct JSONArrayFileReaderTests {
+    func write(_ text: String) throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("array-\(UUID().uuidString).json")
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return url
+    }
+
+    @Test("elements are read one by one with their lines, strings holding brackets and escaped quotes included; a reader resumes at an element")
+    func elements() throws {
+        let url = try write("{\"other\":{\"results\":[1]},\n\"results\": [\n {\"a\":\"]}\\\"[\"},\n 2 ,\"x\",\n[3,{\"b\":[]}]\n]}")
+        defer { try? FileManager.default.removeItem(at: url) }
+        var reader = try JSONArrayFileReader(url: url, member: "results")
+        let first = try #require(try reader.next())
+        #expect(first.value == .object(["a": "]}\"["]) && first.line == 3)
+        #expect(try reader.next()?.value == 2)
+        let third = try #require(try reader.next())
+        #expect(third.value == "x")
+        #expect(try reader.next()?.value == .array([3, .object(["b": .array([])])]))
+        #expect(try reader.next() == nil)
+        reader.close()
+        var resumed = try JSONArrayFileReader(url: url, resumingAt: third.endOffset, line: third.line)
+        #expect(try resumed.next()?.line == 5)
+        #expect(try resumed.next() == nil)
+        resumed.close()
+    }
+
+    @Test("malformed arrays are errors naming the line: missing or extra commas, an unclosed array, no results member")
+    func malformed() throws {
+        for text in ["{\"results\":[{\"a\":1}\n {\"b\":2}]}", "{\"results\":[,1]}", "{\"results\":[1,]}", "{\"results\":[1,,2]}",
+                     "{\"results\":[1, 2", "{\"other\":[]}", "[1]"] {
+            let url = try write(text)
+            defer { try? FileManager.default.removeItem(at: url) }
+            #expect(throws: JSONArrayFileReader.Failure.self, "\(text)") {
+                var reader = try JSONArrayFileReader(url: url, member: "results")
+                while try reader.next() != nil {}
+            }
+        }
+    }
 }

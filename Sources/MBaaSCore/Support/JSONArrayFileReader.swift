@@ -39,6 +39,8 @@ public struct JSONArrayFileReader {
     private var atEOF = false
     private var inArray = false
     private var finished = false
+    /// Whether an element was read (so the next one needs a comma before it).
+    private var afterElement = false
     private static let chunkSize = 1 << 18
 
     /// Opens `url`; with `member`, the array is that member of the top-level object, else the top-level value.
@@ -55,6 +57,7 @@ public struct JSONArrayFileReader {
         bufferStart = offset
         self.line = line
         inArray = true
+        afterElement = true
     }
 
     public func close() { try? handle.close() }
@@ -67,16 +70,19 @@ public struct JSONArrayFileReader {
         while true {
             guard let b = try peek() else { throw failure("the file ends inside the array (a ']' is missing)") }
             if b == UInt8(ascii: "]") {
+                if sawComma { throw failure("a ',' before the array's closing ']'") }
                 advance()
                 finished = true
                 return nil
             } else if b == UInt8(ascii: ",") {
                 if sawComma { throw failure("two commas in a row") }
+                if !afterElement { throw failure("a ',' before the array's first element") }
                 sawComma = true
                 advance()
             } else if Self.isSpace(b) {
                 advance()
             } else {
+                if afterElement && !sawComma { throw failure("a ',' is missing between two elements") }
                 break
             }
         }
@@ -87,6 +93,7 @@ public struct JSONArrayFileReader {
         do { value = try JSON.parse(Data(bytes)) } catch {
             throw Failure(line: startLine, message: "\(error)")
         }
+        afterElement = true
         return Element(value: value, line: startLine, offset: startOffset, endOffset: bufferStart + Int64(position))
     }
 

@@ -20,7 +20,8 @@ public struct BundleBackendFactory: BackendFactory {
 /// MBaaSKit's own neutral export on disk, as a backend: the target of `mbaas export` and the source of
 /// `mbaas import` (`bundle:DIR`). See <doc:BundleFormat> for the files.
 ///
-/// A directory with a `manifest.json` is a finished bundle and is opened for reading; an empty or missing directory,
+/// A directory with a `manifest.json` is a finished bundle and is opened for reading, after every class file is
+/// checked against the manifest's count and sha256 (a damaged bundle is `decoding`); an empty or missing directory,
 /// or one an interrupted export left without a manifest, is opened for writing (appending; a line cut short by a
 /// crash is cut off). Writing is append-only: records are created with their own ids and timestamps
 /// (``Capabilities/Feature/clientIds``, ``Capabilities/Feature/clientTimestamps``), never updated or deleted.
@@ -74,7 +75,10 @@ public actor BundleBackend: Backend {
         let manifestURL = directory.appendingPathComponent("manifest.json")
         let fm = FileManager.default
         if fm.fileExists(atPath: manifestURL.path) {
-            manifest = try BundleManifest.read(manifestURL)
+            let read = try BundleManifest.read(manifestURL)
+            // A damaged or edited class file is refused before anything reads it.
+            try read.check(directory: directory)
+            manifest = read
             isReadOnly = true
             capabilities = Self.readCapabilities
             (files, fileOrder) = try Self.loadIndex(directory)
@@ -226,6 +230,16 @@ public actor BundleBackend: Backend {
             return true
         }
         guard let found else { throw MBaaSError(.notFound, "record \(className)/\(id) not found in the bundle") }
+        return found
+    }
+
+    /// The ids among `ids` that the class file holds, in one scan (resuming an interrupted export).
+    public func existingIds(className: String, among ids: Set<String>) throws -> Set<String> {
+        var found: Set<String> = []
+        try scanRecords(className) { r in
+            if let id = r.id, ids.contains(id) { found.insert(id) }
+            return found.count < ids.count
+        }
         return found
     }
 
