@@ -41,7 +41,12 @@ public final class MigrationState: Sendable {
             if !fm.fileExists(atPath: path) { fm.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) }
             var config = Configuration()
             config.label = "mbaas-migration-state"
+            // Write-ahead log with synchronous=NORMAL: a committed batch survives the process being killed (kill -9,
+            // a crash); only an operating-system crash or power loss may lose the last few, which the next run then
+            // writes again (the pending look-up finds those still marked in flight).
+            config.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
             db = try DatabaseQueue(path: path, configuration: config)
+            try db.writeWithoutTransaction { db in _ = try String.fetchOne(db, sql: "PRAGMA journal_mode = WAL") }
             try Self.migrator.migrate(db)
         } catch {
             flock(fd, LOCK_UN)
