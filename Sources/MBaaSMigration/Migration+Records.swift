@@ -90,9 +90,13 @@ extension Migration {
                 fileRef = FileReference(name: n)
             }
             if let ref = fileRef {
-                if attaches { prepared.attachments.append((name, ref, value)) } else { prepared.inlineFiles.append((name, ref, value)) }
-                if attaches { continue }
-                record.fields[name] = value
+                // Attached after the record exists; or copied into the store first, the field set from the copy.
+                if attaches {
+                    prepared.attachments.append((name, ref, value))
+                } else {
+                    prepared.inlineFiles.append((name, ref, value))
+                    record.fields[name] = value
+                }
                 continue
             }
             // Pointers (alone or in arrays): rewrite what is mapped, keep the rest for phase 2.

@@ -65,7 +65,6 @@ public final class MigrationState: Sendable {
         var m = DatabaseMigrator()
         m.registerMigration("v1") { db in
             try db.execute(sql: """
-                CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
                 CREATE TABLE idmap(kind TEXT NOT NULL, class TEXT NOT NULL, source_id TEXT NOT NULL, target_id TEXT NOT NULL,
                                    PRIMARY KEY(kind, class, source_id)) WITHOUT ROWID;
                 CREATE INDEX idmap_target ON idmap(kind, class, target_id);
@@ -141,7 +140,7 @@ public final class MigrationState: Sendable {
         }
     }
 
-    // MARK: Steps and meta
+    // MARK: Steps
 
     func isDone(_ step: String) throws(MBaaSError) -> Bool {
         try read { db in try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM steps WHERE name = ?)", arguments: [step]) ?? false }
@@ -149,14 +148,6 @@ public final class MigrationState: Sendable {
 
     func markDone(_ step: String) throws(MBaaSError) {
         try write { db in try db.execute(sql: "INSERT OR IGNORE INTO steps(name) VALUES (?)", arguments: [step]) }
-    }
-
-    func meta(_ key: String) throws(MBaaSError) -> String? {
-        try read { db in try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = ?", arguments: [key]) }
-    }
-
-    func setMeta(_ key: String, _ value: String) throws(MBaaSError) {
-        try write { db in try db.execute(sql: "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", arguments: [key, value]) }
     }
 
     // MARK: Pending writes
@@ -371,10 +362,6 @@ public final class MigrationState: Sendable {
             try Row.fetchAll(db, sql: "SELECT key, target_id FROM verify_target WHERE seen = 0 ORDER BY key LIMIT ?", arguments: [limit])
                 .map { ($0[0], $0[1]) }
         }
-    }
-
-    func unseenVerificationCount() throws(MBaaSError) -> Int {
-        try read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM verify_target WHERE seen = 0") ?? 0 }
     }
 }
 

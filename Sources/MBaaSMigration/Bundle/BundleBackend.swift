@@ -423,9 +423,6 @@ public actor BundleBackend: Backend {
         return out
     }
 
-    /// The index entry of a file (size, sha256, links).
-    public func fileEntry(named name: String) -> BundleFileEntry? { files[name] }
-
     static func loadIndex(_ directory: URL) throws(MBaaSError) -> ([String: BundleFileEntry], [String]) {
         let url = directory.appendingPathComponent("files/index.ndjson")
         guard FileManager.default.fileExists(atPath: url.path) else { return ([:], []) }
