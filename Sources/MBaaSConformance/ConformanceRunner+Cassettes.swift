@@ -105,9 +105,17 @@ extension ConformanceRunner {
     /// Secrets never reach the file: the `scrubber` replaces the URL's secret (`<BACKEND_SECRET>`), tokens it
     /// learns from responses, and the passwords of the scenario's users (`<SCENARIO_PASSWORD_1>`..., which replay
     /// restores from the scenario and `${run}`).
+    ///
+    /// - Parameters:
+    ///   - requestHeaders: the request headers kept (by default `Authorization` too, scrubbed to placeholders
+    ///     that keep two identities apart, so replay compares who is calling).
+    ///   - pinnedHeaders: volatile request headers that replay must match exactly anyway (e.g. a signature and
+    ///     its timestamp, when the cassette is authored with a fixed key and a pinned clock); they must also be
+    ///     kept by `requestHeaders` and not be scrubbed as secrets.
     public static func record(
         adapter: String, factory: any BackendFactory, url: BackendURL, transport: any HTTPTransport,
         clock: (@Sendable () -> Date)?, provenance: Provenance, scrubber: Scrubber = Scrubber(),
+        requestHeaders: HeaderSelection = .defaultRequest, pinnedHeaders: [String] = [],
         scenarios: [Scenario], to directory: URL, keepFailures: Bool = false
     ) async -> [ScenarioResult] {
         let now: @Sendable () -> Date = clock ?? { Date() }
@@ -122,7 +130,7 @@ extension ConformanceRunner {
             for (placeholder, value) in scenarioSecrets(scenario, run: run).sorted(by: { $0.key < $1.key }) {
                 scrub.secrets.append((placeholder: placeholder, value: value))
             }
-            let recorder = RecordingTransport(wrapping: transport, scrubber: scrub)
+            let recorder = RecordingTransport(wrapping: transport, scrubber: scrub, requestHeaders: requestHeaders)
             let recordedAt = now()
             let context = BackendContext(transport: recorder, clock: now)
             var execution = await execute(scenario, variables: ["run": run]) {
@@ -131,9 +139,14 @@ extension ConformanceRunner {
             let writes = execution.outcome == .passed
                 || (keepFailures && (execution.outcome == .failed || execution.outcome == .errored))
             if writes {
-                let cassette = recorder.cassette(
+                var cassette = recorder.cassette(
                     name: scenario.id, adapter: adapter, provenance: provenance, recordedAt: recordedAt,
                     backendURL: urlString(url), variables: ["run": run])
+                for i in cassette.interactions.indices {
+                    cassette.interactions[i].request.pinnedHeaders = pinnedHeaders.filter {
+                        cassette.interactions[i].request.headers[$0] != nil
+                    }
+                }
                 let file = directory.appendingPathComponent(scenario.id + ".json")
                 do {
                     try cassette.write(to: file)

@@ -187,8 +187,31 @@ public struct Provenance: Sendable, Hashable {
 public struct Interaction: Sendable, Equatable {
     public var request: RecordedRequest
     public var response: RecordedResponse
-    /// The documented fact this exchange follows (authored cassettes), e.g. `kii.md §2.1 token endpoint`.
+    /// The fact this exchange follows (authored cassettes), starting with its evidence mark, e.g.
+    /// `[doc] kii.md §2.1 token endpoint` or `[sdk] ncmb_swift NCMBQueryTests: where= JSON` (see ``Evidence``).
     public var fact: String?
+
+    /// The response header in which a simulator names the fact its answer follows. ``RecordingTransport`` moves
+    /// it into ``fact``; it never reaches the client or the cassette's headers.
+    public static let factHeader = "X-MBaaS-Fact"
+
+    /// Where a fact comes from, written as the fact's first word in brackets.
+    public enum Evidence: String, Sendable, Hashable, CaseIterable {
+        /// The vendor's documentation.
+        case doc
+        /// A vendor SDK's test or code.
+        case sdk
+        /// A real server's traffic.
+        case capture
+        /// Nobody's evidence: this project's reading. Must not contradict the reference.
+        case inferred
+    }
+
+    /// The evidence mark the fact starts with (`[doc] …`), or `nil` when the fact is missing or unmarked.
+    public var evidence: Evidence? {
+        guard let fact, fact.hasPrefix("["), let close = fact.firstIndex(of: "]") else { return nil }
+        return Evidence(rawValue: String(fact[fact.index(after: fact.startIndex)..<close]))
+    }
 
     public init(request: RecordedRequest, response: RecordedResponse, fact: String? = nil) {
         self.request = request

@@ -30,11 +30,13 @@ public struct HeaderSelection: Sendable, Hashable {
         return copy
     }
 
-    /// Content negotiation, preconditions and vendor headers (`X-…`, `apppot-…`); not volatile headers, not
-    /// `Authorization` or `Cookie`.
+    /// Content negotiation, preconditions, vendor headers (`X-…`, `apppot-…`) and `Authorization` (which the
+    /// ``Scrubber`` turns into placeholders that keep identities apart, so replay compares who is calling); not
+    /// volatile headers, not `Cookie`.
     public static let defaultRequest = HeaderSelection(
-        names: ["content-type", "accept", "if-match", "if-none-match", "range"], prefixes: ["x-", "apppot-"],
-        excluded: RequestMatcher.volatileHeaders.union(["authorization", "cookie", "proxy-authorization"]))
+        names: ["content-type", "accept", "if-match", "if-none-match", "range", "authorization"],
+        prefixes: ["x-", "apppot-"],
+        excluded: RequestMatcher.volatileHeaders.union(["cookie", "proxy-authorization"]))
 
     /// What a client may read from a response: content type, location, retry timing, validators and vendor
     /// headers; not volatile headers, not `Set-Cookie`.
@@ -51,6 +53,8 @@ public struct HeaderSelection: Sendable, Hashable {
 /// - Every request goes to the wrapped transport unchanged; its response (or error) is returned unchanged.
 /// - Each completed exchange is kept in memory, in completion order, with only the selected headers
 ///   (``requestHeaders``/``responseHeaders``). A request that fails without a response is not kept.
+/// - A response header ``Interaction/factHeader`` (set by a simulator where it builds the answer) becomes the
+///   exchange's ``Interaction/fact`` and is removed from the response before the client sees it.
 /// - Nothing is written here: ``cassette(name:adapter:provenance:recordedAt:backendURL:variables:)`` returns the
 ///   recording **after** the ``Scrubber`` has replaced every secret, and only that value is ever written.
 /// - `recordedAt` comes from the caller (its pinned clock), never from the system clock.
@@ -74,10 +78,13 @@ public final class RecordingTransport: HTTPTransport, @unchecked Sendable {
     }
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let response = try await base.send(request)
+        var response = try await base.send(request)
+        // A simulator names the fact an answer follows in a header; it goes to the cassette, not to the client.
+        let fact = response.headers[Interaction.factHeader]
+        response.headers[Interaction.factHeader] = nil
         let interaction = Interaction(
             request: RecordedRequest(request, keepHeader: requestHeaders.contains),
-            response: RecordedResponse(response, keepHeader: responseHeaders.contains))
+            response: RecordedResponse(response, keepHeader: responseHeaders.contains), fact: fact)
         exchanges.withLock { $0.append(interaction) }
         return response
     }
