@@ -5,10 +5,14 @@ import MBaaSCore
 
 extension ConformanceReport {
     /// A cell of the matrix: `12/14 ✓ 2 skip`, with ` 1 ✗` for failures, ` 1 err`, ` 1 rec` when present;
+    /// passes that no real server answered are shown apart: `52/60 ✓ (44 simulated, 4 no network) 8 skip`;
     /// `—` when nothing ran.
     public static func cell(_ c: Counts) -> String {
         guard c.total > 0 else { return "—" }
         var s = "\(c.passed)/\(c.total) ✓"
+        let apart = [(Fixture.simulated, "simulated"), (.none, "no network")]
+            .compactMap { kind, word in (c.passedBy[kind] ?? 0) > 0 ? "\(c.passedBy[kind]!) \(word)" : nil }
+        if !apart.isEmpty { s += " (" + apart.joined(separator: ", ") + ")" }
         if c.skipped > 0 { s += " \(c.skipped) skip" }
         if c.failed > 0 { s += " \(c.failed) ✗" }
         if c.errored > 0 { s += " \(c.errored) err" }
@@ -19,7 +23,7 @@ extension ConformanceReport {
     /// Counts for one adapter in one group (all groups when `group` is `nil`).
     public func counts(adapter: String, group: String? = nil) -> Counts {
         results.filter { $0.adapter == adapter && (group == nil || $0.group == group) }
-            .reduce(into: Counts()) { $0.add($1.outcome) }
+            .reduce(into: Counts()) { $0.add($1) }
     }
 
     /// The terminal table without skip reasons (``table(listSkips:)``).
@@ -65,6 +69,9 @@ extension ConformanceReport {
         let t = totals
         out += "\n\(t.passed) passed, \(t.failed) failed, \(t.skipped) skipped, \(t.errored) errored"
         if t.recorded > 0 { out += ", \(t.recorded) recorded (not a pass: replay to verify)" }
+        let by = Fixture.allCases.map { "\(t.passedBy[$0] ?? 0) \($0.rawValue)" }.joined(separator: ", ")
+        out += "\npasses by evidence: \(by) (simulated: a simulator of this project answered, not the vendor)"
+
         return out + "\n"
     }
 }
@@ -138,6 +145,13 @@ enum XML {
 // MARK: - Markdown
 
 extension ConformanceReport {
+    static func mark(_ result: ScenarioResult?) -> String {
+        guard let result else { return "—" }
+        if result.outcome == .passed, result.fixture == .simulated { return "✅ sim" }
+        if result.outcome == .passed, result.fixture == .none { return "✅ offline" }
+        return mark(result.outcome)
+    }
+
     static func mark(_ outcome: Outcome?) -> String {
         switch outcome {
         case .passed?: "✅"
@@ -168,9 +182,11 @@ extension ConformanceReport {
         out += row(["Scenario"] + adapters)
         out += row(Array(repeating: "---", count: adapters.count + 1))
         for id in scenarioIDs {
-            out += row(["`\(id)`"] + adapters.map { ConformanceReport.mark(result(adapter: $0, scenario: id)?.outcome) })
+            out += row(["`\(id)`"] + adapters.map { ConformanceReport.mark(result(adapter: $0, scenario: id)) })
         }
-        out += "\n✅ passed · ❌ failed · ⏭️ skipped (capability missing) · 💥 errored · 📼 recorded (not a pass) · — not run\n"
+        out += "\n✅ passed against a real server (recorded or live) · ✅ sim passed against a simulator of this project "
+            + "(consistency, not proof of the vendor) · ✅ offline passed without reaching a server · ❌ failed · "
+            + "⏭️ skipped (capability missing) · 💥 errored · 📼 recorded (not a pass) · — not run\n"
         let notPassed = results.filter { $0.outcome != .passed }
         if !notPassed.isEmpty {
             out += "\n## Not passed\n\n"

@@ -6,10 +6,15 @@ import MBaaSCore
 ///
 /// ```json
 /// {"suiteVersion":"1+3f2a9c1b",
-///  "results":[{"adapter":"local","scenario":"objects.crud.basic","outcome":"passed","reason":null,"durationMs":3}],
-///  "summary":{"local":{"passed":40,"failed":0,"skipped":0,"errored":0}}}
+///  "results":[{"adapter":"local","scenario":"objects.crud.basic","outcome":"passed","fixture":"live",
+///              "reason":null,"durationMs":3}],
+///  "summary":{"local":{"passed":40,"failed":0,"skipped":0,"errored":0,
+///                      "passedBy":{"recorded":0,"simulated":0,"live":40,"none":0}}}}
 /// ```
-/// (`summary` entries gain a `recorded` count only when something was recorded.)
+/// (`summary` entries gain a `recorded` count only when something was recorded.) Each result's `fixture` says
+/// where its evidence came from (``Fixture``: `recorded` from a real server, `simulated` by a simulator of this
+/// project, `live`, or `none`), and `passedBy` counts an adapter's passes per fixture kind, so a pass against a
+/// simulator is never read as a pass against the vendor.
 public struct ConformanceReport: Sendable, Hashable {
     /// The adapters MBaaSKit ships, in the order reports list them.
     public static let standardAdapters = ["local", "ncmb", "kii", "apppot", "parse", "pocketbase"]
@@ -38,8 +43,15 @@ public struct ConformanceReport: Sendable, Hashable {
     /// Counts of each outcome.
     public struct Counts: Sendable, Hashable {
         public var passed = 0, failed = 0, skipped = 0, errored = 0, recorded = 0
+        /// Passes per fixture kind (every kind present, zero when none).
+        public var passedBy: [Fixture: Int] = Dictionary(uniqueKeysWithValues: Fixture.allCases.map { ($0, 0) })
         public init() {}
         public var total: Int { passed + failed + skipped + errored + recorded }
+        /// Counts a result: its outcome and, for a pass, its fixture kind.
+        public mutating func add(_ result: ScenarioResult) {
+            add(result.outcome)
+            if result.outcome == .passed { passedBy[result.fixture, default: 0] += 1 }
+        }
         public mutating func add(_ outcome: Outcome) {
             switch outcome {
             case .passed: passed += 1
@@ -62,11 +74,11 @@ public struct ConformanceReport: Sendable, Hashable {
 
     /// Counts per adapter.
     public var summary: [String: Counts] {
-        results.reduce(into: [:]) { $0[$1.adapter, default: Counts()].add($1.outcome) }
+        results.reduce(into: [:]) { $0[$1.adapter, default: Counts()].add($1) }
     }
 
     /// Counts over every result.
-    public var totals: Counts { results.reduce(into: Counts()) { $0.add($1.outcome) } }
+    public var totals: Counts { results.reduce(into: Counts()) { $0.add($1) } }
 
     /// Whether anything failed, errored or was only recorded (the CLI then exits non-zero).
     public var hasProblems: Bool { results.contains { $0.outcome == .failed || $0.outcome == .errored || $0.outcome == .recorded } }
@@ -96,6 +108,7 @@ public struct ConformanceReport: Sendable, Hashable {
                 "skipped": .int(Int64(c.skipped)), "errored": .int(Int64(c.errored)),
             ]
             if c.recorded > 0 { o["recorded"] = .int(Int64(c.recorded)) }
+            o["passedBy"] = .object(JSONObject(Fixture.allCases.map { ($0.rawValue, JSON.int(Int64(c.passedBy[$0] ?? 0))) }))
             summary[adapter] = .object(o)
         }
         return .object([

@@ -10,7 +10,10 @@ extension ConformanceRunner {
     /// For each scenario the cassette's `variables.run` becomes `${run}`; the backend is opened from the
     /// cassette's `backendURL` (placeholders replaced) with a strict ``ReplayingTransport`` and a clock pinned to
     /// `recordedAt`; every instance a scenario names (`as`) shares that transport. A pass also needs every
-    /// recorded interaction to have been used. A scenario whose required capabilities the adapter lacks is
+    /// recorded interaction to have been used, and any request that matched no recorded interaction makes the
+    /// scenario errored, even when the adapter swallowed the error the replay threw. Each result's ``Fixture``
+    /// comes from the cassette's provenance (`recorded` from a server, `authored` by a simulator: `simulated`);
+    /// a scenario tagged `"network": false`, or that sent no request, is ``Fixture/none``. A scenario whose required capabilities the adapter lacks is
     /// skipped, cassette or not (capabilities are probed from a backend opened without a network); a runnable
     /// scenario without a cassette is errored.
     ///
@@ -42,9 +45,9 @@ extension ConformanceRunner {
                                               durationMs: elapsed(since: started)))
                 continue
             }
-            let execution = await replay(scenario, adapter: adapter, factory: factory, cassette: file,
-                                         substitutions: substitutions)
-            results.append(execution.result(adapter: adapter, since: started))
+            let (execution, fixture) = await replay(scenario, adapter: adapter, factory: factory, cassette: file,
+                                                    substitutions: substitutions)
+            results.append(execution.result(adapter: adapter, since: started, fixture: fixture))
         }
         return results
     }
@@ -53,9 +56,9 @@ extension ConformanceRunner {
     static func replay(
         _ scenario: Scenario, adapter: String, factory: any BackendFactory, cassette file: URL,
         substitutions: [String: String]
-    ) async -> ScenarioExecution {
-        func errored(_ reason: String) -> ScenarioExecution {
-            ScenarioExecution(scenario: scenario, outcome: .errored, reason: reason)
+    ) async -> (ScenarioExecution, Fixture) {
+        func errored(_ reason: String) -> (ScenarioExecution, Fixture) {
+            (ScenarioExecution(scenario: scenario, outcome: .errored, reason: reason), .none)
         }
         let raw: Cassette
         do { raw = try Cassette(json: JSON.parse(Data(contentsOf: file))) } catch {
@@ -71,6 +74,21 @@ extension ConformanceRunner {
         for (placeholder, value) in scenarioSecrets(scenario, run: run) where table[placeholder] == nil {
             table[placeholder] = value
         }
+        // Fixture users: a generated one is signed up again with its derived password; a given one logs in with
+        // the password the caller substitutes, else the placeholder's dummy (which the cassette carries too).
+        var fixtureUsers: [String: FixtureUser] = [:]
+        for name in scenario.users {
+            let generated = FixtureUser.generated(name, run: run)
+            let placeholder = FixtureUser.passwordPlaceholder(name)
+            let username = raw.variables[name + "_username"] ?? generated.username
+            if username == generated.username {
+                fixtureUsers[name] = generated
+                if table[placeholder] == nil { table[placeholder] = generated.password }
+            } else {
+                fixtureUsers[name] = FixtureUser(
+                    username: username, password: table[placeholder] ?? Cassette.dummyValue(forPlaceholder: placeholder))
+            }
+        }
         let transport = ReplayingTransport(cassette: raw, strict: true, substitutions: table)
         guard let urlText = transport.cassette.backendURL else {
             return errored("cassette \(file.lastPathComponent) has no backendURL")
@@ -81,8 +99,15 @@ extension ConformanceRunner {
         }
         let recordedAt = raw.recordedAt
         let context = BackendContext(transport: transport, clock: { recordedAt })
-        var execution = await execute(scenario, variables: raw.variables.merging(["run": run]) { $1 }) {
+        var execution = await execute(scenario, variables: raw.variables.merging(["run": run]) { $1 },
+                                      fixtureUsers: fixtureUsers) {
             try await factory.open(url, context: context)
+        }
+        let misses = transport.misses
+        if !misses.isEmpty, execution.outcome != .skipped {
+            execution.outcome = .errored
+            execution.reason = "replay: \(misses.count) request(s) matched no recorded interaction: \(misses[0])"
+                + (execution.reason.map { " (the step said: \($0))" } ?? "")
         }
         if execution.outcome == .passed {
             do { try transport.verifyAllUsed() } catch {
@@ -90,7 +115,9 @@ extension ConformanceRunner {
                 execution.reason = "replay: \(MBaaSError.wrap(error).message)"
             }
         }
-        return execution
+        let fixture: Fixture = !scenario.network || transport.usedCount == 0 ? .none
+            : raw.provenance.kind == .recorded ? .recorded : .simulated
+        return (execution, fixture)
     }
 
     // MARK: Record
@@ -116,6 +143,7 @@ extension ConformanceRunner {
         adapter: String, factory: any BackendFactory, url: BackendURL, transport: any HTTPTransport,
         clock: (@Sendable () -> Date)?, provenance: Provenance, scrubber: Scrubber = Scrubber(),
         requestHeaders: HeaderSelection = .defaultRequest, pinnedHeaders: [String] = [],
+        fixtureUsers: [String: FixtureUser] = [:],
         scenarios: [Scenario], to directory: URL, keepFailures: Bool = false
     ) async -> [ScenarioResult] {
         let now: @Sendable () -> Date = clock ?? { Date() }
@@ -130,10 +158,16 @@ extension ConformanceRunner {
             for (placeholder, value) in scenarioSecrets(scenario, run: run).sorted(by: { $0.key < $1.key }) {
                 scrub.secrets.append((placeholder: placeholder, value: value))
             }
+            var variables = ["run": run]
+            for name in scenario.users {
+                let user = fixtureUsers[name] ?? FixtureUser.generated(name, run: run)
+                scrub.secrets.append((placeholder: FixtureUser.passwordPlaceholder(name), value: user.password))
+                variables[name + "_username"] = user.username
+            }
             let recorder = RecordingTransport(wrapping: transport, scrubber: scrub, requestHeaders: requestHeaders)
             let recordedAt = now()
             let context = BackendContext(transport: recorder, clock: now)
-            var execution = await execute(scenario, variables: ["run": run]) {
+            var execution = await execute(scenario, variables: ["run": run], fixtureUsers: fixtureUsers) {
                 try await factory.open(url, context: context)
             }
             let writes = execution.outcome == .passed
@@ -141,7 +175,7 @@ extension ConformanceRunner {
             if writes {
                 var cassette = recorder.cassette(
                     name: scenario.id, adapter: adapter, provenance: provenance, recordedAt: recordedAt,
-                    backendURL: urlString(url), variables: ["run": run])
+                    backendURL: urlString(url), variables: variables)
                 for i in cassette.interactions.indices {
                     cassette.interactions[i].request.pinnedHeaders = pinnedHeaders.filter {
                         cassette.interactions[i].request.headers[$0] != nil
@@ -164,7 +198,7 @@ extension ConformanceRunner {
             } else if execution.outcome == .failed || execution.outcome == .errored {
                 execution.reason = (execution.reason ?? "") + " (no cassette written)"
             }
-            results.append(execution.result(adapter: adapter, since: started))
+            results.append(execution.result(adapter: adapter, since: started, fixture: scenario.network ? .live : .none))
         }
         return results
     }

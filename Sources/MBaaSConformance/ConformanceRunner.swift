@@ -10,7 +10,9 @@ import MBaaSCore
 /// 2. runs the steps in order (other instances named by `as` are opened on first use from the same factory,
 ///    URL and transport); the first unmet expectation is ``Outcome/failed`` with the difference, an error the
 ///    step did not expect is ``Outcome/errored``;
-/// 3. runs the cleanup whatever happened, ignoring its errors, and closes every instance.
+/// 3. runs the cleanup whatever happened and closes every instance; a cleanup error other than `notFound` (the
+///    steps may have deleted the record already) makes a passing scenario ``Outcome/errored``: a scenario whose
+///    leftovers cannot be removed did not run cleanly.
 public enum ConformanceRunner {
     /// A fresh `${run}` value: 8 lowercase alphanumerics, starting with a letter.
     public static func makeRunID() -> String {
@@ -34,10 +36,11 @@ public enum ConformanceRunner {
     public static func live(
         adapter: String, factory: any BackendFactory, url: BackendURL,
         transport: any HTTPTransport = URLSessionTransport(), clock: (@Sendable () -> Date)? = nil,
-        scenarios: [Scenario]
+        fixtureUsers: [String: FixtureUser] = [:], scenarios: [Scenario]
     ) async -> [ScenarioResult] {
         let context = BackendContext(transport: transport, clock: clock ?? { Date() })
-        return await live(adapter: adapter, factory: factory, scenarios: scenarios, context: context) { _ in url }
+        return await live(adapter: adapter, factory: factory, scenarios: scenarios, context: context,
+                          fixtureUsers: fixtureUsers) { _ in url }
     }
 
     /// Runs scenarios live, asking for a URL per scenario: a backend without a shared server (an embedded
@@ -45,7 +48,7 @@ public enum ConformanceRunner {
     /// (`main`, `alice`...) share it.
     public static func live(
         adapter: String, factory: any BackendFactory, scenarios: [Scenario],
-        context: BackendContext = BackendContext(),
+        context: BackendContext = BackendContext(), fixtureUsers: [String: FixtureUser] = [:],
         url: @escaping @Sendable (Scenario) throws -> BackendURL
     ) async -> [ScenarioResult] {
         var results: [ScenarioResult] = []
@@ -57,10 +60,10 @@ public enum ConformanceRunner {
                                               reason: "no backend URL: \(MBaaSError.wrap(error))"))
                 continue
             }
-            let execution = await execute(scenario, variables: ["run": makeRunID()]) {
+            let execution = await execute(scenario, variables: ["run": makeRunID()], fixtureUsers: fixtureUsers) {
                 try await factory.open(scenarioURL, context: context)
             }
-            results.append(execution.result(adapter: adapter, since: started))
+            results.append(execution.result(adapter: adapter, since: started, fixture: scenario.network ? .live : .none))
         }
         return results
     }
@@ -68,8 +71,11 @@ public enum ConformanceRunner {
     // MARK: The core
 
     /// Runs one scenario with backend instances from `open` (called once per instance name).
+    ///
+    /// - Parameter fixtureUsers: users that exist on the server, by the names scenarios give them (`users`);
+    ///   a fixture user not given is signed up when the backend can (see ``FixtureUser/generated(_:run:)``).
     static func execute(
-        _ scenario: Scenario, variables: [String: String],
+        _ scenario: Scenario, variables: [String: String], fixtureUsers: [String: FixtureUser] = [:],
         open: @escaping @Sendable () async throws -> any Backend
     ) async -> ScenarioExecution {
         var pool = BackendPool(open: open)
@@ -82,7 +88,36 @@ public enum ConformanceRunner {
             await pool.closeAll()
             return ScenarioExecution(scenario: scenario, outcome: .skipped, reason: missing)
         }
-        var interpreter = StepInterpreter(pool: pool, variables: variables.mapValues(JSON.string))
+        var vars = variables.mapValues(JSON.string)
+        for name in scenario.users {
+            let user: FixtureUser
+            if let given = fixtureUsers[name] {
+                user = given
+            } else if main.capabilities.missing([.signUp]) == nil {
+                user = FixtureUser.generated(name, run: variables["run"] ?? "")
+            } else {
+                await pool.closeAll()
+                return ScenarioExecution(
+                    scenario: scenario, outcome: .skipped,
+                    reason: "fixture user '\(name)' is needed: the backend cannot sign up users and none was given")
+            }
+            do {
+                let setup = try await pool.backend("fixture " + name)
+                let session = user.signUp
+                    ? try await setup.signUp(username: user.username, password: user.password, email: nil, fields: [:])
+                    : try await setup.logIn(username: user.username, password: user.password)
+                try await setup.logOut(confirmWithServer: false)
+                vars[name + "_username"] = .string(user.username)
+                vars[name + "_password"] = .string(user.password)
+                vars[name + "_id"] = .string(session.userId)
+            } catch {
+                await pool.closeAll()
+                return ScenarioExecution(
+                    scenario: scenario, outcome: .errored,
+                    reason: "cannot provide fixture user '\(name)' (\(user.signUp ? "sign up" : "log in") \(user.username)): \(MBaaSError.wrap(error))")
+            }
+        }
+        var interpreter = StepInterpreter(pool: pool, variables: vars)
         var outcome = Outcome.passed
         var reason: String?
         for (i, step) in scenario.steps.enumerated() {
@@ -101,13 +136,17 @@ public enum ConformanceRunner {
             // A step naming a variable that was never captured has nothing to clean up.
             let refs = Template.references(in: .object(step.arguments))
             guard refs.isSubset(of: Set(interpreter.variables.keys)) else { continue }
-            do { try await interpreter.run(step, label: label(step, "cleanup \(i + 1)")) } catch {
+            do { try await interpreter.run(step, label: label(step, "cleanup \(i + 1)"), tolerating: [.notFound]) } catch {
                 switch error {
                 case .failed(let m), .errored(let m): cleanupErrors.append(m)
                 }
             }
         }
         await interpreter.pool.closeAll()
+        if outcome == .passed, !cleanupErrors.isEmpty {
+            outcome = .errored
+            reason = "cleanup failed: " + cleanupErrors.joined(separator: "; ")
+        }
         return ScenarioExecution(scenario: scenario, outcome: outcome, reason: reason,
                                  variables: interpreter.variables, cleanupErrors: cleanupErrors)
     }
@@ -117,17 +156,48 @@ public enum ConformanceRunner {
     }
 }
 
+/// A user that a scenario's `users` names: one that exists on the server (given by the caller), or one the
+/// runner signs up before the steps.
+public struct FixtureUser: Sendable, Hashable {
+    public var username: String
+    public var password: String
+    /// Whether the runner signs the user up (`true`) or logs it in (an existing user).
+    public var signUp: Bool
+
+    /// An existing user (e.g. from AppPot's company directory), logged in once to learn its id.
+    public init(username: String, password: String) {
+        self.init(username: username, password: password, signUp: false)
+    }
+
+    init(username: String, password: String, signUp: Bool) {
+        self.username = username
+        self.password = password
+        self.signUp = signUp
+    }
+
+    /// The user the runner signs up for `name` on a backend that can sign up: `f<run><name>` with a password
+    /// derived from the run, so a replay can compute it again.
+    public static func generated(_ name: String, run: String) -> FixtureUser {
+        FixtureUser(username: "f\(run)\(name.lowercased())", password: "Fx-\(run)-\(name)-pw1", signUp: true)
+    }
+
+    /// The placeholder a cassette carries instead of the password of fixture user `name`.
+    public static func passwordPlaceholder(_ name: String) -> String { "<FIXTURE_PASSWORD_\(name.uppercased())>" }
+}
+
 /// The outcome of one scenario run, with what the harness needs afterwards.
 struct ScenarioExecution: Sendable {
     var scenario: Scenario
     var outcome: Outcome
     var reason: String?
     var variables: [String: JSON] = [:]
-    /// Errors the cleanup ignored (shown only when diagnosing cassettes).
+    /// Errors of the cleanup steps (a passing scenario with any is errored).
     var cleanupErrors: [String] = []
 
-    func result(adapter: String, since started: TimeInterval) -> ScenarioResult {
+    /// The result; a skip never carries evidence (``Fixture/none``).
+    func result(adapter: String, since started: TimeInterval, fixture: Fixture) -> ScenarioResult {
         ScenarioResult(adapter: adapter, scenario: scenario.id, outcome: outcome, reason: reason,
-                       durationMs: max(0, Int(((ProcessInfo.processInfo.systemUptime - started) * 1000).rounded())))
+                       durationMs: max(0, Int(((ProcessInfo.processInfo.systemUptime - started) * 1000).rounded())),
+                       fixture: outcome == .skipped ? .none : fixture)
     }
 }

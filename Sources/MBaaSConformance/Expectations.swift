@@ -17,7 +17,8 @@ enum Expectations {
     static func check(_ expect: JSONObject, against result: JSON) throws(Mismatch) {
         for (key, expected) in expect {
             switch key {
-            case "fields": try checkFields(expected, result)
+            case "fields": try checkFields(expected, result, exact: false)
+            case "exactFields": try checkFields(expected, result, exact: true)
             case "absentFields":
                 let names = try strings(expected, key)
                 guard let fields = result["fields"]?.objectValue else {
@@ -39,7 +40,7 @@ enum Expectations {
                     guard let got = try resolve(path, result) else {
                         throw Mismatch(message: "\(path): expected \(show(want)), but it is missing in \(summary(result))")
                     }
-                    if !looselyEqual(want, got) { throw Mismatch(message: "\(path): expected \(show(want)), got \(show(got))") }
+                    if !equal(want, got) { throw Mismatch(message: "\(path): expected \(show(want)), got \(show(got))") }
                 }
             case "count":
                 guard let want = expected.intValue else { throw Mismatch(message: "expect.count must be an integer") }
@@ -48,7 +49,7 @@ enum Expectations {
                 }
                 if got != Int(want) { throw Mismatch(message: "count: expected \(want), got \(got)\(idList(result))") }
             case "ids", "idSet":
-                let want = expected.arrayValue?.map { $0.stringValue ?? $0.printed() } ?? []
+                let want = try strings(expected, key)
                 guard let records = result["records"]?.arrayValue else {
                     throw Mismatch(message: "\(key): the result has no records: \(summary(result))")
                 }
@@ -62,11 +63,13 @@ enum Expectations {
                 let got = result["pages"]?.intValue ?? 0
                 if got < want { throw Mismatch(message: "pages: expected at least \(want), got \(got)") }
             case "text":
+                guard expected.stringValue != nil else { throw Mismatch(message: "expect.text must be a string") }
                 let got = result["text"]
                 if got?.stringValue != expected.stringValue {
                     throw Mismatch(message: "downloaded text: expected \(show(expected)), got \(got.map(show) ?? "non-UTF-8 bytes")")
                 }
             case "base64":
+                guard expected.stringValue != nil else { throw Mismatch(message: "expect.base64 must be a string") }
                 let got = result["base64"]?.stringValue
                 if got != expected.stringValue {
                     throw Mismatch(message: "downloaded bytes: expected base64 \(expected.stringValue ?? "?"), got \(got ?? "nothing")")
@@ -77,16 +80,23 @@ enum Expectations {
         }
     }
 
-    private static func checkFields(_ expected: JSON, _ result: JSON) throws(Mismatch) {
-        guard let want = expected.objectValue else { throw Mismatch(message: "expect.fields must be an object") }
+    private static func checkFields(_ expected: JSON, _ result: JSON, exact: Bool) throws(Mismatch) {
+        let key = exact ? "exactFields" : "fields"
+        guard let want = expected.objectValue else { throw Mismatch(message: "expect.\(key) must be an object") }
         guard let fields = result["fields"]?.objectValue else {
             throw Mismatch(message: "the result is not a record: \(summary(result))")
+        }
+        if exact {
+            let extra = fields.keys.filter { want[$0] == nil }.sorted()
+            if !extra.isEmpty {
+                throw Mismatch(message: "exactFields: unexpected field(s) \(extra.joined(separator: ", ")) (\(extra.map { "\($0)=\(show(fields[$0]!))" }.joined(separator: ", ")))")
+            }
         }
         for (name, w) in want {
             guard let got = fields[name] else {
                 throw Mismatch(message: "field '\(name)': expected \(show(w)), but the field is missing (fields: \(fields.keys.sorted().joined(separator: ", ")))")
             }
-            if !looselyEqual(w, got) { throw Mismatch(message: "field '\(name)': expected \(show(w)), got \(show(got))") }
+            if !equal(w, got) { throw Mismatch(message: "field '\(name)': expected \(show(w)), got \(show(got))") }
         }
     }
 
@@ -94,11 +104,30 @@ enum Expectations {
         do { return try JSONPath.resolve(path, in: result) } catch { throw Mismatch(message: "\(error)") }
     }
 
-    /// Compares as neutral values (``Value/looselyEquals(_:)``: ints and doubles by number, dates to the
-    /// millisecond); JSON that is not a valid neutral value is compared semantically.
-    static func looselyEqual(_ want: JSON, _ got: JSON) -> Bool {
-        if let w = try? Value(json: want), let g = try? Value(json: got) { return w.looselyEquals(g) }
+    /// Compares as neutral values (as values, below); JSON that is not a valid neutral value is
+    /// compared semantically.
+    static func equal(_ want: JSON, _ got: JSON) -> Bool {
+        if let w = try? Value(json: want), let g = try? Value(json: got) { return equal(w, g) }
         return want.semanticallyEquals(got)
+    }
+
+    /// An expected value against the value a backend returned:
+    /// - an expected int equals only the same int (`50` is not `50.0`, and ints above 2^53 compare exactly);
+    /// - an expected double equals a double or an int of the same numeric value (JSON cannot tell `5.0` from
+    ///   `5`, so a vendor returning `5` for a stored `5.0` is right);
+    /// - dates compare to the millisecond; arrays in order, objects by key, member by member; the rest by `==`.
+    static func equal(_ want: Value, _ got: Value) -> Bool {
+        switch (want, got) {
+        case (.int(let a), .int(let b)): return a == b
+        case (.int, _): return false
+        case (.double(let a), .double(let b)): return a == b
+        case (.double(let a), .int(let b)): return Double(exactly: b) == a
+        case (.date(let a), .date(let b)): return ISO8601.millis(a) == ISO8601.millis(b)
+        case (.array(let a), .array(let b)): return a.count == b.count && zip(a, b).allSatisfy { equal($0, $1) }
+        case (.object(let a), .object(let b)):
+            return a.count == b.count && a.allSatisfy { k, v in b[k].map { equal(v, $0) } ?? false }
+        default: return want == got
+        }
     }
 
     private static func count(of result: JSON) -> Int? {

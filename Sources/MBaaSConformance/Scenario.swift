@@ -32,6 +32,13 @@ import MBaaSCore
 /// - `cleanup` runs afterwards whatever happened, ignoring errors, and may only delete records by id (and files
 ///   the scenario uploaded), the operations every backend that can run the scenario has. A cleanup step that
 ///   names a variable never captured is left out.
+/// - `users` (optional) names **fixture users** the scenario needs, e.g. `["alice", "bob"]`: users that exist
+///   before the first step. The runner provides each one before the steps run: a user the caller gave
+///   (``FixtureUser``, e.g. AppPot's company directory) is logged in once to learn its id; otherwise, when the
+///   backend can sign up users, one is signed up with a generated name. Steps then read `${alice_username}`,
+///   `${alice_password}` and `${alice_id}`. A backend that can do neither skips the scenario, saying why.
+/// - `network` (default `true`): `false` tags a scenario that never reaches a server (client-side validation);
+///   its results are reported with ``Fixture/none`` whatever answered the adapter.
 /// - `${run}` is a per-run unique value of 8 lowercase alphanumerics (generated when running live or recording,
 ///   read back from the cassette on replay), so class names (`Memo_${run}`) and user names (`u${run}a`) never
 ///   clash between runs against a shared server.
@@ -44,10 +51,14 @@ public struct Scenario: Sendable, Hashable, Identifiable {
     public var cleanup: [Step]
     /// Free text: the contract the scenario checks, vendor remarks.
     public var notes: String?
+    /// The fixture users the scenario needs (see the type's documentation).
+    public var users: [String]
+    /// Whether the scenario reaches a server; `false` for client-side checks (reported as ``Fixture/none``).
+    public var network: Bool
 
     public init(
         id: String, title: String, group: String, requires: [Capabilities.Feature] = [], steps: [Step],
-        cleanup: [Step] = [], notes: String? = nil
+        cleanup: [Step] = [], notes: String? = nil, users: [String] = [], network: Bool = true
     ) {
         self.id = id
         self.title = title
@@ -56,6 +67,8 @@ public struct Scenario: Sendable, Hashable, Identifiable {
         self.steps = steps
         self.cleanup = cleanup
         self.notes = notes
+        self.users = users
+        self.network = network
     }
 
     /// The backend instance names the steps use (`main` first).
@@ -99,10 +112,13 @@ public struct Scenario: Sendable, Hashable, Identifiable {
 /// `["-n","title"]`; field values are neutral JSON (``Value/init(json:path:)``).
 ///
 /// # Expectations (`expect`)
-/// - `fields`: `{name: neutral value}`; each field must be present and ``Value/looselyEquals(_:)`` the value.
+/// - `fields`: `{name: neutral value}`; each field must be present and equal the value (ints compare exactly
+///   with ints, and an int is never equal to a double; a double equals a number of the same value; dates to the
+///   millisecond; arrays and objects member by member).
+/// - `exactFields`: like `fields`, and the record must hold no other field (no vendor metadata leaking in).
 /// - `absentFields`: field names that must not be present.
 /// - `present`: JSON paths (`$.id`, `$.records[0].createdAt`) that must exist and not be `null`.
-/// - `match`: `{path: neutral value}`, compared with ``Value/looselyEquals(_:)``.
+/// - `match`: `{path: neutral value}`, compared as `fields` compares.
 /// - `count`: the number of records (`query`, `queryAll`), the count (`count`), files (`listFiles`) or
 ///   results (`batch`).
 /// - `ids` (ordered) / `idSet` (any order): the ids of the records returned.
@@ -150,7 +166,8 @@ public struct Step: Sendable, Hashable {
 
     static let controlKeys: Set<String> = ["op", "as", "expect", "expectError", "capture", "note"]
     static let expectationKeys: Set<String> = [
-        "fields", "absentFields", "present", "match", "count", "ids", "idSet", "minPages", "text", "base64",
+        "fields", "exactFields", "absentFields", "present", "match", "count", "ids", "idSet", "minPages", "text",
+        "base64",
     ]
 }
 
@@ -183,11 +200,27 @@ extension Scenario {
             }
             return out
         }
-        let known: Set<String> = ["id", "title", "group", "requires", "steps", "cleanup", "notes"]
+        let known: Set<String> = ["id", "title", "group", "requires", "steps", "cleanup", "notes", "users", "network"]
         if let unknown = o.keys.first(where: { !known.contains($0) }) { throw fail("unknown member '\(unknown)'") }
+        var users: [String] = []
+        if let u = o["users"] {
+            guard let items = u.arrayValue else { throw fail("'users' must be an array of fixture user names") }
+            for item in items {
+                guard let name = item.stringValue, Template.isValidName(name), !name.contains("_") else {
+                    throw fail("'users' must hold names of letters and digits, got \(item)")
+                }
+                guard !users.contains(name) else { throw fail("fixture user '\(name)' is named twice") }
+                users.append(name)
+            }
+        }
+        var network = true
+        if let n = o["network"] {
+            guard case .bool(let b) = n else { throw fail("'network' must be true or false") }
+            network = b
+        }
         self.init(
             id: id, title: title, group: group, requires: requires, steps: try steps("steps"),
-            cleanup: try steps("cleanup"), notes: o["notes"]?.stringValue)
+            cleanup: try steps("cleanup"), notes: o["notes"]?.stringValue, users: users, network: network)
         if self.steps.isEmpty { throw fail("has no steps") }
     }
 
@@ -200,6 +233,8 @@ extension Scenario {
         ]
         if !cleanup.isEmpty { o["cleanup"] = .array(cleanup.map(\.json)) }
         if let notes { o["notes"] = .string(notes) }
+        if !users.isEmpty { o["users"] = .array(users.map(JSON.string)) }
+        if !network { o["network"] = .bool(false) }
         return .object(o)
     }
 }

@@ -24,6 +24,23 @@ public enum Outcome: String, Sendable, Hashable, Codable, CaseIterable, Comparab
     }
 }
 
+/// Where the evidence behind a result came from.
+///
+/// A pass is only as strong as what answered the adapter: a real server (``recorded``, ``live``) proves the
+/// adapter against the vendor; a simulator written by this project (``simulated``) proves only that the adapter
+/// and that simulator agree; ``none`` means nothing answered at all (the scenario never reached a server, or it
+/// did not run).
+public enum Fixture: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Replayed from a cassette recorded from a real server.
+    case recorded
+    /// Replayed from a cassette authored by a simulator of this project: consistency, not proof of the vendor.
+    case simulated
+    /// Run live against a server or the embedded store.
+    case live
+    /// No server involved: the scenario never reaches the network (client-side checks), or it did not run.
+    case none
+}
+
 /// The result of running one scenario against one adapter.
 public struct ScenarioResult: Sendable, Hashable {
     public var adapter: String
@@ -33,13 +50,19 @@ public struct ScenarioResult: Sendable, Hashable {
     /// Why it did not pass: the difference, the missing capability, the harness error. `nil` for a pass.
     public var reason: String?
     public var durationMs: Int
+    /// Where the evidence came from (``Fixture/none`` for skips and results that never reached a server).
+    public var fixture: Fixture
 
-    public init(adapter: String, scenario: String, outcome: Outcome, reason: String? = nil, durationMs: Int = 0) {
+    public init(
+        adapter: String, scenario: String, outcome: Outcome, reason: String? = nil, durationMs: Int = 0,
+        fixture: Fixture = .none
+    ) {
         self.adapter = adapter
         self.scenario = scenario
         self.outcome = outcome
         self.reason = reason
         self.durationMs = durationMs
+        self.fixture = fixture
     }
 
     /// The scenario's group: the first component of its id (`objects` for `objects.crud.basic`).
@@ -47,10 +70,12 @@ public struct ScenarioResult: Sendable, Hashable {
         scenario.split(separator: ".", maxSplits: 1).first.map(String.init) ?? scenario
     }
 
-    /// `{"adapter":..,"scenario":..,"outcome":..,"reason":..,"durationMs":..}`, the form of the JSON report.
+    /// `{"adapter":..,"scenario":..,"outcome":..,"fixture":..,"reason":..,"durationMs":..}`, the form of the JSON
+    /// report.
     public var json: JSON {
         .object([
             "adapter": .string(adapter), "scenario": .string(scenario), "outcome": .string(outcome.rawValue),
+            "fixture": .string(fixture.rawValue),
             "reason": reason.map(JSON.string) ?? .null, "durationMs": .int(Int64(durationMs)),
         ])
     }
@@ -63,7 +88,14 @@ public struct ScenarioResult: Sendable, Hashable {
         guard let outcome = Outcome(rawValue: outcomeName) else {
             throw MBaaSError(.invalidRequest, "unknown outcome '\(outcomeName)' for \(adapter)/\(scenario)")
         }
+        var fixture = Fixture.none
+        if let name = json["fixture"] {
+            guard let s = name.stringValue, let f = Fixture(rawValue: s) else {
+                throw MBaaSError(.invalidRequest, "unknown fixture \(name.printed()) for \(adapter)/\(scenario) (known: \(Fixture.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            fixture = f
+        }
         self.init(adapter: adapter, scenario: scenario, outcome: outcome, reason: json["reason"]?.stringValue,
-                  durationMs: Int(json["durationMs"]?.intValue ?? 0))
+                  durationMs: Int(json["durationMs"]?.intValue ?? 0), fixture: fixture)
     }
 }

@@ -35,8 +35,9 @@ struct StepInterpreter {
     var pool: BackendPool
     var variables: [String: JSON]
 
-    /// Runs one step; throws ``StepProblem`` when it does not do what the scenario says.
-    mutating func run(_ step: Step, label: String) async throws(StepProblem) {
+    /// Runs one step; throws ``StepProblem`` when it does not do what the scenario says. An error of a kind in
+    /// `tolerating` counts as done (cleanup tolerates `notFound`: the steps may have deleted the record already).
+    mutating func run(_ step: Step, label: String, tolerating: [MBaaSError.Kind] = []) async throws(StepProblem) {
         let args: JSONObject
         let expect: JSONObject?
         do {
@@ -56,6 +57,7 @@ struct StepInterpreter {
             throw problem
         } catch {
             let e = MBaaSError.wrap(error)
+            if tolerating.contains(e.kind) { return }
             if let kinds = step.expectError {
                 if kinds.contains(e.kind) { return }
                 throw .failed("\(label): expected error \(Self.describe(kinds)), got \(e)")

@@ -13,6 +13,8 @@ import MBaaSCore
 ///   ``MBaaSError/Kind/transport`` whose message names the closest recorded interaction (`#index METHOD path`) and
 ///   the first difference (`query 'limit': expected "2", got "3"`), or says that the matching interaction was
 ///   already used. ``verifyAllUsed()`` throws, listing every interaction not served.
+/// - Every request that matched nothing is remembered in ``misses`` (in both modes), so a caller can tell that a
+///   miss happened even when the client swallowed the error it threw.
 /// - Lenient mode (`strict: false`): when every matching interaction is used, the last one matched is served again
 ///   (for polling); a request that matches no interaction at all still throws, since there is nothing to answer
 ///   with; ``verifyAllUsed()`` does not throw.
@@ -27,6 +29,7 @@ public final class ReplayingTransport: HTTPTransport, @unchecked Sendable {
     public let ignoredHeaders: Set<String>
 
     private let used: Locked<[Bool]>
+    private let missLog = Locked<[String]>([])
     /// Each interaction's upper-cased method and decoded path, computed once: most interactions differ there, so
     /// the full comparison (query, headers, semantic body) runs only for the few that share both.
     private let routes: [Route]
@@ -82,8 +85,13 @@ public final class ReplayingTransport: HTTPTransport, @unchecked Sendable {
             return nil
         }
         if let chosen { return interactions[chosen].response.httpResponse }
-        throw unmatchedError(live, matching: matching)
+        let error = unmatchedError(live, matching: matching)
+        missLog.withLock { $0.append(error.message) }
+        throw error
     }
+
+    /// The requests that matched no unused interaction, in order, each described as its error said.
+    public var misses: [String] { missLog.withLock { $0 } }
 
     /// Indices of interactions not served yet.
     public var unusedInteractions: [Int] { used.withLock { used in used.indices.filter { !used[$0] } } }
@@ -103,6 +111,7 @@ public final class ReplayingTransport: HTTPTransport, @unchecked Sendable {
     /// Marks every interaction unused again.
     public func reset() {
         used.withLock { $0 = Array(repeating: false, count: $0.count) }
+        missLog.withLock { $0.removeAll() }
     }
 
     private func unmatchedError(_ live: RequestMatcher.Live, matching: [Int]) -> MBaaSError {

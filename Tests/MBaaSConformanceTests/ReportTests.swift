@@ -8,8 +8,8 @@ import Testing
 
 @Suite struct ReportTests {
     let report = ConformanceReport(results: [
-        ScenarioResult(adapter: "local", scenario: "objects.crud.basic", outcome: .passed, durationMs: 3),
-        ScenarioResult(adapter: "local", scenario: "queries.regex", outcome: .passed, durationMs: 2),
+        ScenarioResult(adapter: "local", scenario: "objects.crud.basic", outcome: .passed, durationMs: 3, fixture: .live),
+        ScenarioResult(adapter: "local", scenario: "queries.regex", outcome: .passed, durationMs: 2, fixture: .live),
         ScenarioResult(adapter: "kii", scenario: "objects.crud.basic", outcome: .failed,
                        reason: "step 2 `get`: field 'n': expected 2, got <1> & \"one\"", durationMs: 5),
         ScenarioResult(adapter: "kii", scenario: "queries.regex", outcome: .skipped,
@@ -23,14 +23,17 @@ import Testing
         #expect(json.objectValue?.keys.sorted() == ["results", "suiteVersion", "summary"])
         #expect(json["suiteVersion"] == "1+abcdef12")
         let first = try #require(json["results"]?.arrayValue?.first)
-        #expect(first.objectValue?.keys.sorted() == ["adapter", "durationMs", "outcome", "reason", "scenario"])
+        #expect(first.objectValue?.keys.sorted() == ["adapter", "durationMs", "fixture", "outcome", "reason", "scenario"])
         #expect(first == .object(["adapter": "local", "scenario": "objects.crud.basic", "outcome": "passed",
-                                  "reason": .null, "durationMs": 3]))
+                                  "fixture": "live", "reason": .null, "durationMs": 3]))
         let summary = try #require(json["summary"]?.objectValue)
         #expect(summary.keys == ["local", "ncmb", "kii"])
-        #expect(summary["local"] == .object(["passed": 2, "failed": 0, "skipped": 0, "errored": 0]))
-        #expect(summary["kii"] == .object(["passed": 0, "failed": 1, "skipped": 1, "errored": 0]))
-        #expect(summary["ncmb"] == .object(["passed": 0, "failed": 0, "skipped": 0, "errored": 1, "recorded": 1]))
+        let none: JSON = .object(["recorded": 0, "simulated": 0, "live": 0, "none": 0])
+        #expect(summary["local"] == .object(["passed": 2, "failed": 0, "skipped": 0, "errored": 0,
+                                             "passedBy": .object(["recorded": 0, "simulated": 0, "live": 2, "none": 0])]))
+        #expect(summary["kii"] == .object(["passed": 0, "failed": 1, "skipped": 1, "errored": 0, "passedBy": none]))
+        #expect(summary["ncmb"] == .object(["passed": 0, "failed": 0, "skipped": 0, "errored": 1, "recorded": 1,
+                                            "passedBy": none]))
         let back = try ConformanceReport(json: json)
         #expect(back.results == report.results)
         #expect(back.suiteVersion == report.suiteVersion)
@@ -76,11 +79,19 @@ import Testing
         #expect(table.contains("! ncmb objects.crud.basic [errored]: missing cassette"))
         #expect(!table.contains("Kii has no regex"))
         #expect(report.table(listSkips: true).contains("Kii has no regex"))
-        #expect(table.hasSuffix("2 passed, 1 failed, 1 skipped, 1 errored, 1 recorded (not a pass: replay to verify)\n"))
+        #expect(table.contains("\n2 passed, 1 failed, 1 skipped, 1 errored, 1 recorded (not a pass: replay to verify)\n"))
+        #expect(table.hasSuffix("passes by evidence: 0 recorded, 0 simulated, 2 live, 0 none (simulated: a simulator of this project answered, not the vendor)\n"))
         var c = ConformanceReport.Counts()
         for _ in 0..<12 { c.add(.passed) }
         c.add(.skipped); c.add(.skipped)
         #expect(ConformanceReport.cell(c) == "12/14 ✓ 2 skip")
+        var mixed = ConformanceReport.Counts()
+        for f in [Fixture.simulated, .simulated, .none, .recorded] {
+            mixed.add(ScenarioResult(adapter: "a", scenario: "s", outcome: .passed, fixture: f))
+        }
+        mixed.add(ScenarioResult(adapter: "a", scenario: "s", outcome: .skipped))
+        #expect(ConformanceReport.cell(mixed) == "4/5 ✓ (2 simulated, 1 no network) 1 skip")
+        #expect(mixed.passedBy == [.recorded: 1, .simulated: 2, .live: 0, .none: 1])
         #expect(ConformanceReport.cell(ConformanceReport.Counts()) == "—")
     }
 
@@ -90,6 +101,16 @@ import Testing
         #expect(r.adapters == ["local", "ncmb", "kii", "parse", "pocketbase"])
         #expect(r.table().contains("parse       —"))
         #expect(r.markdown.contains("| `objects.crud.basic` | ✅ | 💥 | ❌ | — | — |"))
+    }
+
+    @Test func fixtureKindsRoundTripAndUnknownKindsAreRefused() throws {
+        let sim = ScenarioResult(adapter: "ncmb", scenario: "a.b", outcome: .passed, fixture: .simulated)
+        #expect(try ScenarioResult(json: sim.json) == sim)
+        var bad = sim.json.objectValue!
+        bad["fixture"] = "vendor"
+        #expect(throws: MBaaSError.self) { try ScenarioResult(json: .object(bad)) }
+        let md = ConformanceReport(results: [sim]).markdown
+        #expect(md.contains("| `a.b` | ✅ sim |"))
     }
 
     @Test func markdownMatrix() {

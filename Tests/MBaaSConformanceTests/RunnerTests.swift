@@ -26,13 +26,63 @@ import Testing
         #expect(!r.outcome.isPass)
     }
 
-    @Test func looseEqualityComparesNumbersByValue() async throws {
+    @Test func anExpectedDoubleMatchesTheSameNumberAndDatesMatchToTheMillisecond() async throws {
         let s = try scenario("""
             {"id":"t.loose","title":"","group":"t","requires":["objects"],"steps":[
-              {"op":"create","class":"M_${run}","fields":{"n":2.0,"d":{"__type":"Date","iso":"2024-01-01T00:00:00.000Z"}},
-               "expect":{"fields":{"n":2,"d":{"__type":"Date","iso":"2024-01-01T00:00:00Z"}}}}]}
+              {"op":"create","class":"M_${run}","fields":{"n":2,"d":{"__type":"Date","iso":"2024-01-01T00:00:00.000Z"}},
+               "expect":{"fields":{"n":2.0,"d":{"__type":"Date","iso":"2024-01-01T00:00:00Z"}}}}]}
             """)
         #expect(try await run(s).first?.outcome == .passed)
+    }
+
+    @Test func anExpectedIntNeverMatchesADoubleAndBigIntsCompareExactly() async throws {
+        let double = try scenario("""
+            {"id":"t.intdouble","title":"","group":"t","requires":["objects"],"steps":[
+              {"op":"create","class":"M_${run}","fields":{"n":50.0},"expect":{"fields":{"n":50}}}]}
+            """)
+        let r = try #require(try await run(double).first)
+        #expect(r.outcome == .failed)
+        #expect(r.reason?.contains("expected 50, got 50.0") == true, "\(r.reason ?? "")")
+        let big = try scenario("""
+            {"id":"t.big","title":"","group":"t","requires":["objects"],"steps":[
+              {"op":"create","class":"M_${run}","fields":{"n":9007199254740992},"expect":{"match":{"$.fields.n":9007199254740993}}}]}
+            """)
+        #expect(try await run(big).first?.outcome == .failed)
+    }
+
+    @Test func exactFieldsRefusesAnyExtraField() async throws {
+        let s = try scenario("""
+            {"id":"t.exact","title":"","group":"t","requires":["objects"],"steps":[
+              {"op":"create","class":"M_${run}","fields":{"a":1,"leak":"x"},"expect":{"exactFields":{"a":1}}}]}
+            """)
+        let r = try #require(try await run(s).first)
+        #expect(r.outcome == .failed)
+        #expect(r.reason?.contains("unexpected field(s) leak") == true, "\(r.reason ?? "")")
+        let ok = try scenario("""
+            {"id":"t.exact2","title":"","group":"t","requires":["objects"],"steps":[
+              {"op":"create","class":"M_${run}","fields":{"a":1},"expect":{"exactFields":{"a":1}}}]}
+            """)
+        #expect(try await run(ok).first?.outcome == .passed)
+    }
+
+    @Test func malformedIdAndTextExpectationsAreMismatchesNotVacuousPasses() async throws {
+        for expect in [#"{"ids":"abc"}"#, #"{"idSet":{"a":1}}"#, #"{"ids":[1]}"#] {
+            let s = try scenario("""
+                {"id":"t.bad","title":"","group":"t","requires":["objects"],"steps":[
+                  {"op":"query","class":"Never_${run}","expect":\(expect)}]}
+                """)
+            let r = try #require(try await run(s).first)
+            #expect(r.outcome == .failed, "\(expect)")
+        }
+        for expect in [#"{"text":null}"#, #"{"base64":5}"#] {
+            let s = try scenario("""
+                {"id":"t.bad2","title":"","group":"t","requires":["files"],"steps":[
+                  {"op":"upload","name":"a${run}.txt","text":"hi","expect":\(expect)}]}
+                """)
+            let r = try #require(try await run(s).first)
+            #expect(r.outcome == .failed, "\(expect)")
+            #expect(r.reason?.contains("must be a string") == true, "\(r.reason ?? "")")
+        }
     }
 
     @Test func wrongErrorKindAndUnexpectedSuccessFail() async throws {
@@ -115,6 +165,42 @@ import Testing
         #expect(r.outcome == .failed)
         let probe = try await factory.open(BackendURL(parsing: "memory://cleanup"), context: BackendContext())
         #expect(try await probe.count(Query("Clean")) == 0)
+    }
+
+    @Test func aCleanupErrorOtherThanNotFoundMakesAPassErrored() async throws {
+        let s = try scenario("""
+            {"id":"t.cleanupfail","title":"","group":"t","requires":["objects"],"steps":[
+              {"op":"create","class":"Clean2","fields":{"n":1},"capture":{"id":"$.id"}},
+              {"op":"delete","class":"Clean2","id":"${id}"}],
+             "cleanup":[{"op":"delete","class":"Clean2","id":"${id}"},{"op":"delete","class":"bad name!","id":"${id}"}]}
+            """)
+        let r = try #require(try await run(s, host: "cleanupfail").first)
+        #expect(r.outcome == .errored)
+        #expect(r.reason?.hasPrefix("cleanup failed: cleanup 2 `delete`") == true, "\(r.reason ?? "")")
+    }
+
+    @Test func fixtureUsersAreSignedUpWhenNotGivenAndLoggedInWhenGiven() async throws {
+        let s = try scenario("""
+            {"id":"t.fixture","title":"","group":"t","requires":["auth"],"users":["alice","bob"],"steps":[
+              {"op":"logIn","username":"${alice_username}","password":"${alice_password}",
+               "expect":{"match":{"$.userId":"${alice_id}"}}},
+              {"op":"logIn","as":"b","username":"${bob_username}","password":"${bob_password}",
+               "expect":{"match":{"$.userId":"${bob_id}"}}},
+              {"op":"currentUser","expect":{"match":{"$.username":"${alice_username}"}}}]}
+            """)
+        #expect(s.users == ["alice", "bob"])
+        let r = try #require(try await run(s, host: "fixtures").first)
+        #expect(r.outcome == .passed, "\(r.reason ?? "")")
+        // A given user is logged in, not signed up: one that does not exist cannot be provided.
+        let given = await ConformanceRunner.live(
+            adapter: "memory", factory: factory, url: try BackendURL(parsing: "memory://fixtures2"),
+            fixtureUsers: ["alice": FixtureUser(username: "nobody", password: "pw")], scenarios: [s])
+        #expect(given.first?.outcome == .errored)
+        #expect(given.first?.reason?.contains("cannot provide fixture user 'alice' (log in nobody)") == true,
+                "\(given.first?.reason ?? "")")
+        #expect(throws: MBaaSError.self) {
+            try scenario(#"{"id":"t.x","title":"","group":"t","users":["al_ice"],"steps":[{"op":"session"}]}"#)
+        }
     }
 
     @Test func namedSessionsAreSeparateInstances() async throws {

@@ -148,10 +148,32 @@ struct MiniClient {
             ("X-Vendor-Id", "v1"), ("Accept", "application/json"), ("Cookie", "sid=abc"),
         ]))
         let c = recorder.cassette(name: "n", adapter: "a", provenance: .recorded(server: "s"), recordedAt: fixedDate)
-        #expect(c.interactions[0].request.headers.names == ["X-Vendor-Id", "Accept"])
+        // Authorization is kept (so replay compares identity), its token scrubbed to a placeholder.
+        #expect(c.interactions[0].request.headers.names == ["Authorization", "X-Vendor-Id", "Accept"])
+        #expect(c.interactions[0].request.headers["Authorization"] == "Bearer <TOKEN_1>")
         #expect(c.interactions[0].response.headers.names == ["Content-Type", "X-Vendor"])
         #expect(c.interactions[0].response.body == .text("ok"))
         #expect(!String(decoding: c.fileData, as: UTF8.self).contains("abcdefgh12345"))
+    }
+
+    @Test func aSimulatorsFactHeaderBecomesTheExchangesFactAndNeverReachesTheClient() async throws {
+        let sim = StubTransport { _ in
+            HTTPResponse(status: 201, headers: ["Content-Type": "application/json",
+                                                 Interaction.factHeader: "[doc] vendor.md §1 create answers 201"],
+                         body: Data("{}".utf8))
+        }
+        let recorder = RecordingTransport(wrapping: sim)
+        let response = try await recorder.send(request("POST", "https://h/p", headers: []))
+        #expect(response.headers[Interaction.factHeader] == nil)
+        let c = recorder.cassette(name: "n", adapter: "a", provenance: .authored(facts: []), recordedAt: fixedDate)
+        #expect(c.interactions[0].fact == "[doc] vendor.md §1 create answers 201")
+        #expect(c.interactions[0].evidence == .doc)
+        #expect(c.interactions[0].response.headers[Interaction.factHeader] == nil)
+        var unmarked = c.interactions[0]
+        unmarked.fact = "vendor.md §1"
+        #expect(unmarked.evidence == nil)
+        unmarked.fact = "[guess] vendor.md §1"
+        #expect(unmarked.evidence == nil)
     }
 
     @Test func learnedSecretsFromHeadersAndKeys() {
