@@ -198,7 +198,8 @@ public actor LocalBackend: Backend {
         features: Set<Capabilities.Feature>([
             .objects, .multiKeySort, .skip, .selectKeys, .count, .batch, .atomicBatch, .optimisticLocking, .acl,
             .fieldOperations, .nestedKeys, .files, .fileList, .fileAttachment, .auth, .signUp, .serverLogout, .roles,
-            .listClasses, .listUsers, .importUsers, .clientIds,
+            .listClasses, .listUsers, .importUsers, .clientIds, .queryValue("Date"), .queryValue("Pointer"),
+            .fileNames, .unicodeFileNames,
         ]).union(["null", "bool", "int", "double", "string", "Date", "Bytes", "array", "object", "Pointer", "File", "GeoPoint"]
             .map(Capabilities.Feature.valueType)),
         operators: Set(QueryOperator.allCases),

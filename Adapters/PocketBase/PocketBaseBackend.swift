@@ -54,9 +54,10 @@ public actor PocketBaseBackend: Backend {
     public static let capabilities: Capabilities = {
         var features: Set<Capabilities.Feature> = [
             .objects, .multiKeySort, .skip, .selectKeys, .count, .batch, .atomicBatch, .acl, .nestedKeys, .files,
-            .fileList, .fileAttachment, .auth, .signUp, .listClasses, .listUsers, .importUsers,
+            .fileList, .fileAttachment, .auth, .signUp, .listClasses, .listUsers, .importUsers, .unicodeFileNames,
+            .queryValue("Date"), .queryValue("Pointer"),
         ]
-        for type in ["null", "bool", "int", "double", "string", "Date", "Bytes", "array", "object", "Pointer", "File", "GeoPoint"] {
+        for type in ["null", "bool", "double", "string", "Date", "Bytes", "array", "object", "Pointer", "File", "GeoPoint"] {
             features.insert(.valueType(type))
         }
         return Capabilities(
@@ -71,7 +72,8 @@ public actor PocketBaseBackend: Backend {
                 .roles: "PocketBase has no roles or groups; ACLs name everyone and user ids",
                 .operator(.regex): regexNote,
                 .operator(.containsAll): containsAllNote,
-                .valueType("int"): "integers within ±2^53: PocketBase numbers are 64-bit floats; larger integers are rejected",
+                .valueType("int"): "integers within ±2^53 only: PocketBase numbers are 64-bit floats; larger integers are refused (unsupported)",
+                .fileNames: "PocketBase sanitizes a file's name and adds a random suffix: keep the name the upload returns",
                 .acl: "per-record ACLs via API rules on collections this adapter creates; roles and groups are unsupported; superusers bypass rules",
                 .nestedKeys: "dotted keys into JSON (object) fields; comparisons follow SQLite's JSON ordering",
             ])

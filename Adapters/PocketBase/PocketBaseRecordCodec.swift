@@ -113,7 +113,7 @@ public enum PocketBaseRecordCodec {
     public static func checkRepresentable(_ value: Value, path: String) throws(MBaaSError) {
         switch value {
         case .int(let i) where i > maxSafeInteger || i < -maxSafeInteger:
-            throw MBaaSError(.invalidRequest, "\(path): \(i) is outside ±2^53; PocketBase stores numbers as 64-bit floats and would change it")
+            throw MBaaSError(.unsupported, "\(path): \(i) is outside ±2^53; PocketBase stores numbers as 64-bit floats and would change it")
         case .double(let d) where !d.isFinite:
             throw MBaaSError(.invalidRequest, "\(path): \(d) is not a finite number; PocketBase cannot store it")
         case .array(let a):

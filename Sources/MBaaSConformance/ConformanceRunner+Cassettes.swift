@@ -33,8 +33,11 @@ extension ConformanceRunner {
                 let reason: String
                 switch await probe.capabilities() {
                 case .success(let caps):
+                    let declared = scenario.unless.filter { caps.has($0) }
                     if let missing = caps.missing(scenario.requires) {
                         (outcome, reason) = (.skipped, missing)
+                    } else if !declared.isEmpty {
+                        (outcome, reason) = (.skipped, "declares \(declared.map { "'\($0.rawValue)'" }.joined(separator: ", ")): the scenario runs only where that is missing (the scenarios requiring it test it)")
                     } else {
                         (outcome, reason) = (.errored, "no cassette \(adapter)/\(scenario.id).json (record one live with `mbaas conformance --mode live --backend URL --record --scenario \(scenario.id)`, or author it)")
                     }

@@ -88,6 +88,13 @@ public enum ConformanceRunner {
             await pool.closeAll()
             return ScenarioExecution(scenario: scenario, outcome: .skipped, reason: missing)
         }
+        let declared = scenario.unless.filter { main.capabilities.missing([$0]) == nil }
+        if !declared.isEmpty {
+            await pool.closeAll()
+            return ScenarioExecution(
+                scenario: scenario, outcome: .skipped,
+                reason: "declares \(declared.map { "'\($0.rawValue)'" }.joined(separator: ", ")): the scenario runs only where that is missing (the scenarios requiring it test it)")
+        }
         var vars = variables.mapValues(JSON.string)
         for name in scenario.users {
             let user: FixtureUser

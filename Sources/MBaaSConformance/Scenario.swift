@@ -37,6 +37,10 @@ import MBaaSCore
 ///   (``FixtureUser``, e.g. AppPot's company directory) is logged in once to learn its id; otherwise, when the
 ///   backend can sign up users, one is signed up with a generated name. Steps then read `${alice_username}`,
 ///   `${alice_password}` and `${alice_id}`. A backend that can do neither skips the scenario, saying why.
+/// - `unless` (optional): the scenario runs only on backends that do *not* declare those features (a backend
+///   declaring one skips it). **Capability probes** use it: their steps use the feature expecting `unsupported`,
+///   proving that an undeclared feature is refused rather than approximated. It also states behaviour that
+///   holds only without a feature (per-operation batch results without `atomicBatch`).
 /// - `network` (default `true`): `false` tags a scenario that never reaches a server (client-side validation);
 ///   its results are reported with ``Fixture/none`` whatever answered the adapter.
 /// - `${run}` is a per-run unique value of 8 lowercase alphanumerics (generated when running live or recording,
@@ -55,11 +59,15 @@ public struct Scenario: Sendable, Hashable, Identifiable {
     public var users: [String]
     /// Whether the scenario reaches a server; `false` for client-side checks (reported as ``Fixture/none``).
     public var network: Bool
+    /// Features whose presence skips the scenario (see the type's documentation); empty for most scenarios.
+    public var unless: [Capabilities.Feature]
 
     public init(
         id: String, title: String, group: String, requires: [Capabilities.Feature] = [], steps: [Step],
-        cleanup: [Step] = [], notes: String? = nil, users: [String] = [], network: Bool = true
+        cleanup: [Step] = [], notes: String? = nil, users: [String] = [], network: Bool = true,
+        unless: [Capabilities.Feature] = []
     ) {
+        self.unless = unless
         self.id = id
         self.title = title
         self.group = group
@@ -107,6 +115,7 @@ public struct Scenario: Sendable, Hashable, Identifiable {
 /// | `currentUser` | | `{"id","username","email","groups","roles","fields"}` |
 /// | `session` | | the session or `null` |
 /// | `restoreSession` | `session` (a session document or `null`) | `null` |
+/// | `pause` | `ms` (1 to 2000) | `null`: lets server clocks move on (e.g. before a "changed since" query) |
 ///
 /// `where` is the neutral query JSON (``QueryPredicate/init(json:path:)``); `order` is `"-n,title"` or
 /// `["-n","title"]`; field values are neutral JSON (``Value/init(json:path:)``).
@@ -137,6 +146,7 @@ public struct Step: Sendable, Hashable {
         case create, get, update, delete, query, queryAll, count, batch
         case upload, download, deleteFile, listFiles
         case signUp, logIn, logOut, currentUser, session, restoreSession
+        case pause
     }
 
     public var operation: Operation
@@ -183,14 +193,18 @@ extension Scenario {
         func fail(_ message: String) -> MBaaSError { MBaaSError(.invalidRequest, "scenario '\(id)': \(message)") }
         guard let title = o["title"]?.stringValue else { throw fail("'title' must be a string") }
         guard let group = o["group"]?.stringValue, !group.isEmpty else { throw fail("'group' must be a string") }
-        var requires: [Capabilities.Feature] = []
-        if let r = o["requires"] {
-            guard let items = r.arrayValue else { throw fail("'requires' must be an array of feature names") }
+        func features(_ key: String) throws(MBaaSError) -> [Capabilities.Feature] {
+            guard let r = o[key] else { return [] }
+            guard let items = r.arrayValue else { throw fail("'\(key)' must be an array of feature names") }
+            var out: [Capabilities.Feature] = []
             for item in items {
-                guard let s = item.stringValue else { throw fail("'requires' must hold strings, got \(item)") }
-                requires.append(Capabilities.Feature(rawValue: s))
+                guard let s = item.stringValue else { throw fail("'\(key)' must hold strings, got \(item)") }
+                out.append(Capabilities.Feature(rawValue: s))
             }
+            return out
         }
+        let requires = try features("requires")
+        let unless = try features("unless")
         func steps(_ key: String) throws(MBaaSError) -> [Step] {
             guard let value = o[key] else { return [] }
             guard let items = value.arrayValue else { throw fail("'\(key)' must be an array of steps") }
@@ -200,7 +214,9 @@ extension Scenario {
             }
             return out
         }
-        let known: Set<String> = ["id", "title", "group", "requires", "steps", "cleanup", "notes", "users", "network"]
+        let known: Set<String> = [
+            "id", "title", "group", "requires", "steps", "cleanup", "notes", "users", "network", "unless",
+        ]
         if let unknown = o.keys.first(where: { !known.contains($0) }) { throw fail("unknown member '\(unknown)'") }
         var users: [String] = []
         if let u = o["users"] {
@@ -220,7 +236,8 @@ extension Scenario {
         }
         self.init(
             id: id, title: title, group: group, requires: requires, steps: try steps("steps"),
-            cleanup: try steps("cleanup"), notes: o["notes"]?.stringValue, users: users, network: network)
+            cleanup: try steps("cleanup"), notes: o["notes"]?.stringValue, users: users, network: network,
+            unless: unless)
         if self.steps.isEmpty { throw fail("has no steps") }
     }
 
@@ -235,6 +252,7 @@ extension Scenario {
         if let notes { o["notes"] = .string(notes) }
         if !users.isEmpty { o["users"] = .array(users.map(JSON.string)) }
         if !network { o["network"] = .bool(false) }
+        if !unless.isEmpty { o["unless"] = .array(unless.map { .string($0.rawValue) }) }
         return .object(o)
     }
 }

@@ -52,11 +52,15 @@ public enum ScenarioCatalog {
             if !seen.insert(s.id).inserted { problem("duplicate id") }
             if !s.id.hasPrefix(s.group + ".") { problem("id must start with its group '\(s.group).'") }
             let declared = Set(s.requires)
-            let missing = derivedRequirements(of: s).subtracting(declared)
+            let missing = derivedRequirements(of: s).subtracting(declared).subtracting(s.unless)
+            if !s.unless.isEmpty, !declared.isDisjoint(with: s.unless) {
+                problem("'unless' and 'requires' share a feature")
+            }
             if !missing.isEmpty {
                 problem("steps need capabilities not in 'requires': \(missing.map(\.rawValue).sorted().joined(separator: ", "))")
             }
             var defined: Set<String> = ["run"]
+            for name in s.users { defined.formUnion([name + "_username", name + "_password", name + "_id"]) }
             for (i, step) in s.steps.enumerated() {
                 let undefined = Template.references(in: .object(step.arguments))
                     .union(step.expect.map { Template.references(in: .object($0)) } ?? [])
@@ -109,7 +113,7 @@ public enum ScenarioCatalog {
             case .logOut:
                 needs.insert(.auth)
                 if a["confirmWithServer"]?.boolValue == true { needs.insert(.serverLogout) }
-            case .session, .restoreSession: break
+            case .session, .restoreSession, .pause: break
             }
             if a["expectedVersion"] != nil { needs.insert(.optimisticLocking) }
             if a["acl"] != nil { needs.insert(.acl) }
@@ -117,7 +121,13 @@ public enum ScenarioCatalog {
             if let w = a["where"], let p = try? QueryPredicate(json: placeholderValues(w)) {
                 for op in p.operators { needs.insert(.operator(op)) }
                 if p.keys.contains(where: { $0.contains(".") }) { needs.insert(.nestedKeys) }
-                for v in operands(of: p) { needs.formUnion(valueTypes(in: v.json)) }
+                for v in operands(of: p) {
+                    let types = valueTypes(in: v.json)
+                    needs.formUnion(types)
+                    for t in types where !["value.array", "value.object"].contains(t.rawValue) {
+                        needs.insert(.queryValue(String(t.rawValue.dropFirst("value.".count))))
+                    }
+                }
             }
             if let order = a["order"] {
                 let count = order.stringValue.map { SortKey.list($0).count } ?? order.arrayValue?.count ?? 0

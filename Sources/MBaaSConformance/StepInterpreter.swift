@@ -187,6 +187,11 @@ struct StepInterpreter {
             guard let s = a.raw["session"] else { throw a.problem("restoreSession needs 'session' (a session or null)") }
             await backend.restore(s.isNull ? nil : try SessionJSON.decode(s, label: a.label))
             return .null
+        case .pause:
+            guard let ms = try a.optionalInt("ms") else { throw a.problem("pause needs 'ms'") }
+            guard (1...2000).contains(ms) else { throw a.problem("pause needs 'ms' from 1 to 2000, got \(ms)") }
+            try await Task.sleep(nanoseconds: UInt64(ms) * 1_000_000)
+            return .null
         }
     }
 }

@@ -41,6 +41,12 @@ public struct Capabilities: Sendable, Hashable {
         public static let fileList: Feature = "fileList"
         /// Files attached to a record (a record's file field or body).
         public static let fileAttachment: Feature = "fileAttachment"
+        /// A stored file keeps the name it was uploaded with (the returned reference and listings show it);
+        /// without it the backend renames files (PocketBase adds a random suffix), so apps must keep the
+        /// returned name.
+        public static let fileNames: Feature = "fileNames"
+        /// File names outside ASCII are accepted; without it uploading one is `unsupported`.
+        public static let unicodeFileNames: Feature = "unicodeFileNames"
         /// Log in with a user name and password.
         public static let auth: Feature = "auth"
         /// Create users from the client.
@@ -57,6 +63,11 @@ public struct Capabilities: Sendable, Hashable {
 
         /// Every value type of ``Value`` round-trips (`value.<typeName>` names one type: `value.Bytes`).
         public static func valueType(_ name: String) -> Feature { Feature(rawValue: "value.\(name)") }
+
+        /// Query conditions compare values of one type (`query.value.Date`: date ranges, `createdAt`/`updatedAt`
+        /// since a time; `query.value.Pointer`: pointer equality). Storing a type (``valueType(_:)``) does not
+        /// imply it can be compared: a backend that keeps it as opaque JSON declares the value type only.
+        public static func queryValue(_ name: String) -> Feature { Feature(rawValue: "query.value.\(name)") }
     }
 
     public var features: Set<Feature>
