@@ -209,7 +209,8 @@ extension ConformanceRunner {
     // MARK: Helpers
 
     /// The passwords a scenario's steps send, with `${run}` substituted, keyed by the placeholder cassettes
-    /// carry instead: `<SCENARIO_PASSWORD_1>`, `<SCENARIO_PASSWORD_2>`... in order of first use.
+    /// carry instead: `<SCENARIO_PASSWORD_1>`, `<SCENARIO_PASSWORD_2>`... in order of first use; and the
+    /// session tokens it makes up (`restoreSession` with a literal token): `<SCENARIO_TOKEN_1>`...
     public static func scenarioSecrets(_ scenario: Scenario, run: String) -> [String: String] {
         var values: [String] = []
         for step in scenario.steps + scenario.cleanup {
@@ -221,6 +222,16 @@ extension ConformanceRunner {
         }
         var out: [String: String] = [:]
         for (i, v) in values.enumerated() { out["<SCENARIO_PASSWORD_\(i + 1)>"] = v }
+        // Tokens a scenario makes up (a bogus session) are sent as credentials, so the scrubber would hide them.
+        var tokens: [String] = []
+        for step in scenario.steps + scenario.cleanup {
+            guard let raw = step.arguments["session"]?["token"]?.stringValue,
+                  let value = try? Template.interpolate(raw, ["run": .string(run)]),
+                  !tokens.contains(value)
+            else { continue }
+            tokens.append(value)
+        }
+        for (i, v) in tokens.enumerated() { out["<SCENARIO_TOKEN_\(i + 1)>"] = v }
         return out
     }
 
