@@ -133,5 +133,11 @@ struct ConformanceCassetteTests {
             let text = try String(contentsOf: Self.cassettes.appendingPathComponent(name), encoding: .utf8)
             #expect(!text.contains(Self.clientKey), "\(name): the client key is a placeholder")
         }
+        // The CLI cassette's exchanges are named by the same simulator.
+        let cli = try Cassette(json: JSON.parse(Data(contentsOf: Self.fixtures.appendingPathComponent("CLICassettes/ncmb/session.json"))))
+        #expect(cli.interactions.count >= 9)
+        for (i, interaction) in cli.interactions.enumerated() {
+            #expect(interaction.evidence != nil, "session.json #\(i): \(interaction.fact ?? "no fact")")
+        }
     }
 }
