@@ -835,6 +835,15 @@ actor KiiSimulator: HTTPTransport {
         case geodistance(String, center: (Double, Double), radius: Double, into: String?)
     }
 
+    static let notHasFieldFact = "[inferred] not(hasField) matches objects without the field (Kii documents only notEquals, as three-valued)"
+
+    /// Whether a clause holds a `not` of a `hasField`.
+    static func negatesHasField(_ clause: JSON) -> Bool {
+        if clause["type"]?.stringValue == "not", clause["clause"]?["type"]?.stringValue == "hasField" { return true }
+        if let inner = clause["clause"], negatesHasField(inner) { return true }
+        return (clause["clauses"]?.arrayValue ?? []).contains { negatesHasField($0) }
+    }
+
     func badQuery(_ why: String) -> Failure { Failure(status: 400, code: "QUERY_NOT_SUPPORTED", message: why) }
 
     func point(_ j: JSON?) -> (Double, Double)? {
@@ -987,6 +996,9 @@ actor KiiSimulator: HTTPTransport {
         let body = try parseJSON(request)
         guard let bq = body["bucketQuery"], let clauseJSON = bq["clause"] else { throw badQuery("bucketQuery.clause is required") }
         let clause = try parseClause(clauseJSON)
+        // Kii documents notEquals as three-valued; how NOT treats hasField on a missing field is undocumented. This
+        // simulator answers it two-valued, which is this project's reading: an answer that depends on it says so.
+        let inferredNot = Self.negatesHasField(clauseJSON)
         let bucket = try existingBucket(key)
         guard allowed(p, bucket.acl, "QUERY_OBJECTS_IN_BUCKET") else { throw denied(p, "query \(key.name)") }
         var matches: [(Object, JSONObject)] = []
@@ -1006,7 +1018,8 @@ actor KiiSimulator: HTTPTransport {
                 out[into] = .int(Int64(matches.count))
             }
             return json(200, .object(["aggregations": .object(out)]), type: "application/vnd.kii.QueryResponse+json",
-                        fact: "[doc] kii.md §4.4 a COUNT aggregation answers {aggregations:{count_field:n}} (Unity TestObjectCount.cs)")
+                        fact: inferredNot ? Self.notHasFieldFact
+                            : "[doc] kii.md §4.4 a COUNT aggregation answers {aggregations:{count_field:n}} (Unity TestObjectCount.cs)")
         }
         if let orderBy = bq["orderBy"]?.stringValue {
             let descending = bq["descending"]?.boolValue ?? false  // the reference's default (§4.1)
@@ -1047,6 +1060,7 @@ actor KiiSimulator: HTTPTransport {
             out["nextPaginationKey"] = .string(next)
         }
         return json(200, .object(out), type: "application/vnd.kii.QueryResponse+json",
-                    fact: "[doc] kii.md §4.1-4.3 QueryRequest (clause, orderBy, bestEffortLimit, paginationKey) answers {results[, nextPaginationKey]}")
+                    fact: inferredNot ? Self.notHasFieldFact
+                        : "[doc] kii.md §4.1-4.3 QueryRequest (clause, orderBy, bestEffortLimit, paginationKey) answers {results[, nextPaginationKey]}")
     }
 }
