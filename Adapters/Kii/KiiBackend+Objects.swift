@@ -4,8 +4,9 @@ import MBaaSCore
 /// Objects (kii.md §3).
 ///
 /// - ``create(_:)``: `POST {bucket}/objects`; a record with an `id` is created with `PUT {bucket}/objects/{id}` and
-///   `If-None-Match: *` (an existing id is `OBJECT_ALREADY_EXISTS` → ``MBaaSError/Kind/duplicate``). An ACL on the
-///   record is written as object ACL entries afterwards (``KiiACLMapping``).
+///   `If-None-Match: *` (an existing id is `OBJECT_ALREADY_EXISTS` → ``MBaaSError/Kind/duplicate``). A record or
+///   update carrying an ACL is ``MBaaSError/Kind/unsupported`` (Kii does not enforce it in app scope; see
+///   ``setACL(_:className:id:)`` for explicit object ACL entries).
 /// - ``get(className:id:)``: `GET {bucket}/objects/{id}`; the version is the `ETag`.
 /// - ``update(className:id:_:)``: `set` changes go in one partial update (`POST` with
 ///   `X-HTTP-Method-Override: PATCH`, `If-Match` with `expectedVersion`), which returns the merged object. Kii's
@@ -14,12 +15,12 @@ import MBaaSCore
 ///   concurrent change). `OBJECT_VERSION_IS_STALE` → ``MBaaSError/Kind/conflict``. Increment and array operators
 ///   are ``MBaaSError/Kind/unsupported`` (no Kii equivalent).
 /// - ``delete(className:id:expectedVersion:)``: `DELETE` with optional `If-Match`.
-/// - ``batch(_:)``: one request per operation, in order (Kii has no object batch).
+/// - ``batch(_:)``: ``MBaaSError/Kind/unsupported`` (Kii has no object batch).
 extension KiiBackend {
     public func create(_ record: Record) async throws -> Record {
         let bucket = try address(record.className)
         let body = try KiiObjectCodec.body(fields: record.fields)
-        let desiredACL = try record.acl.map { acl throws(MBaaSError) in try KiiACLMapping.objectEntries(for: acl) }
+        try refuseRecordACL(record.acl)
         var created: Record
         if let id = record.id {
             guard KiiBackend.isValidObjectID(id) else {
@@ -40,21 +41,6 @@ extension KiiBackend {
                              version: KiiETag.unquote(response.headers["ETag"]) ?? "1")
         }
         created.fields = KiiObjectCodec.record(className: record.className, object: body).fields
-        if let desiredACL, let id = created.id {
-            do {
-                try await applyObjectACL(bucket: bucket, id: id, desired: desiredACL)
-            } catch {
-                // Kii creates the object with the bucket's default ACL first. Never leave it behind readable by
-                // more principals than asked: remove it, then report what happened.
-                let cause = MBaaSError.wrap(error)
-                let removed = (try? await send(try requests.deleteObject(bucket, id: id), requireUser: bucket.needsUserToken)) != nil
-                throw MBaaSError(cause.kind,
-                                 "the ACL of new Kii object \(id) could not be applied (\(cause.message)); "
-                                     + (removed ? "the object was deleted again" : "deleting it failed too: delete it by hand"),
-                                 vendorCode: cause.vendorCode, httpStatus: cause.httpStatus, underlying: cause)
-            }
-            created.acl = record.acl
-        }
         return created
     }
 
@@ -78,7 +64,7 @@ extension KiiBackend {
                                              reason: capabilities.note(for: .fieldOperations))
             }
         }
-        let desiredACL = try update.acl.map { acl throws(MBaaSError) in try KiiACLMapping.objectEntries(for: acl) }
+        try refuseRecordACL(update.acl)
         var result: Record
         if !removals.isEmpty {
             result = try await replace(bucket: bucket, className: className, id: id, sets: sets, removals: removals,
@@ -94,17 +80,6 @@ extension KiiBackend {
                 throw MBaaSError(.conflict, "Kii object \(id) is at version \(result.version ?? "?"), not \(expected)",
                                  vendorCode: "OBJECT_VERSION_IS_STALE")
             }
-        }
-        if let desiredACL {
-            do {
-                try await applyObjectACL(bucket: bucket, id: id, desired: desiredACL)
-            } catch {
-                let cause = MBaaSError.wrap(error)
-                throw MBaaSError(cause.kind, "the fields of Kii object \(id) were updated but its new ACL was only partly "
-                                     + "applied (\(cause.message)); read it with acl(className:id:) and retry",
-                                 vendorCode: cause.vendorCode, httpStatus: cause.httpStatus, underlying: cause)
-            }
-            result.acl = update.acl
         }
         return result
     }
@@ -149,11 +124,20 @@ extension KiiBackend {
                            requireUser: bucket.needsUserToken)
     }
 
+    /// Kii has no object batch, and ``capabilities`` does not declare ``Capabilities/Feature/batch``: applying the
+    /// operations one by one would be an approximation the capability model forbids, so this throws
+    /// ``MBaaSError/Kind/unsupported``.
     public func batch(_ operations: [BatchOperation]) async throws -> [BatchResult] {
-        guard operations.count <= capabilities.maxBatchSize else {
-            throw MBaaSError(.invalidRequest, "a batch holds at most \(capabilities.maxBatchSize) operations, got \(operations.count)")
-        }
-        return await sequentialBatch(operations)
+        throw MBaaSError.unsupported("batch", by: adapterName, reason: capabilities.note(for: .batch))
+    }
+
+    /// A record or update carrying an ACL is refused: the adapter does not declare ``Capabilities/Feature/acl``
+    /// because Kii does not enforce a record's read ACL in app scope (the bucket's default READ_OBJECTS_IN_BUCKET
+    /// grant), so writing it would promise a protection that does not hold. ``setACL(_:className:id:)`` writes Kii
+    /// object ACL entries explicitly.
+    nonisolated func refuseRecordACL(_ acl: ACL?) throws(MBaaSError) {
+        guard acl != nil else { return }
+        throw MBaaSError.unsupported("a record ACL", by: adapterName, reason: capabilities.note(for: .acl))
     }
 
     /// A record from a `GET` or `PATCH` answer (the object JSON and its `ETag`).

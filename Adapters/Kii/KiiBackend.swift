@@ -47,14 +47,15 @@ public actor KiiBackend: Backend {
             .multiKeySort: "Kii's orderBy takes a single field",
             .skip: "Kii has no offset; pages are followed with the opaque paginationKey (the cursor)",
             .selectKeys: "Kii always returns whole objects",
-            .batch: "Kii has no batch endpoint for objects; batch() applies operations one by one (not atomic)",
+            .batch: "Kii has no batch endpoint for objects; batch() throws unsupported (apply the operations one by one yourself)",
             .atomicBatch: "Kii has no transactions",
             .fieldOperations: "Kii has no atomic increment or array operators; a partial update only sets keys",
             .nestedKeys: "Kii indexes and queries top-level fields only",
-            .acl: "Kii stores object ACLs (READ_EXISTING_OBJECT, WRITE_EXISTING_OBJECT) and this adapter writes them, "
-                + "but app-scope buckets grant READ_OBJECTS_IN_BUCKET to every caller by default and only the app "
-                + "admin may change that, so a record's read ACL is not enforced in app scope; records read back "
-                + "carry no ACL (Kii serves it separately, see KiiBackend.acl(className:id:)). Role principals have no "
+            .acl: "Kii stores object ACLs (READ_EXISTING_OBJECT, WRITE_EXISTING_OBJECT), but app-scope buckets grant "
+                + "READ_OBJECTS_IN_BUCKET to every caller by default and only the app admin may change that, so a "
+                + "record's read ACL is not enforced in app scope: a record or update carrying an ACL is refused "
+                + "(unsupported); write Kii object ACL entries explicitly with KiiBackend.setACL(_:className:id:). "
+                + "Records read back carry no ACL (see KiiBackend.acl(className:id:)). Role principals have no "
             + "Kii subject and are refused; bucket verbs beyond create/query/read (DROP_BUCKET_WITH_ALL_CONTENT) and "
             + "scope verbs are reachable only through KiiBackend.aclList(resource:)",
             .anonymousAuth: "Kii pseudo users are not exposed",
@@ -62,19 +63,19 @@ public actor KiiBackend: Backend {
             .roles: "Kii has groups but no roles, and users/me does not list groups",
             .operator(.regex): "Kii has no regular-expression clause",
             .operator(.containsAll): "Kii has no array clause",
-            .operator(.exists): "sent as hasField, which tests STRING, INTEGER, DECIMAL and BOOLEAN fields: "
-                + "a field holding an array, an object or a typed value is not seen",
-            .operator(.ne): "sent as or(not(eq), not(hasField)) so records without the key match, as the neutral "
-                + "language requires (Kii's not(eq) alone skips them)",
-            .operator(.nin): "sent as or(not(in), not(hasField)) so records without the key match",
+            .operator(.exists): "exists:true is sent as hasField, but exists:false would rest on not(hasField) "
+                + "matching objects without the field, which no vendor evidence shows: " + KiiClauseTranslator.negationNote,
+            .operator(.ne): KiiClauseTranslator.negationNote,
+            .operator(.nin): KiiClauseTranslator.negationNote,
+            .operator(.not): KiiClauseTranslator.negationNote,
         ]
-        for op in [QueryOperator.eq, .ne, .lt, .lte, .gt, .gte, .in, .nin] where notes[.operator(op)] == nil {
+        for op in [QueryOperator.eq, .lt, .lte, .gt, .gte, .in] where notes[.operator(op)] == nil {
             notes[.operator(op)] = "compares strings, numbers and booleans (and Dates on createdAt/updatedAt); "
                 + "other values are stored as JSON objects Kii does not index, and are refused"
         }
         return Capabilities(
             features: features,
-            operators: [.eq, .ne, .lt, .lte, .gt, .gte, .in, .nin, .exists, .prefix, .and, .or, .not],
+            operators: [.eq, .lt, .lte, .gt, .gte, .in, .prefix, .and, .or],
             maxPageSize: 200, defaultPageSize: 100, maxBatchSize: 50, notes: notes)
     }()
 
@@ -106,7 +107,7 @@ public actor KiiBackend: Backend {
         let response = try await transmit(try requests.token(.clientCredentials(clientID: admin.clientID, clientSecret: admin.clientSecret)))
         guard response.isSuccess else {
             var error = KiiErrorCodec.error(for: response, authenticated: false, now: context.now)
-            error.message = "Kii admin login (client_credentials) failed: " + error.message
+            error.message = "Kii admin login (client id and secret) failed: " + error.message
             throw error
         }
         let token = try KiiTokenResponse(json: try response.json())

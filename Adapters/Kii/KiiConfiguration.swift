@@ -15,8 +15,8 @@ import MBaaSCore
 /// - `dataType=NAME`: the data type of created objects, sent as `application/vnd.{appID}.{NAME}+json`
 ///   (default `mydata`, kii.md §3.2).
 /// - `clientID=CLIENT_ID`: **admin mode**. The URL's secret is then the app's ClientSecret (not an app key), and
-///   calls made without a user session use the app admin token (`client_credentials` grant, kii.md §2.1) instead
-///   of acting anonymously. Kii lets anonymous callers only read and query app-scope buckets (creating objects needs
+///   calls made without a user session use the app admin token (`{client_id, client_secret}` on
+///   `/api/oauth2/token`, as the JS SDK and python3-kii ask for it; kii.md §2.1) instead of acting anonymously. Kii lets anonymous callers only read and query app-scope buckets (creating objects needs
 ///   an authenticated user, docs.kii.com "Bucket Access Control"), so server-side tools such as a migration use
 ///   this mode: `kii://APP_ID:CLIENT_SECRET@api-jp.kii.com?clientID=CLIENT_ID`. A user session, once logged in,
 ///   still takes precedence.

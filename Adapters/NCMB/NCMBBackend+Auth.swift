@@ -9,7 +9,8 @@ import MBaaSCore
 ///   password is `E401002` → `unauthorized` (the previous session is kept).
 /// - log out: `GET /logout` with the session header → `200`.
 /// - current user: `GET /users/{id}` with the session header, then the roles whose `belongUser` relation holds
-///   the user (`GET /roles?where={"belongUser":Pointer}`).
+///   the user, asked through `$relatedTo` as the SDKs do (``roleNames(ofUser:)``; URL option
+///   `currentUserRoles=false` skips it and leaves ``User/roles`` empty).
 /// - anonymous: `POST /users` `{"authData":{"anonymous":{"id":UUID}}}` (``logInAnonymously(id:)``).
 /// - The session travels as `X-NCMB-Apps-Session-Token`; an `E401001` answer ends it.
 extension NCMBBackend {
@@ -21,6 +22,9 @@ extension NCMBBackend {
         for key in fields.keys.sorted() {
             guard !["userName", "password", "mailAddress", "authData", "sessionToken"].contains(key) else {
                 throw MBaaSError(.invalidRequest, "'\(key)' is set by signUp's own parameters")
+            }
+            guard !NCMBCodec.userSystemFields.contains(key) else {
+                throw MBaaSError(.invalidRequest, "'\(key)' is an NCMB user system field")
             }
             try NCMBCodec.checkFieldName(key)
             body[key] = try NCMBCodec.encode(fields[key]!, path: key)
@@ -75,7 +79,7 @@ extension NCMBBackend {
         }
         let response = try await send("GET", "/users/" + percentEncode(session.userId), context: "current user")
         let user = try NCMBUserObject(json: try json(response))
-        let roles = try await roleNames(ofUser: user.objectId)
+        let roles = configuration.currentUserRoles ? try await roleNames(ofUser: user.objectId) : []
         return try user.user(roles: roles)
     }
 

@@ -1,8 +1,9 @@
 import Foundation
 import MBaaSCore
 
-/// The file store on `/files/{fileName}`: the file name is the key (no prefix is added), any Unicode name is
-/// percent-encoded in the path (and signed as encoded).
+/// The file store on `/files/{fileName}`: the file name is the key (no prefix is added). An upload under a name
+/// with a non-ASCII character is ``MBaaSError/Kind/unsupported`` (NCMB refuses full-width names with E403002, see
+/// `checkUploadName`); other operations percent-encode the name in the path (and sign it as encoded).
 ///
 /// - upload: `POST /files/{name}`, `multipart/form-data` with an `acl` part (when an ACL is given) **before** the
 ///   `file` part → `201 {"fileName","createDate"}`.
@@ -19,6 +20,7 @@ import MBaaSCore
 extension NCMBBackend {
     public func upload(_ upload: FileUpload) async throws -> FileReference {
         guard !upload.name.isEmpty else { throw MBaaSError(.invalidRequest, "a file needs a name") }
+        try Self.checkUploadName(upload.name)
         let data = try upload.source.load()
         let contentType = upload.contentType ?? guessContentType(forFileName: upload.name)
         var parts: [MultipartForm.Part] = []
@@ -104,6 +106,19 @@ extension NCMBBackend {
             candidate = "MBaaSKit-NCMB-Boundary-\(n)"
         }
         return candidate
+    }
+
+    /// Refuses a file name with a non-ASCII character before anything is sent: [doc] NCMB UserCommunity #1304
+    /// (2022-06), uploading "テスト.ZIP" through ncmb_swift gave E403002 and the NCMB answer was that full-width
+    /// names may fail and to use ASCII (or Base64-encoded) names; the SDKs even disagree on how such a path is
+    /// signed (ncmb_swift signs the decoded path, ncmb_android the encoded one). Names already stored under a
+    /// non-ASCII name can still be downloaded, listed and deleted.
+    static func checkUploadName(_ name: String) throws(MBaaSError) {
+        if let bad = name.unicodeScalars.first(where: { !$0.isASCII }) {
+            throw MBaaSError.unsupported(
+                "the file name '\(name)' (non-ASCII character U+\(String(bad.value, radix: 16, uppercase: true)))",
+                by: "ncmb", reason: NCMBBackend.unicodeFileNamesNote)
+        }
     }
 
     /// `/files/<percent-encoded name>`

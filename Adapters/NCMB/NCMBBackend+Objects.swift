@@ -66,16 +66,12 @@ extension NCMBBackend {
         _ = try await send("DELETE", objectPath(cls, id), context: "delete \(className)/\(id)")
     }
 
-    /// NCMB has no batch endpoint: the operations are applied one by one, in order, with one result each (not
-    /// atomic). More than ``Capabilities/maxBatchSize`` operations is `invalidRequest`.
+    /// NCMB has no batch endpoint, and ``capabilities`` does not declare ``Capabilities/Feature/batch``: applying
+    /// the operations one by one would be an approximation the capability model forbids (no atomicity, partial
+    /// results on a failure), so this throws ``MBaaSError/Kind/unsupported``. Send the operations one by one
+    /// yourself if that is acceptable.
     public func batch(_ operations: [BatchOperation]) async throws -> [BatchResult] {
-        guard operations.count <= capabilities.maxBatchSize else {
-            throw MBaaSError(.invalidRequest, "a batch holds at most \(capabilities.maxBatchSize) operations, got \(operations.count)")
-        }
-        for case .update(_, _, let u) in operations where u.expectedVersion != nil {
-            throw MBaaSError.unsupported("expectedVersion", by: "ncmb", reason: capabilities.note(for: .optimisticLocking))
-        }
-        return await sequentialBatch(operations)
+        throw MBaaSError.unsupported("batch", by: "ncmb", reason: capabilities.note(for: .batch))
     }
 
     // MARK: Relations (NCMB-specific)

@@ -8,8 +8,10 @@ import MBaaSCore
 /// - `apiVersion` (default `2013-09-01`);
 /// - `scriptHost` (default `script.mbaas.api.nifcloud.com`; `host:port` allowed) and `scriptAPIVersion`
 ///   (default `2015-09-01`) for ``NCMBBackend/executeScript(_:method:query:body:)``;
-/// - `verifyResponseSignature=true` to check `X-NCMB-Response-Signature` on every response (E100001 on a
-///   mismatch), for apps with response validation enabled.
+/// - `verifyResponseSignature=true` to check `X-NCMB-Response-Signature` on successful responses that carry it
+///   (E100001 on a mismatch), for apps with response validation enabled (see ``NCMBSigner/verifyResponse(_:stringToSign:)``);
+/// - `currentUserRoles=false` to skip finding the user's roles in ``NCMBBackend/currentUser()`` (one query for the
+///   roles plus one `$relatedTo` query per role; ``User/roles`` is then empty).
 public struct NCMBConfiguration: Sendable, Hashable {
     public static let defaultHost = "mbaas.api.nifcloud.com"
     public static let defaultAPIVersion = "2013-09-01"
@@ -26,6 +28,8 @@ public struct NCMBConfiguration: Sendable, Hashable {
     public var scriptPort: Int?
     public var scriptAPIVersion: String
     public var verifyResponseSignature: Bool
+    /// Whether ``NCMBBackend/currentUser()`` finds the user's roles (default `true`; URL option `currentUserRoles`).
+    public var currentUserRoles: Bool = true
     /// Seconds before a request fails (files get four times as long).
     public var timeout: TimeInterval
 
@@ -73,6 +77,13 @@ public struct NCMBConfiguration: Sendable, Hashable {
             case "", "1", "true", "yes", "on": verifyResponseSignature = true
             case "0", "false", "no", "off": verifyResponseSignature = false
             default: throw MBaaSError(.invalidRequest, "verifyResponseSignature must be true or false, got '\(v)'")
+            }
+        }
+        if let v = url.option("currentUserRoles") {
+            switch v.lowercased() {
+            case "", "1", "true", "yes", "on": currentUserRoles = true
+            case "0", "false", "no", "off": currentUserRoles = false
+            default: throw MBaaSError(.invalidRequest, "currentUserRoles must be true or false, got '\(v)'")
             }
         }
         if let v = url.option("timeout") {
@@ -133,7 +144,7 @@ public actor NCMBBackend: Backend {
         operators: [.eq, .ne, .lt, .lte, .gt, .gte, .in, .nin, .exists, .prefix, .regex, .containsAll, .and, .or],
         maxPageSize: NCMBQuery.maxLimit, defaultPageSize: NCMBQuery.defaultLimit, maxBatchSize: 50,
         notes: [
-            .batch: "NCMB has no batch endpoint; batch(_:) applies the operations one by one",
+            .batch: "NCMB has no batch endpoint; batch(_:) throws unsupported (apply the operations one by one yourself)",
             .atomicBatch: "NCMB has no batch endpoint, so nothing is atomic across records",
             .selectKeys: "NCMB queries have no 'keys' projection",
             .optimisticLocking: "NCMB records have no version and no conditional update",
@@ -142,8 +153,14 @@ public actor NCMBBackend: Backend {
             .operator(.regex): "NCMB's $regex has no $options",
             .valueType("Bytes"): "NCMB has no binary type",
             .valueType("File"): "NCMB has no File type: records keep a file's name as a string",
-            .valueType("null"): "NCMB clears a field by setting it to null, so a null field cannot be told from a cleared one: it reads back absent",
+            .valueType("null"): "NCMB clears a field by setting it to null and has no Delete operator (ncmb.md §1.3), so a null field cannot be told from a cleared one: it reads back absent",
+            NCMBBackend.unicodeFileNames: NCMBBackend.unicodeFileNamesNote,
         ])
+
+    /// The feature a scenario needing non-ASCII file names would require. Not declared: ``upload(_:)`` refuses
+    /// such names.
+    public static let unicodeFileNames: Capabilities.Feature = "files.unicodeNames"
+    static let unicodeFileNamesNote = "NCMB refuses full-width (non-ASCII) file names (E403002, UserCommunity #1304; the NCMB answer: use ASCII or Base64 names); upload(_:) throws unsupported before sending"
 
     // MARK: Session
 
@@ -182,7 +199,11 @@ public actor NCMBBackend: Backend {
         var request = HTTPRequest(method: method, url: url, timeout: timeout ?? configuration.timeout)
         for (name, value) in extra { request.headers.add(name, value) }
         switch body {
-        case .none: break
+        case .none:
+            // Every vendor client sends it on every request, GET and DELETE included: [sdk] ncmb_swift
+            // NCMBRequest.swift, ncmb_android NCMBRequest.java, ncmb_js lib/request.js; [doc] rest/common/query.html
+            // (its curl GET sends it). E415001 is NCMB's "unsupported Content-Type".
+            request.headers["Content-Type"] = "application/json"
         case .json(let object):
             request.headers["Content-Type"] = "application/json"
             request.body = JSON.object(object).data()
@@ -205,7 +226,9 @@ public actor NCMBBackend: Backend {
             let e = MBaaSError.wrap(error)
             throw MBaaSError(.transport, "\(method) \(path): \(e.message)", underlying: e.underlying ?? e)
         }
-        if configuration.verifyResponseSignature, Self.carriesResponseSignature(response) {
+        // Successful responses only, as ncmb_unity (`req.error == null`) and ncmb_js (request.js rejects before
+        // validating) check them; a response without the header is not checked (NCMBSigner.verifyResponse).
+        if configuration.verifyResponseSignature, response.isSuccess {
             try configuration.signer.verifyResponse(response, stringToSign: stringToSign)
         }
         guard response.isSuccess else {
@@ -218,14 +241,6 @@ public actor NCMBBackend: Backend {
             throw error
         }
         return response
-    }
-
-    /// NCMB sends no response signature with E404002, E404005, E405002 and E415001.
-    static func carriesResponseSignature(_ response: HTTPResponse) -> Bool {
-        guard !response.isSuccess, let json = try? JSON.parse(response.body), let body = NCMBErrorBody(json: json) else {
-            return true
-        }
-        return !["E404002", "E404005", "E405002", "E415001"].contains(body.code)
     }
 
     /// The response body as JSON, or a decoding error.

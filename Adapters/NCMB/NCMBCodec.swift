@@ -21,6 +21,8 @@ import MBaaSCore
 public enum NCMBCodec {
     /// Field names NCMB keeps for metadata; they never appear in ``Record/fields``.
     public static let metadataKeys: Set<String> = ["objectId", "createDate", "updateDate", "acl"]
+    /// User fields NCMB keeps for itself (ncmb.md §1.6): never in ``User/fields``, refused in sign-up fields.
+    public static let userSystemFields: Set<String> = ["mailAddressConfirm", "temporaryPassword"]
 
     // MARK: Values
 
@@ -179,6 +181,10 @@ public enum NCMBCodec {
         if key.isEmpty { throw MBaaSError(.invalidRequest, "empty field name") }
         if Record.reservedFieldNames.contains(key) || metadataKeys.contains(key) {
             throw MBaaSError(.invalidRequest, "'\(key)' is reserved for record metadata")
+        }
+        if key == "_id" {
+            // [doc] user-registration page (ncmb.md §1.6): "フィールド名に「_id」は指定不可とします".
+            throw MBaaSError(.invalidRequest, "field name '_id' is reserved by NCMB")
         }
         if key.hasPrefix("__") || key.hasPrefix("$") {
             throw MBaaSError(.invalidRequest, "field name '\(key)' is reserved by NCMB (starts with '__' or '$')")

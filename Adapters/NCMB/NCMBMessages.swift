@@ -200,8 +200,11 @@ public struct NCMBUserObject: Sendable, Hashable {
     /// The neutral user (custom fields decoded; NCMB user metadata and secrets left out of `fields`).
     public func user(roles: [String]) throws(MBaaSError) -> User {
         var fields: [String: Value] = [:]
+        // mailAddressConfirm and temporaryPassword are system fields: [doc] ncmb.md §1.6 user field names;
+        // [sdk] ncmb_js test fixture 2013-09-01_user_login_namepw_success.json, ncmb_android
+        // valid_get_login_response.json (every login answer carries mailAddressConfirm).
         let skip: Set<String> = ["objectId", "userName", "mailAddress", "sessionToken", "password", "createDate",
-                                 "updateDate", "acl", "authData"]
+                                 "updateDate", "acl", "authData", "mailAddressConfirm", "temporaryPassword"]
         for (k, v) in object where !skip.contains(k) { fields[k] = try NCMBCodec.decode(v, path: k) }
         return User(id: objectId, username: userName, email: mailAddress, roles: roles, fields: fields)
     }

@@ -76,12 +76,14 @@ public enum NCMBQueryTranslator {
         return out
     }
 
-    /// `count=1&limit=0` with the query's `where` (limit, skip, cursor and order ignored).
+    /// `count=1&limit=1` with the query's `where` (limit, skip, cursor and order ignored): [sdk] ncmb_ios
+    /// `NCMBQuery.m` and ncmb_android `NCMBQuery.java` send `limit=1` with `count=1`; ncmb_js `lib/query.js`
+    /// refuses a limit below 1. The one record the answer carries is ignored.
     public static func countQuery(_ query: Query, capabilities: Capabilities) throws(MBaaSError) -> NCMBQuery {
         let q = query.forCounting
         var out = try translate(q, capabilities: capabilities)
         out.count = true
-        out.limit = 0
+        out.limit = 1
         return out
     }
 

@@ -21,7 +21,9 @@ import MBaaSCore
 ///
 /// The signature is `Base64(HMAC-SHA256(key: clientKey, message: stringToSign))`, sent as `X-NCMB-Signature`.
 /// A response signature (`X-NCMB-Response-Signature`) is the HMAC of the request's string to sign plus `\n` and
-/// the raw response body, or of the string to sign alone when the body is empty.
+/// the response body, or of the string to sign alone when the body is empty. The body enters as the vendor SDKs
+/// hash it (see ``responseSignatureCandidates(stringToSign:body:contentType:)``): a non-JSON body (a file download)
+/// as the lowercase hex string of its bytes, a JSON body as received or with its `\uXXXX` escapes decoded.
 public struct NCMBSigner: Sendable, Hashable {
     public static let signatureMethod = "HmacSHA256"
     public static let signatureVersion = "2"
@@ -96,7 +98,8 @@ public struct NCMBSigner: Sendable, Hashable {
         signature(of: try stringToSign(method: method, url: url, timestamp: timestamp))
     }
 
-    /// The `X-NCMB-Response-Signature` a server sends for a response to the request whose string to sign is given.
+    /// The `X-NCMB-Response-Signature` a server sends for a JSON (or empty) response to the request whose string to
+    /// sign is given, over the body as sent.
     public func responseSignature(stringToSign: String, body: Data) -> String {
         let key = SymmetricKey(data: Data(clientKey.utf8))
         var message = Data(stringToSign.utf8)
@@ -105,6 +108,77 @@ public struct NCMBSigner: Sendable, Hashable {
             message.append(body)
         }
         return Data(HMAC<SHA256>.authenticationCode(for: message, using: key)).base64EncodedString()
+    }
+
+    /// The messages a response signature may cover, as the vendor SDKs build them (the server's exact canonical
+    /// form of a JSON body is undocumented, so both SDK forms are accepted):
+    /// - an empty body: the string to sign alone;
+    /// - a body whose Content-Type is not JSON (a file download): the string to sign, `\n`, and the **lowercase hex**
+    ///   of the bytes — [sdk] ncmb_android `NCMBConnection.java` (`asHex(res.responseByte)`), ncmb_ios
+    ///   `NCMBURLSession.m` (`%02.2hhx` for a non-`application/json` body), ncmb_unity `NCMBConnection.cs`
+    ///   (`AsHex (responseByte)`) agree;
+    /// - a JSON body: the body as received, and, when it holds `\uXXXX` escapes, the body with those escapes
+    ///   decoded to UTF-8 — [sdk] ncmb_unity `NCMBConnection.cs` unescapes Unicode before hashing
+    ///   (`NCMBUtility.unicodeUnescape`); ncmb_android hashes org.json's re-serialisation;
+    /// - a body without a Content-Type: every form above.
+    public func responseSignatureCandidates(stringToSign: String, body: Data, contentType: String?) -> [Data] {
+        var base = Data(stringToSign.utf8)
+        guard !body.isEmpty else { return [base] }
+        base.append(0x0A)
+        let media = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        let isJSON = media.map { $0 == "application/json" || $0.hasSuffix("+json") }
+        let digits = Array("0123456789abcdef".utf8)
+        var hex = [UInt8]()
+        if isJSON != true {
+            hex.reserveCapacity(body.count * 2)
+            for byte in body {
+                hex.append(digits[Int(byte >> 4)])
+                hex.append(digits[Int(byte & 0x0F)])
+            }
+        }
+        if isJSON == false {
+            return [base + Data(hex)]
+        }
+        var out = [base + body]
+        if let unescaped = NCMBSigner.unescapingUnicode(body), unescaped != body { out.append(base + unescaped) }
+        // Without a Content-Type the body may be either: both forms are tried.
+        if isJSON == nil { out.append(base + Data(hex)) }
+        return out
+    }
+
+    /// The JSON text with every `\uXXXX` escape (surrogate pairs joined) replaced by the character's UTF-8 bytes;
+    /// other escapes are kept. `nil` when the text holds no `\u` escape or is not UTF-8.
+    public static func unescapingUnicode(_ body: Data) -> Data? {
+        guard let text = String(data: body, encoding: .utf8), text.contains("\\u") else { return nil }
+        let units = Array(text.utf16)
+        var out: [UInt16] = []
+        out.reserveCapacity(units.count)
+        var i = 0
+        func hex4(_ at: Int) -> UInt16? {
+            guard at + 4 <= units.count else { return nil }
+            var v: UInt16 = 0
+            for u in units[at..<at + 4] {
+                guard u < 0x80, let d = UInt8(exactly: u).flatMap({ Character(UnicodeScalar($0)).hexDigitValue }) else { return nil }
+                v = v << 4 | UInt16(d)
+            }
+            return v
+        }
+        while i < units.count {
+            if units[i] == 0x5C, i + 1 < units.count {
+                if units[i + 1] == 0x75, let v = hex4(i + 2) {  // \uXXXX
+                    out.append(v)
+                    i += 6
+                    continue
+                }
+                // Any other escape (\\, \", \n …) is kept as it is, both characters.
+                out.append(units[i]); out.append(units[i + 1])
+                i += 2
+                continue
+            }
+            out.append(units[i])
+            i += 1
+        }
+        return Data(String(decoding: out, as: UTF16.self).utf8)
     }
 
     /// Adds `X-NCMB-Application-Key`, `X-NCMB-Timestamp` and `X-NCMB-Signature` to a request, signing its URL as
@@ -128,15 +202,25 @@ public struct NCMBSigner: Sendable, Hashable {
         return constantTimeEquals(sent, signature(of: text))
     }
 
-    /// Checks a response's `X-NCMB-Response-Signature` against the request's string to sign. A missing or wrong
-    /// signature is ``MBaaSError/Kind/decoding`` with vendor code `E100001`, as the official SDKs report it.
+    /// Checks a response's `X-NCMB-Response-Signature` against the request's string to sign, as the vendor SDKs
+    /// do: a response **without** the header is not checked (NCMB sends none with E404002, E404005, E405002 and
+    /// E415001, and a proxy's answer has none) — [sdk] ncmb_android `NCMBConnection.java`, ncmb_ios
+    /// `NCMBURLSession.m`, ncmb_unity `NCMBConnection.cs` skip the check when the header is absent. A signature
+    /// that matches none of ``responseSignatureCandidates(stringToSign:body:contentType:)`` is
+    /// ``MBaaSError/Kind/decoding`` with vendor code `E100001`, as the official SDKs report it. Callers check
+    /// successful responses only (ncmb_unity and ncmb_js do).
     public func verifyResponse(_ response: HTTPResponse, stringToSign: String) throws(MBaaSError) {
-        let expected = responseSignature(stringToSign: stringToSign, body: response.body)
-        guard let sent = response.headers[Header.responseSignature], constantTimeEquals(sent, expected) else {
-            throw MBaaSError(
-                .decoding, "Authentication error by response signature incorrect.", vendorCode: "E100001",
-                httpStatus: response.status)
+        guard let sent = response.headers[Header.responseSignature] else { return }
+        let key = SymmetricKey(data: Data(clientKey.utf8))
+        let candidates = responseSignatureCandidates(stringToSign: stringToSign, body: response.body,
+                                                     contentType: response.headers["Content-Type"])
+        for message in candidates {
+            let expected = Data(HMAC<SHA256>.authenticationCode(for: message, using: key)).base64EncodedString()
+            if constantTimeEquals(sent, expected) { return }
         }
+        throw MBaaSError(
+            .decoding, "Authentication error by response signature incorrect.", vendorCode: "E100001",
+            httpStatus: response.status)
     }
 
     /// Host, percent-encoded path and percent-encoded query of a URL, as they go on the wire.

@@ -63,16 +63,24 @@ import Testing
         #expect(try translate(#"{"ok":true}"#) == j(#"{"type":"eq","field":"ok","value":true}"#))
     }
 
-    @Test func neAndNinAlsoMatchRecordsWithoutTheKey() throws {
-        #expect(try translate(#"{"n":{"$ne":2}}"#) == j("""
-            {"type":"or","clauses":[{"type":"not","clause":{"type":"eq","field":"n","value":2}},
-             {"type":"and","clauses":[{"type":"not","clause":{"type":"hasField","field":"n","fieldType":"INTEGER"}},
-                                     {"type":"not","clause":{"type":"hasField","field":"n","fieldType":"DECIMAL"}}]}]}
-            """))
-        #expect(try translate(#"{"title":{"$nin":["alpha"]}}"#) == j("""
-            {"type":"or","clauses":[{"type":"not","clause":{"type":"in","field":"title","values":["alpha"]}},
-             {"type":"not","clause":{"type":"hasField","field":"title","fieldType":"STRING"}}]}
-            """))
+    /// [doc] docs.kii.com JavaScript guide "Querying KiiObjects": notEquals does not match objects without the field
+    /// (three-valued); nothing shows not(hasField) matching them. So negations on keys objects may lack are
+    /// refused, never sent as a clause that would silently drop those objects.
+    @Test func negationsOnKeysObjectsMayLackAreRefused() throws {
+        for json in [#"{"n":{"$ne":2}}"#, #"{"title":{"$nin":["alpha"]}}"#, #"{"$not":{"n":2}}"#,
+                     #"{"note":{"$exists":false}}"#, #"{"$not":{"title":{"$prefix":"a"}}}"#,
+                     #"{"$not":{"note":{"$exists":true}}}"#, #"{"$not":{"$and":[{"n":{"$gte":1}},{"n":{"$lt":3}}]}}"#] {
+            let error = #expect(throws: MBaaSError.self, "\(json)") { _ = try translate(json) }
+            #expect(error?.kind == .unsupported, "\(json)")
+            #expect(error?.message.contains("three-valued") == true, "\(json): \(error?.message ?? "")")
+        }
+    }
+
+    @Test func negationsOnAlwaysPresentKeysAreExact() throws {
+        #expect(try KiiClauseTranslator.clause(for: .compare("id", .ne, "x")) == .not(.eq(field: "_id", value: "x")))
+        #expect(try KiiClauseTranslator.clause(for: .notIn("id", ["x", "y"])) == .not(.in(field: "_id", values: ["x", "y"])))
+        #expect(try KiiClauseTranslator.clause(for: .not(.compare("createdAt", .gte, .date(Date(timeIntervalSince1970: 1)))))
+                == .not(.range(field: "_created", lower: KiiRangeBound(.int(1000), included: true), upper: nil)))
     }
 
     @Test func inGroupsValuesByTypeAndSplitsAt200() throws {
@@ -93,29 +101,23 @@ import Testing
              {"type":"hasField","field":"note","fieldType":"INTEGER"},{"type":"hasField","field":"note","fieldType":"DECIMAL"},
              {"type":"hasField","field":"note","fieldType":"BOOLEAN"}]}
             """))
-        let absent = try translate(#"{"note":{"$exists":false}}"#)
-        #expect(absent["type"] == "and")
-        #expect(absent["clauses"]?.arrayValue?.count == 4)
-        #expect(absent["clauses"]?.arrayValue?.allSatisfy { $0["type"] == "not" && $0["clause"]?["type"] == "hasField" } == true)
+        #expect(throws: MBaaSError.self) { _ = try translate(#"{"note":{"$exists":false}}"#) }
     }
 
     @Test func notIsPushedDownByDeMorgan() throws {
-        // not(a or b) = not a and not b; not(not x) = x; not(exists) = exists(false); not(ne) = eq.
-        let p = QueryPredicate.not(.or([.compare("n", .eq, 1), .not(.prefix("t", "a"))]))
-        let c = try KiiClauseTranslator.clause(for: p)
-        guard case .and(let parts) = c, parts.count == 2 else { Issue.record("expected and, got \(c)"); return }
-        #expect(parts[1] == .prefix(field: "t", prefix: "a"))
-        guard case .or(let neg) = parts[0] else { Issue.record("expected or"); return }
-        #expect(neg[0] == .not(.eq(field: "n", value: 1)))
+        // not(a or b) = not a and not b; not(not x) = x; not(ne) = eq; not(nin) = in; not(exists false) = exists.
+        let p = QueryPredicate.not(.or([.compare("id", .eq, "k"), .not(.prefix("t", "a"))]))
+        #expect(try KiiClauseTranslator.clause(for: p) == .and([.not(.eq(field: "_id", value: "k")), .prefix(field: "t", prefix: "a")]))
         #expect(try KiiClauseTranslator.clause(for: .not(.compare("n", .ne, 3))) == .eq(field: "n", value: 3))
         #expect(try KiiClauseTranslator.clause(for: .not(.notIn("n", [1]))) == .in(field: "n", values: [1]))
         #expect(try KiiClauseTranslator.clause(for: .not(.exists("n", false)))
                 == (try KiiClauseTranslator.clause(for: .exists("n", true))))
-        // not(and) becomes an or of negations, not(range) keeps records without the key.
-        let range = try KiiClauseTranslator.clause(for: .not(.and([.compare("n", .gte, 1), .compare("n", .lt, 3)])))
-        guard case .or(let alternatives) = range, alternatives.count == 2,
-              case .or(let first) = alternatives[0], first.count == 2 else { Issue.record("expected nested or: \(range)"); return }
-        #expect(first[0] == .not(.range(field: "n", lower: KiiRangeBound(1, included: true), upper: nil)))
+        // not(and) becomes an or of negations, each judged on its own key.
+        #expect(try KiiClauseTranslator.clause(for: .not(.and([.compare("id", .eq, "a"), .compare("id", .eq, "b")])))
+                == .or([.not(.eq(field: "_id", value: "a")), .not(.eq(field: "_id", value: "b"))]))
+        #expect(throws: MBaaSError.self) {
+            _ = try KiiClauseTranslator.clause(for: .not(.and([.compare("id", .eq, "a"), .compare("n", .eq, 1)])))
+        }
     }
 
     @Test func nestedAndOrTranslateStructurally() throws {
@@ -136,7 +138,7 @@ import Testing
         #expect(try KiiClauseTranslator.clause(for: .compare("createdAt", .gte, .date(date)))
                 == .range(field: "_created", lower: KiiRangeBound(.int(1_711_843_200_000), included: true), upper: nil))
         #expect(try KiiClauseTranslator.clause(for: .compare("id", .eq, "x")) == .eq(field: "_id", value: "x"))
-        // Always-present keys need no hasField branch when negated.
+        // Always-present keys are negated exactly.
         #expect(try KiiClauseTranslator.clause(for: .compare("id", .ne, "x")) == .not(.eq(field: "_id", value: "x")))
         #expect(try KiiClauseTranslator.orderBy(SortKey("updatedAt", ascending: false)) == ("_modified", true))
     }

@@ -175,6 +175,29 @@ import Testing
         #expect(KiiErrorCodec.exceptionCode(contentType: body.contentType) == "OBJECT_NOT_FOUND")
     }
 
+    /// [doc] kii.md §7.1 (REST reference): `application/vnd.kii.UnauthorizedAccessException+json` carries errorCode
+    /// `UNAUTHORIZED`; acronyms stay whole (`ACLAlreadyExistsException` → `ACL_ALREADY_EXISTS`).
+    @Test func bodylessErrorsTakeTheReferenceCodeFromTheContentType() {
+        #expect(KiiErrorCodec.exceptionCode(contentType: "application/vnd.kii.UnauthorizedAccessException+json") == "UNAUTHORIZED")
+        #expect(KiiErrorCodec.exceptionCode(contentType: "application/vnd.kii.ACLAlreadyExistsException+json") == "ACL_ALREADY_EXISTS")
+        #expect(KiiErrorCodec.exceptionCode(contentType: "application/vnd.kii.ObjectBodyNotFoundException+json; charset=UTF-8")
+                == "OBJECT_BODY_NOT_FOUND")
+        let bodyless = KiiErrorCodec.error(
+            for: HTTPResponse(status: 401, headers: ["Content-Type": "application/vnd.kii.UnauthorizedAccessException+json"], body: Data()),
+            authenticated: true)
+        #expect(bodyless.vendorCode == "UNAUTHORIZED" && bodyless.kind == .forbidden)
+        #expect(KiiErrorBody(errorCode: "UNAUTHORIZED", message: "no").contentType == "application/vnd.kii.UnauthorizedAccessException+json")
+        #expect(KiiErrorBody(errorCode: "ACL_ALREADY_EXISTS", message: "no").contentType == "application/vnd.kii.ACLAlreadyExistsException+json")
+    }
+
+    /// [sdk] KiiCloudSDK-JS KiiSDK.js (app-admin login) and python3-kii kii/users.py: the admin token request on
+    /// `/api/oauth2/token` is `{client_id, client_secret}` without `grant_type`.
+    @Test func adminTokenRequestHasNoGrantType() throws {
+        #expect(KiiTokenRequest.clientCredentials(clientID: "c", clientSecret: "s").json == (try j(#"{"client_id":"c","client_secret":"s"}"#)))
+        #expect(try KiiTokenRequest(json: j(#"{"grant_type":"client_credentials","client_id":"c","client_secret":"s"}"#))
+                == .clientCredentials(clientID: "c", clientSecret: "s"))
+    }
+
     // MARK: Auth and ACL shapes
 
     @Test func tokenAndRegistrationShapes() throws {

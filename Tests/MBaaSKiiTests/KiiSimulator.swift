@@ -129,11 +129,18 @@ actor KiiSimulator: HTTPTransport {
         var code: String
         var message: String
         var extras: JSONObject = [:]
+        /// The fact this error follows, when more specific than the error table.
+        var fact: String? = nil
     }
+
+    /// The response header naming the fact an answer follows (`Interaction.factHeader` of MBaaSReplay).
+    static let factHeader = "X-MBaaS-Fact"
 
     static func exceptionType(_ code: String) -> String {
         if code == code.lowercased() { return "application/json" }
-        let name = code.split(separator: "_").map { $0.prefix(1).uppercased() + $0.dropFirst().lowercased() }.joined()
+        // [doc] kii.md §7.1: the REST reference names UNAUTHORIZED's type UnauthorizedAccessException.
+        if code == "UNAUTHORIZED" { return "application/vnd.kii.UnauthorizedAccessException+json" }
+        let name = code.split(separator: "_").map { $0 == "ACL" ? "ACL" : $0.prefix(1).uppercased() + $0.dropFirst().lowercased() }.joined()
         return "application/vnd.kii.\(name)Exception+json"
     }
 
@@ -141,17 +148,23 @@ actor KiiSimulator: HTTPTransport {
         var o: JSONObject = ["errorCode": .string(f.code)]
         o[f.code == f.code.lowercased() ? "error_description" : "message"] = .string(f.message)
         for (k, v) in f.extras { o[k] = v }
-        return HTTPResponse(status: f.status, headers: ["Content-Type": KiiSimulator.exceptionType(f.code)],
+        let fact = f.fact ?? (f.code == f.code.lowercased()
+            ? "[sdk] ebisu live thing_test.cpp, KiiCloudSDK-JS KiiSDK.js: a token error is HTTP \(f.status) {errorCode: \(f.code), error_description}"
+            : "[doc] kii.md §7.1-7.2 error {errorCode, message} as application/vnd.kii.<Exception>+json: \(f.code) is HTTP \(f.status)")
+        return HTTPResponse(status: f.status, headers: ["Content-Type": KiiSimulator.exceptionType(f.code), Self.factHeader: fact],
                             body: JSON.object(o).data())
     }
 
-    func json(_ status: Int, _ body: JSON, type: String = "application/json", headers: [(String, String)] = []) -> HTTPResponse {
-        var h = HTTPHeaders([("Content-Type", type)])
+    func json(_ status: Int, _ body: JSON, type: String = "application/json", fact: String,
+              headers: [(String, String)] = []) -> HTTPResponse {
+        var h = HTTPHeaders([("Content-Type", type), (Self.factHeader, fact)])
         for (n, v) in headers { h.add(n, v) }
         return HTTPResponse(status: status, headers: h, body: body.data())
     }
 
-    func empty(_ status: Int = 204) -> HTTPResponse { HTTPResponse(status: status) }
+    func empty(_ status: Int = 204, fact: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [Self.factHeader: fact])
+    }
 
     // MARK: Transport
 
@@ -292,7 +305,8 @@ actor KiiSimulator: HTTPTransport {
 
     func token(_ request: HTTPRequest) throws -> HTTPResponse {
         let body = try parseJSON(request)
-        let grant = body["grant_type"]?.stringValue ?? "password"
+        // [sdk] KiiCloudSDK-JS and python3-kii ask for the admin token with {client_id, client_secret} and no grant_type.
+        let grant = body["grant_type"]?.stringValue ?? (body["client_id"] != nil ? "client_credentials" : "password")
         switch grant {
         case "password":
             guard let name = body["username"]?.stringValue, let password = body["password"]?.stringValue else {
@@ -308,21 +322,24 @@ actor KiiSimulator: HTTPTransport {
                 throw Failure(status: 400, code: "invalid_grant", message: "The user was not found or the password is wrong")
             }
             return json(200, issueToken(for: .user(user.id), expiresAt: body["expiresAt"]?.intValue),
-                        type: "application/json;charset=UTF-8")
+                        type: "application/json;charset=UTF-8",
+                        fact: "[capture] ebisu resp-login.txt: POST /api/oauth2/token {username, password} answers 200 {id, access_token, expires_in, token_type} (kii.md §2.1)")
         case "refresh_token":
             guard let refresh = body["refresh_token"]?.stringValue, let userID = refreshTokens.removeValue(forKey: refresh) else {
                 throw Failure(status: 403, code: "WRONG_REFRESH_TOKEN", message: "The refresh token is not valid")
             }
             // The old pair is invalidated (§2.1).
             for (t, tok) in tokens where tok.principal == .user(userID) { tokens[t] = nil }
-            return json(200, issueToken(for: .user(userID), expiresAt: nil), type: "application/json;charset=UTF-8")
+            return json(200, issueToken(for: .user(userID), expiresAt: nil), type: "application/json;charset=UTF-8",
+                        fact: "[doc] kii.md §2.1 refresh_token grant answers a new token pair")
         case "client_credentials":
             guard let id = options.adminClientID, body["client_id"]?.stringValue == id,
                   body["client_secret"]?.stringValue == options.adminClientSecret
             else {
                 throw Failure(status: 400, code: "invalid_grant", message: "The client credentials are wrong")
             }
-            return json(200, issueToken(for: .admin, expiresAt: nil), type: "application/json;charset=UTF-8")
+            return json(200, issueToken(for: .admin, expiresAt: nil), type: "application/json;charset=UTF-8",
+                        fact: "[sdk] KiiCloudSDK-JS KiiSDK.js, python3-kii kii/users.py: POST /api/oauth2/token {client_id, client_secret} (no grant_type) answers the app admin token")
         default:
             throw Failure(status: 400, code: "unsupported_grant_type", message: "grant_type \(grant) is not supported")
         }
@@ -357,6 +374,7 @@ actor KiiSimulator: HTTPTransport {
         users[id] = User(id: id, loginName: loginName, password: password, email: email, phone: phone,
                          displayName: o["displayName"]?.stringValue, custom: custom)
         return json(201, userJSON(users[id]!), type: "application/vnd.kii.RegistrationResponse+json",
+                    fact: "[doc] kii.md §2.2 POST /apps/{appID}/users answers 201 the user (RegistrationResponse)",
                     headers: [("Location", "/api/apps/\(options.appID)/users/\(id)")])
     }
 
@@ -375,7 +393,8 @@ actor KiiSimulator: HTTPTransport {
             throw Failure(status: 401, code: "UNAUTHORIZED", message: "users/me needs a user token",
                           extras: ["authenticatedAppID": .string(options.appID)])
         }
-        return json(200, userJSON(user), type: "application/vnd.kii.UserDataRetrievalResponse+json")
+        return json(200, userJSON(user), type: "application/vnd.kii.UserDataRetrievalResponse+json",
+                    fact: "[doc] kii.md §2.2 GET users/me answers 200 the user (UserDataRetrievalResponse)")
     }
 
     func createGroup(_ request: HTTPRequest, _ principal: Principal) throws -> HTTPResponse {
@@ -389,7 +408,8 @@ actor KiiSimulator: HTTPTransport {
         members.insert(owner)
         let id = newID("g").lowercased().replacingOccurrences(of: "-", with: "").prefix(24)
         groups[String(id)] = Group(id: String(id), name: name, owner: owner, members: members)
-        return json(201, .object(["groupID": .string(String(id))]), type: "application/vnd.kii.GroupCreationResponse+json")
+        return json(201, .object(["groupID": .string(String(id))]), type: "application/vnd.kii.GroupCreationResponse+json",
+                    fact: "[doc] kii.md §3.7 POST /apps/{appID}/groups answers 201 {groupID}")
     }
 
     // MARK: Permissions (§6, docs "Access Control")
@@ -563,6 +583,7 @@ actor KiiSimulator: HTTPTransport {
         var o: JSONObject = ["objectID": .string(object.id), "createdAt": .int(object.created)]
         if let type { o["dataType"] = .string("application/vnd.\(options.appID).\(type)+json") }
         return json(201, .object(o), type: "application/vnd.kii.ObjectCreationResponse+json",
+                    fact: "[doc] kii.md §3.2 POST {bucket}/objects answers 201 {objectID, createdAt, dataType} with ETag \"1\" (ebisu live object_test.cpp)",
                     headers: [("ETag", "\"1\""), ("Location", "\(locationPrefix(key))/objects/\(object.id)")])
     }
 
@@ -595,7 +616,8 @@ actor KiiSimulator: HTTPTransport {
     func getObject(_ key: BucketKey, _ id: String, _ p: Principal) throws -> HTTPResponse {
         let (bucket, object) = try existingObject(key, id)
         guard canRead(p, bucket, object) else { throw denied(p, "read the object \(id)") }
-        return json(200, .object(objectJSON(object)), type: objectType(object), headers: [("ETag", "\"\(object.version)\"")])
+        return json(200, .object(objectJSON(object)), type: objectType(object), fact: "[doc] kii.md §3.4 GET {bucket}/objects/{id} answers 200 the object with _id, _created, _modified, _owner, _version and an ETag",
+                    headers: [("ETag", "\"\(object.version)\"")])
     }
 
     /// `If-Match` against the current version: stale is 409 OBJECT_VERSION_IS_STALE (§3.5).
@@ -627,6 +649,7 @@ actor KiiSimulator: HTTPTransport {
             if let type { object.dataType = type }
             buckets[key]!.objects[id] = object
             return json(200, .object(["modifiedAt": .int(object.modified)]), type: "application/vnd.kii.ObjectUpdateResponse+json",
+                        fact: "[doc] kii.md §3.5 PUT with If-Match answers 200 {modifiedAt} with the new ETag",
                         headers: [("ETag", "\"\(object.version)\"")])
         }
         if request.headers["If-Match"] != nil {
@@ -635,7 +658,9 @@ actor KiiSimulator: HTTPTransport {
         }
         let object = try store(key, id: id, fields: fields, dataType: type, p)
         return json(201, .object(["createdAt": .int(object.created), "modifiedAt": .int(object.modified)]),
-                    type: "application/vnd.kii.ObjectUpdateResponse+json", headers: [("ETag", "\"1\"")])
+                    type: "application/vnd.kii.ObjectUpdateResponse+json",
+                    fact: "[doc] kii.md §3.3 PUT with If-None-Match: * answers 201 {createdAt, modifiedAt}",
+                    headers: [("ETag", "\"1\"")])
     }
 
     func patchObject(_ request: HTTPRequest, _ key: BucketKey, _ id: String, _ p: Principal) throws -> HTTPResponse {
@@ -648,7 +673,8 @@ actor KiiSimulator: HTTPTransport {
         object.modified = nowMillis
         object.version += 1
         buckets[key]!.objects[id] = object
-        return json(200, .object(objectJSON(object)), type: objectType(object), headers: [("ETag", "\"\(object.version)\"")])
+        return json(200, .object(objectJSON(object)), type: objectType(object), fact: "[doc] kii.md §3.6 partial update (POST, X-HTTP-Method-Override: PATCH) answers 200 the merged object with an ETag",
+                    headers: [("ETag", "\"\(object.version)\"")])
     }
 
     func deleteObject(_ request: HTTPRequest, _ key: BucketKey, _ id: String, _ p: Principal) throws -> HTTPResponse {
@@ -658,20 +684,21 @@ actor KiiSimulator: HTTPTransport {
         advance()
         buckets[key]!.objects[id] = nil
         buckets[key]!.order.removeAll { $0 == id }
-        return empty()
+        return empty(fact: "[doc] kii.md §3.7 DELETE {bucket}/objects/{id} answers 204")
     }
 
     func bucketInfo(_ key: BucketKey, _ p: Principal) throws -> HTTPResponse {
         let b = try existingBucket(key)
         guard allowed(p, b.acl, "QUERY_OBJECTS_IN_BUCKET") else { throw denied(p, "read the bucket \(key.name)") }
-        return json(200, .object(["bucketType": "rw", "size": .int(Int64(b.objects.count))]))
+        return json(200, .object(["bucketType": "rw", "size": .int(Int64(b.objects.count))]),
+                    fact: "[doc] kii.md §3.1 GET {bucket} answers 200 {bucketType, size}")
     }
 
     func dropBucket(_ key: BucketKey, _ p: Principal) throws -> HTTPResponse {
         let b = try existingBucket(key)
         guard allowed(p, b.acl, "DROP_BUCKET_WITH_ALL_CONTENT") else { throw denied(p, "drop the bucket \(key.name)") }
         buckets[key] = nil
-        return empty()
+        return empty(fact: "[doc] kii.md §3.1 DELETE {bucket} drops the bucket: 204")
     }
 
     // MARK: Bodies (§5.1)
@@ -686,6 +713,7 @@ actor KiiSimulator: HTTPTransport {
             object.body = Body(data: request.body ?? Data(), contentType: type, etag: (object.body?.etag ?? 0) + 1)
             buckets[key]!.objects[id] = object
             return json(200, .object(["modifiedAt": .int(nowMillis)]), type: "application/vnd.kii.ObjectBodyUpdateResponse+json",
+                        fact: "[doc] kii.md §5.1 PUT {object}/body answers 200 {modifiedAt} with an ETag",
                         headers: [("ETag", "\"\(object.body!.etag)\"")])
         case "GET":
             guard canRead(p, bucket, object) else { throw denied(p, "read the body of \(id)") }
@@ -694,7 +722,9 @@ actor KiiSimulator: HTTPTransport {
                               extras: ["objectID": .string(id)])
             }
             return HTTPResponse(status: 200, headers: ["Content-Type": body.contentType, "ETag": "\"\(body.etag)\"",
-                                                       "Accept-Ranges": "bytes"], body: body.data)
+                                                       "Accept-Ranges": "bytes",
+                                                       Self.factHeader: "[doc] kii.md §5.1 GET {object}/body answers 200 the bytes with their Content-Type"],
+                                body: body.data)
         case "DELETE":
             guard allowed(p, object.acl, "WRITE_EXISTING_OBJECT") else { throw denied(p, "delete the body of \(id)") }
             guard object.body != nil else {
@@ -704,7 +734,7 @@ actor KiiSimulator: HTTPTransport {
             object.body = nil
             buckets[key]!.objects[id] = object
             _ = bucket
-            return empty()
+            return empty(fact: "[doc] kii.md §5.1 DELETE {object}/body answers 204")
         default:
             throw Failure(status: 404, code: "NOT_FOUND", message: "no such resource")
         }
@@ -753,14 +783,15 @@ actor KiiSimulator: HTTPTransport {
         default:
             throw Failure(status: 404, code: "NOT_FOUND", message: "no such resource")
         }
-        return empty()
+        return empty(fact: "[doc] kii.md §6.1 PUT/DELETE {resource}/acl/{VERB}/{SUBJECT} answers 204")
     }
 
     func objectACL(_ method: String, _ path: [String], _ key: BucketKey, _ id: String, _ p: Principal) throws -> HTTPResponse {
         var (_, object) = try existingObject(key, id)
         guard mayManageACL(p, key.scope, object) else { throw denied(p, "access the ACL of \(id)") }
         if path.isEmpty, method == "GET" {
-            return json(200, aclJSON(object.acl), type: "application/vnd.kii.ACLRetrievalResponse+json")
+            return json(200, aclJSON(object.acl), type: "application/vnd.kii.ACLRetrievalResponse+json",
+                        fact: "[doc] kii.md §6.1 GET {object}/acl answers 200 the ACL lists by verb")
         }
         let response = try editACL(method, path, &object.acl, verbs: KiiSimulator.objectVerbs)
         buckets[key]!.objects[id] = object
@@ -777,7 +808,8 @@ actor KiiSimulator: HTTPTransport {
         }
         guard mayManage else { throw denied(p, "access the ACL of bucket \(key.name)") }
         if path.isEmpty, method == "GET" {
-            return json(200, aclJSON(try existingBucket(key).acl), type: "application/vnd.kii.ACLRetrievalResponse+json")
+            return json(200, aclJSON(try existingBucket(key).acl), type: "application/vnd.kii.ACLRetrievalResponse+json",
+                        fact: "[doc] kii.md §6.1 GET {bucket}/acl answers 200 the ACL lists by verb")
         }
         // Setting an entry on a missing bucket creates it (§6.2).
         var bucket = buckets[key] ?? Bucket(acl: defaultBucketACL(key.scope, creator: p))
@@ -801,6 +833,15 @@ actor KiiSimulator: HTTPTransport {
         case hasField(String, String)
         case geobox(String, ne: (Double, Double), sw: (Double, Double))
         case geodistance(String, center: (Double, Double), radius: Double, into: String?)
+    }
+
+    static let notHasFieldFact = "[inferred] not(hasField) matches objects without the field (Kii documents only notEquals, as three-valued)"
+
+    /// Whether a clause holds a `not` of a `hasField`.
+    static func negatesHasField(_ clause: JSON) -> Bool {
+        if clause["type"]?.stringValue == "not", clause["clause"]?["type"]?.stringValue == "hasField" { return true }
+        if let inner = clause["clause"], negatesHasField(inner) { return true }
+        return (clause["clauses"]?.arrayValue ?? []).contains { negatesHasField($0) }
     }
 
     func badQuery(_ why: String) -> Failure { Failure(status: 400, code: "QUERY_NOT_SUPPORTED", message: why) }
@@ -955,6 +996,9 @@ actor KiiSimulator: HTTPTransport {
         let body = try parseJSON(request)
         guard let bq = body["bucketQuery"], let clauseJSON = bq["clause"] else { throw badQuery("bucketQuery.clause is required") }
         let clause = try parseClause(clauseJSON)
+        // Kii documents notEquals as three-valued; how NOT treats hasField on a missing field is undocumented. This
+        // simulator answers it two-valued, which is this project's reading: an answer that depends on it says so.
+        let inferredNot = Self.negatesHasField(clauseJSON)
         let bucket = try existingBucket(key)
         guard allowed(p, bucket.acl, "QUERY_OBJECTS_IN_BUCKET") else { throw denied(p, "query \(key.name)") }
         var matches: [(Object, JSONObject)] = []
@@ -973,7 +1017,9 @@ actor KiiSimulator: HTTPTransport {
                 }
                 out[into] = .int(Int64(matches.count))
             }
-            return json(200, .object(["aggregations": .object(out)]), type: "application/vnd.kii.QueryResponse+json")
+            return json(200, .object(["aggregations": .object(out)]), type: "application/vnd.kii.QueryResponse+json",
+                        fact: inferredNot ? Self.notHasFieldFact
+                            : "[doc] kii.md §4.4 a COUNT aggregation answers {aggregations:{count_field:n}} (Unity TestObjectCount.cs)")
         }
         if let orderBy = bq["orderBy"]?.stringValue {
             let descending = bq["descending"]?.boolValue ?? false  // the reference's default (§4.1)
@@ -1013,6 +1059,8 @@ actor KiiSimulator: HTTPTransport {
             paginationKeys[next] = (bq, offset + page.count)
             out["nextPaginationKey"] = .string(next)
         }
-        return json(200, .object(out), type: "application/vnd.kii.QueryResponse+json")
+        return json(200, .object(out), type: "application/vnd.kii.QueryResponse+json",
+                    fact: inferredNot ? Self.notHasFieldFact
+                        : "[doc] kii.md §4.1-4.3 QueryRequest (clause, orderBy, bestEffortLimit, paginationKey) answers {results[, nextPaginationKey]}")
     }
 }

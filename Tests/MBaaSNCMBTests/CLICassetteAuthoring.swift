@@ -49,15 +49,14 @@ struct CLICassetteAuthoring {
         _ = try run(["auth", "login", url, "cliuser", "--password", Self.password])
         _ = try run(["auth", "whoami", url])
 
-        var cassette = recorder.cassette(
+        let cassette = recorder.cassette(
             name: "ncmb-cli.session", adapter: "ncmb",
             provenance: Provenance(kind: .authored, server: ConformanceCassetteTests.provenance.server,
                                    serverVersion: "2013-09-01", facts: ConformanceCassetteTests.provenance.facts,
                                    notes: "The mbaas CLI (objects create/get/query, files upload/download, auth signup/logout/login/whoami) against the documented-behaviour simulator behind a loopback server; replayed by Tests/mbaasTests/NCMBCLITests.swift."),
             recordedAt: ConformanceCassetteTests.authoredAt, backendURL: "ncmb+http://\(Self.appKey):\(Self.clientKey)@127.0.0.1")
-        for i in cassette.interactions.indices {
-            cassette.interactions[i].fact = ConformanceCassetteTests.fact(for: cassette.interactions[i])
-        }
+        // The simulator named each exchange's fact (X-MBaaS-Fact); the recorder moved it into the cassette.
+        #expect(cassette.interactions.allSatisfy { $0.evidence != nil })
         let file = ConformanceCassetteTests.fixtures.appendingPathComponent("CLICassettes/ncmb/session.json")
         try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         try cassette.write(to: file)

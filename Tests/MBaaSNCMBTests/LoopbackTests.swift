@@ -8,7 +8,7 @@ import Testing
 /// adapter signs is what reaches the server through a real client stack (ports, percent-encoding, multipart).
 @Suite("NCMB over loopback HTTP")
 struct LoopbackTests {
-    @Test("ncmb+http:// URL: objects, queries with encoded where, files with a non-ASCII name, auth")
+    @Test("ncmb+http:// URL: objects, queries with encoded where, files with a name needing percent-encoding, auth")
     func endToEnd() async throws {
         let sim = NCMBSimulator(applicationKey: "APPKEY", clientKey: "CLIENTKEY", start: BackendSimulatorTests.start)
         let server = try LoopbackServer { request in sim.respond(request) }
@@ -21,7 +21,7 @@ struct LoopbackTests {
         #expect(found.records.map(\.id) == [memo.id])
 
         let bytes = Data((0..<300).map { UInt8($0 % 256) })
-        let ref = try await backend.upload(FileUpload(name: "写真 #1.bin", source: .data(bytes)))
+        let ref = try await backend.upload(FileUpload(name: "photo #1.bin", source: .data(bytes)))
         #expect(try await backend.download(ref) == bytes)
 
         _ = try await backend.signUp(username: "ann", password: "pw")

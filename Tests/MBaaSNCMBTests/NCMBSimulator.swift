@@ -21,9 +21,11 @@ import MBaaSCore
 ///   `{"acl":…}`, delete, list (§1.9);
 /// - optional response signatures (§2.6).
 ///
-/// Inferred, where the reference is silent (marked in comments): `$exists` treats a null value as absent; equality
-/// of a relation field with a Pointer tests membership (Parse semantics); a second upload under a taken file name
-/// is `409 E409001`; the default ACL of a user is owner-only.
+/// Every answer names the fact it follows in the `X-MBaaS-Fact` response header (`[doc]` ncmb.md or an NCMB page,
+/// `[sdk]` a vendor SDK's code or test, `[inferred]` where the reference is silent), which a recording moves into
+/// the cassette. Inferred: `$exists` treats a null value as absent; equality of a relation field with a Pointer
+/// tests membership (Parse semantics); a second upload under a taken file name is `409 E409001`; an anonymous id
+/// already registered logs that user in again.
 ///
 /// Time: each write advances the server clock by `tick` from `start`, so `createDate` orders records as a live
 /// server would. Ids and tokens come from a seeded generator, so runs are reproducible.
@@ -53,7 +55,16 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
         var response = handle(request)
         if signResponses, let base = stringToSign(request), !Self.unsignedCodes.contains(errorCode(response) ?? "") {
             var message = Data(base.utf8)
-            if !response.body.isEmpty { message.append(0x0A); message.append(response.body) }
+            if !response.body.isEmpty {
+                message.append(0x0A)
+                // [sdk] ncmb_android NCMBConnection.java, ncmb_ios NCMBURLSession.m, ncmb_unity NCMBConnection.cs: a
+                // non-JSON body (a file) enters the response signature as the lowercase hex of its bytes.
+                if response.headers["Content-Type"]?.lowercased().hasPrefix("application/json") == true {
+                    message.append(response.body)
+                } else {
+                    message.append(Data(response.body.map { String(format: "%02x", $0) }.joined().utf8))
+                }
+            }
             response.headers["X-NCMB-Response-Signature"] = hmac(message)
         }
         return response
@@ -129,12 +140,12 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
               request.headers["X-NCMB-Timestamp"] != nil,
               let sent = request.headers["X-NCMB-Signature"], let base = stringToSign(request),
               sent == hmac(Data(base.utf8))
-        else { return error("E401001", "Authentication error by header incorrect.") }
+        else { return error("E401001", "Authentication error by header incorrect.", fact: "[doc] ncmb.md §2.1-2.3, §1.11 a missing or wrong X-NCMB-Signature is 401 E401001") }
 
         var caller = Caller(userId: nil, roles: [])
         if let token = request.headers["X-NCMB-Apps-Session-Token"] {
             guard let userId = state.sessions[token] else {
-                return error("E401001", "Authentication error by header incorrect.")
+                return error("E401001", "Authentication error by header incorrect.", fact: "[doc] ncmb.md §1.6 an unknown or logged-out session token is 401 E401001")
             }
             caller = Caller(userId: userId, roles: roleNames(of: userId))
         }
@@ -198,7 +209,8 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
         object["acl"] = body["acl"] ?? .object(["*": .object(["read": true, "write": true])])
         if let failure = apply(body, to: &object, collection: collection, id: id) { return failure }
         state.collections[collection, default: []].append(object)
-        return ok(201, ["createDate": .string(date), "objectId": .string(id)])
+        return ok(201, ["createDate": .string(date), "objectId": .string(id)],
+                  fact: "[doc] ncmb.md §1.2 create answers 201 {createDate, objectId}")
     }
 
     private func get(collection: String, id: String, _ caller: Caller) -> HTTPResponse {
@@ -206,7 +218,9 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
             return error("E404001", "No data available.")
         }
         guard allowed(object["acl"], caller, write: false) else { return error("E403001", "No access with ACL.") }
-        return ok(200, publicView(object))
+        return ok(200, publicView(object), fact: collection == "users"
+                  ? "[doc] ncmb.md §1.6 GET /users/{id} answers 200 the user (no password or sessionToken)"
+                  : "[doc] ncmb.md §1.2 get answers 200 the object with objectId, createDate, updateDate, acl")
     }
 
     private func update(collection: String, id: String, _ request: HTTPRequest, _ caller: Caller) -> HTTPResponse {
@@ -230,7 +244,8 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
         let date = state.timestamp()
         object["updateDate"] = .string(date)
         state.collections[collection]![index] = object
-        return ok(200, ["updateDate": .string(date)])
+        return ok(200, ["updateDate": .string(date)],
+                  fact: "[doc] ncmb.md §1.2, §1.3 update (changed fields, null clears, __op operators) answers 200 {updateDate}")
     }
 
     private func delete(collection: String, id: String, _ caller: Caller) -> HTTPResponse {
@@ -243,7 +258,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
         state.collections[collection]!.remove(at: index)
         state.relations = state.relations.filter { !$0.key.hasPrefix("\(collection)/\(id)/") }
         if collection == "users" { state.sessions = state.sessions.filter { $0.value != id } }
-        return HTTPResponse(status: 200, headers: ["Content-Type": "application/json;charset=UTF-8"])
+        return empty(fact: "[doc] ncmb.md §1.2 delete answers 200 with an empty body")
     }
 
     /// Applies body members (values, `null`, `__op`s) to an object; returns an error response on bad input.
@@ -329,10 +344,18 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
 
     private func find(collection: String, _ query: [(String, String)], _ caller: Caller) -> HTTPResponse {
         let objects = (state.collections[collection] ?? []).filter { allowed($0["acl"], caller, write: false) }
-        return runQuery(objects, collection: collection, query, caller)
+        let fact: String
+        switch collection {
+        case "roles": fact = "[doc] ncmb.md §1.7 GET /roles answers {results} listing roleName, belongUser, belongRole"
+        case "users" where query.contains(where: { $0.0 == "where" && $0.1.contains("$relatedTo") }):
+            fact = "[doc] ncmb.md §1.7 members of a role: GET /users?where={\"$relatedTo\":{role Pointer, \"key\":\"belongUser\"}} answers {results}"
+        default: fact = "[doc] ncmb.md §1.4 query (where, order, limit 1..1000, skip, count=1) answers 200 {results[, count]}"
+        }
+        return runQuery(objects, collection: collection, query, caller, fact: fact)
     }
 
-    private func runQuery(_ objects: [JSONObject], collection: String, _ query: [(String, String)], _ caller: Caller) -> HTTPResponse {
+    private func runQuery(_ objects: [JSONObject], collection: String, _ query: [(String, String)], _ caller: Caller,
+                          fact: String) -> HTTPResponse {
         var whereObject = JSONObject()
         var order = ["-createDate"]
         var limit = 100
@@ -387,7 +410,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
         }
         var out: JSONObject = ["results": .array(Array(page))]
         if count { out["count"] = .int(Int64(matched.count)) }
-        return ok(200, out)
+        return ok(200, out, fact: fact)
     }
 
     private func expand(_ value: JSON) -> JSON {
@@ -532,7 +555,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
         if let w = json["where"] { items.append(("where", w.printed())) }
         if let l = json["limit"]?.intValue { items.append(("limit", String(l))) }
         if let s = json["skip"]?.intValue { items.append(("skip", String(s))) }
-        let response = find(collection: collection, items, caller)
+        let response = find(collection: collection, items, caller)  // a sub-query: its fact is not kept
         guard response.status == 200, let results = self.json(response.body)?["results"]?.arrayValue else { return nil }
         return results.compactMap(\.objectValue)
     }
@@ -674,7 +697,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
                 let token = newSession(for: id)
                 var o = publicView(existing)
                 o["sessionToken"] = .string(token)
-                return ok(200, o)
+                return ok(200, o, fact: "[inferred] an anonymous id already registered logs that user in again (200, the user with sessionToken)")
             }
             body["userName"] = .string(state.randomString(25))
             return storeUser(body, password: nil, date: date)
@@ -695,8 +718,9 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
     private func storeUser(_ body: JSONObject, password: String?, date: String) -> HTTPResponse {
         let id = state.randomString(16)
         var user: JSONObject = ["objectId": .string(id), "createDate": .string(date), "updateDate": .string(date)]
-        // [inferred] a user is readable and writable by itself only.
-        user["acl"] = body["acl"] ?? .object([id: .object(["read": true, "write": true])])
+        // [sdk] every SDK fixture shows a user with a public ACL: ncmb_android valid_get_getCurrentUser_response.json,
+        // ncmb_ios NCMBUserSpec.m, ncmb_js 2013-09-01_role_get_fetchuser_success.json.
+        user["acl"] = body["acl"] ?? .object(["*": .object(["read": true, "write": true])])
         user["userName"] = body["userName"] ?? .null
         user["mailAddress"] = body["mailAddress"] ?? .null
         user["mailAddressConfirm"] = .null
@@ -708,7 +732,8 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
         if let password { state.passwords[id] = password }
         let token = newSession(for: id)
         return ok(201, ["createDate": .string(date), "objectId": .string(id), "sessionToken": .string(token),
-                        "userName": user["userName"]!, "authData": user["authData"]!])
+                        "userName": user["userName"]!, "authData": user["authData"]!],
+                  fact: "[doc] ncmb.md §1.6 sign-up POST /users answers 201 {createDate, objectId, sessionToken, userName, authData}")
     }
 
     private func newSession(for userId: String) -> String {
@@ -734,7 +759,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
         }
         var o = publicView(user)
         o["sessionToken"] = .string(newSession(for: id))
-        return ok(200, o)
+        return ok(200, o, fact: "[doc] ncmb.md §1.6 POST /login answers 200 the user with sessionToken and mailAddressConfirm")
     }
 
     private func logOut(_ request: HTTPRequest) -> HTTPResponse {
@@ -742,7 +767,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
             return error("E401001", "Authentication error by header incorrect.")
         }
         state.sessions[token] = nil
-        return HTTPResponse(status: 200, headers: ["Content-Type": "application/json;charset=UTF-8"])
+        return empty(fact: "[doc] ncmb.md §1.6 GET /logout with the session token answers 200")
     }
 
     private func createRole(_ request: HTTPRequest, _ caller: Caller) -> HTTPResponse {
@@ -759,7 +784,10 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
     private func uploadFile(name: String, _ request: HTTPRequest, _ caller: Caller) -> HTTPResponse {
         guard let contentType = request.headers["Content-Type"], contentType.lowercased().hasPrefix("multipart/form-data"),
               let form = try? MultipartForm.decode(request.body ?? Data(), contentType: contentType)
-        else { return error("E415001", "Unsupported Content-Type.") }
+        else { return error("E415001", "Unsupported Content-Type.", fact: "[doc] ncmb.md §1.9, §1.11 an upload is multipart/form-data; another type is 415 E415001") }
+        if name.unicodeScalars.contains(where: { !$0.isASCII }) {
+            return error("E403002", "Unauthorized operations.", fact: "[doc] ncmb.md §1.9 NCMB UserCommunity #1304: a full-width file name gave 403 E403002")
+        }
         guard let fileIndex = form.parts.firstIndex(where: { $0.name == "file" }) else { return error("E400003", "file is empty.") }
         var acl: JSON = .object(["*": .object(["read": true, "write": true])])
         if let aclIndex = form.parts.firstIndex(where: { $0.name == "acl" }) {
@@ -770,18 +798,23 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
             acl = parsed
         }
         // [inferred] the name is the key: a second upload under a taken name is refused.
-        if state.files.contains(where: { $0.name == name }) { return error("E409001", "fileName is duplication.") }
+        if state.files.contains(where: { $0.name == name }) {
+            return error("E409001", "fileName is duplication.", fact: "[inferred] the file name is the key (ncmb.md §1.9): a second upload under a taken name is 409 E409001")
+        }
         let part = form.parts[fileIndex]
         let date = state.timestamp()
         state.files.append(StoredFile(name: name, data: part.data, mimeType: part.contentType ?? "application/octet-stream",
                                       acl: acl, createDate: date, updateDate: date))
-        return ok(201, ["createDate": .string(date), "fileName": .string(name)])
+        return ok(201, ["createDate": .string(date), "fileName": .string(name)],
+                  fact: "[doc] ncmb.md §1.9 upload POST /files/{name} multipart (acl part first) answers 201 {createDate, fileName}")
     }
 
     private func downloadFile(name: String, _ caller: Caller) -> HTTPResponse {
         guard let file = state.files.first(where: { $0.name == name }) else { return error("E404001", "No data available.") }
         guard allowed(file.acl, caller, write: false) else { return error("E403001", "No access with ACL.") }
-        return HTTPResponse(status: 200, headers: ["Content-Type": file.mimeType], body: file.data)
+        return HTTPResponse(status: 200, headers: ["Content-Type": file.mimeType,
+                                                   factHeader: "[doc] ncmb.md §1.9 download GET /files/{name} answers 200 the bytes"],
+                            body: file.data)
     }
 
     private func updateFile(name: String, _ request: HTTPRequest, _ caller: Caller) -> HTTPResponse {
@@ -793,14 +826,14 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
         state.files[index].acl = acl
         let date = state.timestamp()
         state.files[index].updateDate = date
-        return ok(200, ["updateDate": .string(date)])
+        return ok(200, ["updateDate": .string(date)], fact: "[doc] ncmb.md §1.9 file ACL update PUT /files/{name} {\"acl\":…} answers 200 {updateDate}")
     }
 
     private func deleteFile(name: String, _ caller: Caller) -> HTTPResponse {
         guard let index = state.files.firstIndex(where: { $0.name == name }) else { return error("E404001", "No data available.") }
         guard allowed(state.files[index].acl, caller, write: true) else { return error("E403001", "No access with ACL.") }
         state.files.remove(at: index)
-        return HTTPResponse(status: 200, headers: ["Content-Type": "application/json;charset=UTF-8"])
+        return empty(fact: "[doc] ncmb.md §1.9 DELETE /files/{name} answers 200")
     }
 
     private func listFiles(_ query: [(String, String)], _ caller: Caller) -> HTTPResponse {
@@ -808,7 +841,8 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
             ["fileName": .string(f.name), "mimeType": .string(f.mimeType), "fileSize": .int(Int64(f.data.count)),
              "createDate": .string(f.createDate), "updateDate": .string(f.updateDate), "acl": f.acl]
         }
-        return runQuery(entries, collection: "files", query, caller)
+        return runQuery(entries, collection: "files", query, caller,
+                        fact: "[doc] ncmb.md §1.9 GET /files lists {results:[{fileName, mimeType, fileSize, createDate, updateDate, acl}]}")
     }
 
     // MARK: Wire helpers (own implementation of ncmb.md §2)
@@ -851,13 +885,25 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
         return try? JSON.parse(data)
     }
 
-    private func ok(_ status: Int, _ body: JSONObject) -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": "application/json;charset=UTF-8"], body: JSON.object(body).data())
+    /// The response header naming the fact an answer follows (`Interaction.factHeader` of MBaaSReplay, spelled
+    /// here so the simulator needs nothing beyond MBaaSCore).
+    let factHeader = "X-MBaaS-Fact"
+
+    private func ok(_ status: Int, _ body: JSONObject, fact: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "application/json;charset=UTF-8", factHeader: fact],
+                     body: JSON.object(body).data())
     }
 
-    private func error(_ code: String, _ message: String) -> HTTPResponse {
+    private func empty(fact: String) -> HTTPResponse {
+        HTTPResponse(status: 200, headers: ["Content-Type": "application/json;charset=UTF-8", factHeader: fact])
+    }
+
+    /// An NCMB error answer: `{"code","error"}` with the HTTP status in digits 2-4 of the code. Without a more
+    /// specific fact, it follows the documented error table.
+    private func error(_ code: String, _ message: String, fact: String? = nil) -> HTTPResponse {
         let status = Int(code.dropFirst().prefix(3)) ?? 400
-        return HTTPResponse(status: status, headers: ["Content-Type": "application/json;charset=UTF-8"],
+        let named = fact ?? "[doc] ncmb.md §1.11 error table: \(code) is HTTP \(status) with {\"code\",\"error\"}"
+        return HTTPResponse(status: status, headers: ["Content-Type": "application/json;charset=UTF-8", factHeader: named],
                             body: JSON.object(["code": .string(code), "error": .string(message)]).data())
     }
 

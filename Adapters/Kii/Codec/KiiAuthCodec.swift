@@ -8,7 +8,10 @@ public enum KiiTokenRequest: Sendable, Hashable {
     case password(username: String, password: String, expiresAt: Int64?)
     /// `{"grant_type":"refresh_token","refresh_token":..}`.
     case refresh(refreshToken: String)
-    /// `{"grant_type":"client_credentials","client_id":..,"client_secret":..}`: the app admin token (kii.md §2.1).
+    /// `{"client_id":..,"client_secret":..}` on `/api/oauth2/token`, no `grant_type`: the app admin token as the
+    /// vendor clients ask for it on that endpoint — [sdk] KiiCorp/KiiCloudSDK-JS `KiiSDK.js` (app-admin
+    /// authentication), ta2xeo/python3-kii `kii/users.py` (`RequestANewToken` with client id and secret). (kii_go's
+    /// `api.go` uses the other endpoint, `/api/apps/{appID}/oauth2/token`, with `grant_type`.)
     case clientCredentials(clientID: String, clientSecret: String)
 
     /// The SDKs' Content-Type for the token endpoint.
@@ -23,7 +26,7 @@ public enum KiiTokenRequest: Sendable, Hashable {
         case .refresh(let token):
             return .object(["grant_type": "refresh_token", "refresh_token": .string(token)])
         case .clientCredentials(let id, let secret):
-            return .object(["grant_type": "client_credentials", "client_id": .string(id), "client_secret": .string(secret)])
+            return .object(["client_id": .string(id), "client_secret": .string(secret)])
         }
     }
 
@@ -39,6 +42,11 @@ public enum KiiTokenRequest: Sendable, Hashable {
         case "client_credentials":
             guard let id = json["client_id"]?.stringValue, let secret = json["client_secret"]?.stringValue else {
                 throw MBaaSError(.invalidRequest, "client_credentials grant needs 'client_id' and 'client_secret'", vendorCode: "invalid_request", httpStatus: 400)
+            }
+            self = .clientCredentials(clientID: id, clientSecret: secret)
+        case nil where json["client_id"] != nil:
+            guard let id = json["client_id"]?.stringValue, let secret = json["client_secret"]?.stringValue else {
+                throw MBaaSError(.invalidRequest, "an admin token request needs 'client_id' and 'client_secret'", vendorCode: "invalid_request", httpStatus: 400)
             }
             self = .clientCredentials(clientID: id, clientSecret: secret)
         case nil, "password":

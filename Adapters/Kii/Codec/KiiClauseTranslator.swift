@@ -9,17 +9,22 @@ import MBaaSCore
 /// | `lt` `lte` `gt` `gte` | `range` with one bound and its `…Included` flag |
 /// | `in` | `in` (values grouped by JSON type, at most 200 per clause, several joined by `or`) |
 /// | `exists(true)` | `or` of `hasField` for STRING, INTEGER, DECIMAL, BOOLEAN |
-/// | `exists(false)` | `and` of `not hasField` for the four types |
+/// | `exists(false)` | only on an always-present key (where it matches nothing: refused), see below |
 /// | `prefix` | `prefix` |
 /// | `and` / `or` | `and` / `or` (an empty `and` is `all`) |
-/// | `ne`, `nin`, `not` | negation, see below |
+/// | `ne`, `nin`, `not` | `not(leaf)` on always-present keys only, see below |
 ///
-/// **Negation.** Kii documents that `not(eq)` does *not* match objects that lack the field (kii.md §4.2, the SDKs'
-/// `notEquals`): a leaf clause on a missing field is neither true nor false. The neutral language is two-valued
-/// (`ne` and `nin` match records without the key), so a negated leaf is sent as
-/// `or[not(leaf), not(hasField(key, T))…]` for the field types `T` the leaf can match, and negations are pushed
-/// through `and`/`or` by De Morgan. Keys that are always present (`_id`, `_created`, `_modified`) need no such
-/// branch.
+/// **Negation is refused where it cannot be proven.** Kii's negation is three-valued: `notEquals` "does not match
+/// if the specified field does not exist" ([doc] docs.kii.com JavaScript guide "Querying KiiObjects"; [sdk]
+/// KiiCloudSDK-JS `KiiSDK.js` defines `notEquals` as `not(eq)`). The neutral language is two-valued (`ne` and `nin`
+/// match records without the key), so `not(leaf)` alone would silently drop those records. Building the missing
+/// half from `not(hasField)` would rest on an undocumented assumption: no vendor document, test or example shows
+/// `not(hasField)` matching objects that lack the field, and if Kii's NOT of `hasField` is three-valued too it
+/// matches nothing of the sort. So a negated leaf (`ne`, `nin`, `not`, the negation of `prefix`, `exists(false)`)
+/// is translated only on keys every object has (`_id`, `_created`, `_modified`, `_version`), where `not(leaf)` is
+/// exactly the two-valued negation; on any other key it is ``MBaaSError/Kind/unsupported``, naming the reason.
+/// Negations are pushed through `and`/`or` by De Morgan, so each negated leaf is judged on its own key. The
+/// adapter's capabilities therefore do not declare `ne`, `nin`, `not` or `exists`.
 ///
 /// **Keys.** The neutral metadata keys map to Kii's reserved fields: `id` → `_id`, `createdAt` → `_created`,
 /// `updatedAt` → `_modified`, `version` → `_version` (a `Date` compared with `createdAt`/`updatedAt` becomes epoch
@@ -110,7 +115,10 @@ public enum KiiClauseTranslator {
                 }
                 return .all
             }
-            return present ? .or(allTypes.map { .hasField(field: f, type: $0) }) : absent(f, allTypes)
+            guard present else {
+                throw .unsupported("'exists: false' on '\(key)'", by: "kii", reason: negationNote)
+            }
+            return .or(allTypes.map { .hasField(field: f, type: $0) })
         case .prefix(let key, let prefix):
             return .prefix(field: try field(forKey: key), prefix: prefix)
         case .regex:
@@ -132,25 +140,26 @@ public enum KiiClauseTranslator {
         }
     }
 
-    // MARK: Negated form (two-valued, see the type's documentation)
+    // MARK: Negated form (two-valued where provable, see the type's documentation)
 
     static func negated(_ p: QueryPredicate) throws(MBaaSError) -> KiiClause {
         switch p {
         case .compare(let key, .ne, let value):
             return try positive(.compare(key, .eq, value))
         case .compare(let key, let comparison, let value):
-            let f = try field(forKey: key)
-            let (_, types) = try scalar(value, field: f, op: comparison.rawValue)
-            return orAbsent(.not(try positive(p)), field: f, types: types)
-        case .in(let key, let values):
-            let (clause, types) = try inClause(key: key, values)
-            return orAbsent(.not(clause), field: try field(forKey: key), types: types)
+            let f = try provableNegation(of: key, "'\(comparison == .eq ? "ne" : "not \(comparison.rawValue)")'")
+            _ = try scalar(value, field: f, op: comparison.rawValue)
+            return .not(try positive(p))
+        case .in(let key, _):
+            _ = try provableNegation(of: key, "'nin'")
+            return .not(try positive(p))
         case .notIn(let key, let values):
             return try positive(.in(key, values))
         case .exists(let key, let present):
             return try positive(.exists(key, !present))
         case .prefix(let key, _):
-            return orAbsent(.not(try positive(p)), field: try field(forKey: key), types: [.string])
+            _ = try provableNegation(of: key, "'not prefix'")
+            return .not(try positive(p))
         case .regex, .containsAll:
             return try positive(p)  // throws unsupported
         case .and(let parts):
@@ -170,14 +179,19 @@ public enum KiiClauseTranslator {
         }
     }
 
-    static func orAbsent(_ clause: KiiClause, field: String, types: [KiiFieldType]) -> KiiClause {
-        alwaysPresent.contains(field) ? clause : .or([clause, absent(field, types)])
-    }
+    /// The reason a negation on a key that objects may lack is refused.
+    public static let negationNote = "Kii's negation is three-valued (notEquals does not match objects without the "
+        + "field, docs.kii.com querying guide) and no vendor evidence shows not(hasField) matching objects that "
+        + "lack the field, so a negation that must match records without the key cannot be proven; it is refused"
 
-    /// Matches objects where the field holds none of the given types (including objects without the field).
-    static func absent(_ field: String, _ types: [KiiFieldType]) -> KiiClause {
-        let parts = types.map { KiiClause.not(.hasField(field: field, type: $0)) }
-        return parts.count == 1 ? parts[0] : .and(parts)
+    /// The Kii field of a key on which `not(leaf)` is the exact two-valued negation (a key every object has), or
+    /// ``MBaaSError/Kind/unsupported``.
+    static func provableNegation(of key: String, _ what: String) throws(MBaaSError) -> String {
+        let f = try field(forKey: key)
+        guard alwaysPresent.contains(f) else {
+            throw .unsupported("\(what) on '\(key)'", by: "kii", reason: negationNote)
+        }
+        return f
     }
 
     static func orderable(_ v: JSON, _ field: String) throws(MBaaSError) -> JSON {

@@ -35,7 +35,10 @@ public struct KiiErrorBody: Sendable, Hashable {
     /// for `OBJECT_NOT_FOUND`.
     public var contentType: String {
         if errorCode == errorCode.lowercased() { return "application/json" }
-        let words = errorCode.split(separator: "_").map { $0.prefix(1) + $0.dropFirst().lowercased() }
+        if let name = KiiErrorCodec.exceptionCodes.first(where: { $0.value == errorCode })?.key {
+            return "application/vnd.kii.\(name)Exception+json"
+        }
+        let words = errorCode.split(separator: "_").map { $0 == "ACL" ? "ACL" : $0.prefix(1) + $0.dropFirst().lowercased() }
         return "application/vnd.kii.\(words.joined())Exception+json"
     }
 }
@@ -97,16 +100,32 @@ public enum KiiErrorCodec {
                           retryAfter: kind == .rateLimited ? response.retryAfter(now: now) : nil)
     }
 
-    /// `ObjectBodyNotFoundException` in `application/vnd.kii.ObjectBodyNotFoundException+json` → `OBJECT_BODY_NOT_FOUND`.
+    /// Exception names whose errorCode is not the name spelled in upper snake case, as the REST reference names
+    /// them ([doc] kii.md §7.1, documentation.kii.com/rest: `UnauthorizedAccessException` carries errorCode
+    /// `UNAUTHORIZED`).
+    public static let exceptionCodes: [String: String] = ["UnauthorizedAccess": "UNAUTHORIZED"]
+
+    /// The errorCode a body-less error's Content-Type names: the REST reference's code when it lists the exception
+    /// (``exceptionCodes``), else the exception name in upper snake case with acronyms kept whole:
+    /// `application/vnd.kii.ObjectBodyNotFoundException+json` → `OBJECT_BODY_NOT_FOUND`,
+    /// `ACLAlreadyExistsException` → `ACL_ALREADY_EXISTS`, `UnauthorizedAccessException` → `UNAUTHORIZED`.
     public static func exceptionCode(contentType: String?) -> String? {
         guard let ct = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces),
               ct.hasPrefix("application/vnd.kii."), ct.hasSuffix("Exception+json")
         else { return nil }
-        let name = ct.dropFirst("application/vnd.kii.".count).dropLast("Exception+json".count)
+        let name = String(ct.dropFirst("application/vnd.kii.".count).dropLast("Exception+json".count))
         guard !name.isEmpty else { return nil }
+        if let known = exceptionCodes[name] { return known }
+        let chars = Array(name)
         var out = ""
-        for (i, ch) in name.enumerated() {
-            if ch.isUppercase, i > 0 { out += "_" }
+        for (i, ch) in chars.enumerated() {
+            if i > 0, ch.isUppercase {
+                let previous = chars[i - 1]
+                let nextIsLower = i + 1 < chars.count && chars[i + 1].isLowercase
+                // A word starts at an upper-case letter after a lower-case one or a digit, or at the last capital
+                // of an acronym that a lower-case letter follows (ACLAlready → ACL_ALREADY).
+                if previous.isLowercase || previous.isNumber || (previous.isUppercase && nextIsLower) { out += "_" }
+            }
             out += ch.uppercased()
         }
         return out
