@@ -42,6 +42,7 @@ public actor KiiBackend: Backend {
                           "GeoPoint"].map(Capabilities.Feature.valueType)
         let features: Set<Capabilities.Feature> = Set(valueTypes).union([
             .objects, .count, .optimisticLocking, .files, .fileList, .fileAttachment, .auth, .signUp,
+            .fileNames, .unicodeFileNames,
         ])
         var notes: [Capabilities.Feature: String] = [
             .multiKeySort: "Kii's orderBy takes a single field",

@@ -139,7 +139,7 @@ public actor NCMBBackend: Backend {
             .objects, .skip, .count, .multiKeySort, .acl, .fieldOperations, .nestedKeys, .files, .fileList,
             .fileAttachment, .auth, .signUp, .anonymousAuth, .serverLogout, .roles,
             .valueType("Date"), .valueType("Pointer"), .valueType("GeoPoint"), .valueType("array"),
-            .valueType("object"),
+            .valueType("object"), .queryValue("Date"), .fileNames,
         ],
         operators: [.eq, .ne, .lt, .lte, .gt, .gte, .in, .nin, .exists, .prefix, .regex, .containsAll, .and, .or],
         maxPageSize: NCMBQuery.maxLimit, defaultPageSize: NCMBQuery.defaultLimit, maxBatchSize: 50,
@@ -153,13 +153,14 @@ public actor NCMBBackend: Backend {
             .operator(.regex): "NCMB's $regex has no $options",
             .valueType("Bytes"): "NCMB has no binary type",
             .valueType("File"): "NCMB has no File type: records keep a file's name as a string",
-            .valueType("null"): "NCMB clears a field by setting it to null and has no Delete operator (ncmb.md §1.3), so a null field cannot be told from a cleared one: it reads back absent",
+            .valueType("int"): "integers within ±2^53 only: NCMB is not known to keep larger ones exactly (its SDKs' JSON numbers are doubles); larger integers are refused (unsupported)",
+            .valueType("null"): "writing a null is refused (unsupported): NCMB clears a field by setting it to null and has no Delete operator (ncmb.md §1.3), so a null field cannot be told from a cleared one: it reads back absent",
             NCMBBackend.unicodeFileNames: NCMBBackend.unicodeFileNamesNote,
         ])
 
     /// The feature a scenario needing non-ASCII file names would require. Not declared: ``upload(_:)`` refuses
     /// such names.
-    public static let unicodeFileNames: Capabilities.Feature = "files.unicodeNames"
+    public static let unicodeFileNames: Capabilities.Feature = .unicodeFileNames
     static let unicodeFileNamesNote = "NCMB refuses full-width (non-ASCII) file names (E403002, UserCommunity #1304; the NCMB answer: use ASCII or Base64 names); upload(_:) throws unsupported before sending"
 
     // MARK: Session

@@ -31,7 +31,13 @@ public enum NCMBCodec {
         switch value {
         case .null: return .null
         case .bool(let b): return .bool(b)
-        case .int(let i): return .int(i)
+        case .int(let i):
+            // NCMB is not known to keep integers beyond ±2^53 exactly (its SDKs' JSON numbers are doubles).
+            guard i.magnitude <= 9_007_199_254_740_992 else {
+                throw MBaaSError.unsupported("integers beyond ±2^53 (\(path): \(i))", by: "ncmb",
+                                             reason: NCMBBackend.capabilities.note(for: .valueType("int")))
+            }
+            return .int(i)
         case .double(let d):
             guard d.isFinite else { throw MBaaSError(.invalidRequest, "\(path): \(d) cannot be stored (JSON has no NaN or infinity)") }
             return .double(d)
@@ -170,6 +176,7 @@ public enum NCMBCodec {
         var body = JSONObject()
         for key in record.fields.keys.sorted() {
             try checkFieldName(key)
+            if record.fields[key] == .null { throw nullUnsupported(key) }
             body[key] = try encode(record.fields[key]!, path: key)
         }
         if let acl = record.acl { body["acl"] = try encode(acl) }
@@ -240,10 +247,16 @@ public enum NCMBCodec {
         var body = JSONObject()
         for key in update.changes.keys.sorted() {
             try checkFieldName(key)
+            if update.changes[key] == .set(.null) { throw nullUnsupported(key) }
             body[key] = try NCMBFieldChange(update.changes[key]!, path: key).json
         }
         if let acl = update.acl { body["acl"] = try encode(acl) }
         return body
+    }
+
+    /// A null field cannot be kept apart from a cleared one in NCMB: storing one is refused, not approximated.
+    static func nullUnsupported(_ key: String) -> MBaaSError {
+        MBaaSError.unsupported("null values (\(key))", by: "ncmb", reason: NCMBBackend.capabilities.note(for: .valueType("null")))
     }
 }
 

@@ -4,7 +4,8 @@ import MBaaSCore
 /// Translates a neutral ``Query`` into NCMB query parameters, or refuses it with
 /// ``MBaaSError/Kind/unsupported`` naming what NCMB cannot express.
 ///
-/// - Metadata keys take NCMB's names: `id` → `objectId`, `createdAt` → `createDate`, `updatedAt` → `updateDate`;
+/// - Metadata keys take NCMB's names: `id` → `objectId`, `createdAt` → `createDate`, `updatedAt` → `updateDate`
+///   (a Date compared with `createDate`/`updateDate` is sent as their plain ISO-8601 text);
 ///   on `_User`, `username` → `userName` and `email` → `mailAddress`. Values are NCMB JSON (dates as Date objects).
 /// - `eq` is a bare value; `ne lt lte gt gte in nin exists` map to `$ne … $exists`; `containsAll` is `$all`;
 ///   `regex` is `$regex` (NCMB has no `$options`: a regex with options is refused); `prefix` is an anchored
@@ -136,7 +137,10 @@ public enum NCMBQueryTranslator {
         switch p {
         case .compare(let k, let c, let v):
             let key = wireKey(k, className: className)
-            let operand = try value(v, key: k)
+            var operand = try value(v, key: k)
+            // createDate and updateDate are plain ISO-8601 strings ([doc] ncmb.md §1.2), not Date objects: compare
+            // them with the same fixed-width text, which orders chronologically ([inferred]).
+            if key == "createDate" || key == "updateDate", case .date(let d) = v { operand = .string(ISO8601.format(d)) }
             switch c {
             case .eq:
                 if let o = operand.objectValue, o.keys.contains(where: { $0.hasPrefix("$") }) {

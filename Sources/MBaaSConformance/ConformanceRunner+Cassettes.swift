@@ -37,7 +37,7 @@ extension ConformanceRunner {
                     if let missing = caps.missing(scenario.requires) {
                         (outcome, reason) = (.skipped, missing)
                     } else if !declared.isEmpty {
-                        (outcome, reason) = (.skipped, "declares \(declared.map { "'\($0.rawValue)'" }.joined(separator: ", ")): the scenario runs only where that is missing (the scenarios requiring it test it)")
+                        (outcome, reason) = (.skipped, "declares capability \(declared.map { "'\($0.rawValue)'" }.joined(separator: ", ")): the scenario runs only where that is missing (the scenarios requiring it test it)")
                     } else {
                         (outcome, reason) = (.errored, "no cassette \(adapter)/\(scenario.id).json (record one live with `mbaas conformance --mode live --backend URL --record --scenario \(scenario.id)`, or author it)")
                     }

@@ -93,7 +93,7 @@ public enum ConformanceRunner {
             await pool.closeAll()
             return ScenarioExecution(
                 scenario: scenario, outcome: .skipped,
-                reason: "declares \(declared.map { "'\($0.rawValue)'" }.joined(separator: ", ")): the scenario runs only where that is missing (the scenarios requiring it test it)")
+                reason: "declares capability \(declared.map { "'\($0.rawValue)'" }.joined(separator: ", ")): the scenario runs only where that is missing (the scenarios requiring it test it)")
         }
         var vars = variables.mapValues(JSON.string)
         for name in scenario.users {

@@ -65,6 +65,15 @@ public struct ScenarioResult: Sendable, Hashable {
         self.fixture = fixture
     }
 
+    /// Whether the result is a skip for a capability reason: a feature the scenario requires is missing, a
+    /// feature whose presence excludes it is declared (`unless`), or a fixture user cannot be provided (no
+    /// sign-up). Every skip the runner makes is one of these.
+    public var isCapabilitySkip: Bool {
+        guard outcome == .skipped, let reason else { return false }
+        return reason.hasPrefix("missing capability '") || reason.hasPrefix("declares capability '")
+            || reason.hasPrefix("fixture user '")
+    }
+
     /// The scenario's group: the first component of its id (`objects` for `objects.crud.basic`).
     public var group: String {
         scenario.split(separator: ".", maxSplits: 1).first.map(String.init) ?? scenario

@@ -11,7 +11,9 @@ import MBaaSCore
 ///   contains `password` or is `client_secret`/`secret`, or `password":"…` / `password=…` inside text;
 /// - a **long key**: a run of 32+ hex characters, or of 32+ base64 characters mixing upper case, lower case and
 ///   digits, outside values under `base64` (binary bodies) and validator keys (`etag`, `md5`, `sha1`, `sha256`,
-///   `hash`, `checksum`, `digest`), and outside `Basic` credentials that decode to placeholders.
+///   `hash`, `checksum`, `digest`), outside `Basic` credentials that decode to placeholders, and outside request
+///   headers the interaction pins (``RecordedRequest/pinnedHeaders``: a signature derived from a dummy key, kept
+///   on purpose so replay compares it; JWTs, bearer tokens and passwords are still reported there).
 /// Placeholders (`<NAME>`) are never reported. Findings show only a prefix of the match.
 public enum SecretScanner {
     public struct Finding: Sendable, Hashable, CustomStringConvertible {
@@ -79,7 +81,18 @@ public enum SecretScanner {
         case .object(let o):
             // A query item {"name": "password", "value": "..."} names its value.
             let itemName = o["name"]?.stringValue
+            let pinned = Set((o["pinnedHeaders"]?.arrayValue ?? []).compactMap { $0.stringValue?.lowercased() })
             for (k, v) in o {
+                if k == "headers", !pinned.isEmpty, let headers = v.objectValue {
+                    let p = RequestMatcher.jsonPath(path, k)
+                    for (name, value) in headers {
+                        let hp = RequestMatcher.jsonPath(p, name)
+                        out += scan(string: name, key: nil, location: hp + " (key)")
+                        // A pinned value is deliberately kept: skip only the long-key heuristic.
+                        walk(value, key: pinned.contains(name.lowercased()) ? "digest" : name, path: hp, into: &out)
+                    }
+                    continue
+                }
                 let p = RequestMatcher.jsonPath(path, k)
                 out += scan(string: k, key: nil, location: p + " (key)")
                 // {"name": "password", "value": …} (query item) or {"name": "password", "body": {"text": …}} (part).

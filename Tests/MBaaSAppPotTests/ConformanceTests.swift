@@ -28,7 +28,7 @@ struct AppPotConformanceTests {
             Issue.record("\(r.scenario): \(r.outcome.rawValue) \(r.reason ?? "")")
         }
         for r in results where r.outcome == .skipped {
-            #expect(r.reason?.contains("missing capability") == true, "\(r.scenario): \(r.reason ?? "")")
+            #expect(r.isCapabilitySkip, "\(r.scenario): \(r.reason ?? "")")
         }
         let passed = results.filter { $0.outcome == .passed }.map(\.scenario)
         #expect(passed.count >= 40, "passed: \(passed)")

@@ -72,7 +72,7 @@ import Testing
         case .passed:
             break
         case .skipped where pair.adapter != "local":
-            #expect(result.reason?.hasPrefix("missing capability") == true, "skipped without a capability reason")
+            #expect(result.isCapabilitySkip, "skipped without a capability reason: \(result.reason ?? "")")
             // A pair that passed in the baseline must not turn into a skip (an adapter dropping a capability).
             let known = Self.baseline?.result(adapter: pair.adapter, scenario: pair.scenario)?.outcome
             #expect(known != .passed, "passed in Fixtures/conformance-baseline.json, now skipped: \(result.reason ?? "")")

@@ -22,7 +22,7 @@ import Testing
         // What the example does not declare is skipped, with the adapter's own note as the reason.
         #expect(counts.skipped > 0)
         for result in report.results where result.outcome == .skipped {
-            #expect(result.reason?.hasPrefix("missing capability '") == true, "\(result.scenario)")
+            #expect(result.isCapabilitySkip, "\(result.scenario): \(result.reason ?? "")")
         }
         #expect(report.result(adapter: "memory", scenario: "queries.regex")?.reason
                 == "missing capability 'operator.regex': the example evaluates only operators it implements itself")

@@ -68,21 +68,24 @@ struct ConformanceCassetteTests {
         let suite = try ConformanceSuite.bundled()
         let results = await ConformanceRunner.replay(adapter: "ncmb", factory: NCMBBackendFactory(),
                                                      cassettes: Self.cassettes, scenarios: suite.scenarios)
-        // files.unicodeName requires only `files` today: until the scenario requires a feature the adapter can leave
-        // undeclared (NCMBBackend.unicodeFileNames, "files.unicodeNames"), it has no cassette and errors.
-        let bad = results.filter { $0.outcome != .passed && $0.outcome != .skipped && $0.scenario != "files.unicodeName" }
+        let bad = results.filter { $0.outcome != .passed && $0.outcome != .skipped }
         #expect(bad.isEmpty, "\(bad.map { "\($0.scenario): \($0.outcome) \($0.reason ?? "")" }.joined(separator: "\n"))")
-        if let unicode = results.first(where: { $0.scenario == "files.unicodeName" }), unicode.outcome != .skipped {
-            #expect(unicode.outcome == .errored && unicode.reason?.contains("no cassette") == true, "\(unicode.reason ?? "")")
-        }
         let skipped = results.filter { $0.outcome == .skipped }
-        for s in skipped { #expect(s.reason?.contains("missing capability") == true, "\(s.scenario)") }
-        #expect(Set(skipped.map(\.scenario)).subtracting(["files.unicodeName"]) == [
-            "objects.version.conflict", "values.bytes", "values.null", "values.file", "queries.not", "queries.keys",
-            "batch.create", "batch.mixed",
+        for s in skipped { #expect(s.isCapabilitySkip, "\(s.scenario): \(s.reason ?? "")") }
+        #expect(Set(skipped.map(\.scenario).filter { !$0.hasPrefix("probes.") }) == [
+            "objects.version.conflict", "values.bytes", "values.null", "values.file", "values.int.big", "queries.not",
+            "queries.keys", "queries.pointer.eq", "batch.create", "batch.mixed", "batch.partialFailure",
+            "batch.atomic.rollback",
+            // NCMB refuses non-ASCII file names (E403002): the adapter does not declare unicodeFileNames.
+            "files.unicodeName",
         ])
-        let unicodeSkipped = skipped.contains { $0.scenario == "files.unicodeName" } ? 0 : 1
-        #expect(results.filter { $0.outcome == .passed }.count == suite.scenarios.count - skipped.count - unicodeSkipped)
+        // Every feature NCMB does not declare is refused when used (one probe each), never approximated.
+        let probes = Set(results.filter { $0.outcome == .passed && $0.scenario.hasPrefix("probes.") }.map(\.scenario))
+        #expect(probes == [
+            "probes.batch", "probes.optimisticLocking", "probes.op.not", "probes.selectKeys", "probes.unicodeFileNames",
+            "probes.valueBytes", "probes.valuenull", "probes.valueFile", "probes.valueint",
+        ])
+        #expect(results.filter { $0.outcome == .passed }.count == suite.scenarios.count - skipped.count)
     }
 
     @Test("a cassette whose pinned signature differs by one character does not pass")

@@ -21,7 +21,7 @@ struct ConformanceTests {
         let report = await suite.replay(adapter: "pocketbase", factory: PocketBaseBackendFactory(), cassettes: ConformanceTests.cassettes)
         for result in report.results {
             switch result.outcome {
-            case .skipped: #expect(result.reason?.hasPrefix("missing capability '") == true, "\(result.scenario)")
+            case .skipped: #expect(result.isCapabilitySkip, "\(result.scenario): \(result.reason ?? "")")
             default: #expect(result.outcome == .passed, "\(result.scenario): \(result.reason ?? "")")
             }
         }
@@ -41,7 +41,7 @@ extension LiveTests {
             print(report.table(listSkips: true))
             for result in report.results {
                 switch result.outcome {
-                case .skipped: #expect(result.reason?.hasPrefix("missing capability '") == true, "\(result.scenario)")
+                case .skipped: #expect(result.isCapabilitySkip, "\(result.scenario): \(result.reason ?? "")")
                 default: #expect(result.outcome == .passed, "\(result.scenario): \(result.reason ?? "")")
                 }
             }
