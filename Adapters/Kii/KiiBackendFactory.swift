@@ -5,6 +5,8 @@ public struct KiiBackendFactory: BackendFactory {
     public init() {}
     public var schemes: [String] { ["kii"] }
     public var adapterName: String { "kii" }
+    /// `clientID` turns on admin mode (the app admin's client credentials).
+    public var administrativeOptions: Set<String> { ["clientID"] }
 
     public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
         try KiiBackend(url: url, context: context)

@@ -235,6 +235,8 @@ public actor PocketBaseBackend: Backend {
 public struct PocketBaseBackendFactory: BackendFactory {
     public let schemes = ["pocketbase"]
     public let adapterName = "pocketbase"
+    /// `data=superuser` makes record calls act as the superuser (rules bypassed).
+    public var administrativeOptions: Set<String> { ["data"] }
 
     public init() {}
 

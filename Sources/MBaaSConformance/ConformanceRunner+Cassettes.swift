@@ -13,7 +13,8 @@ extension ConformanceRunner {
     /// recorded interaction to have been used, and any request that matched no recorded interaction makes the
     /// scenario errored, even when the adapter swallowed the error the replay threw. Each result's ``Fixture``
     /// comes from the cassette's provenance (`recorded` from a server, `authored` by a simulator: `simulated`);
-    /// a scenario tagged `"network": false`, or that sent no request, is ``Fixture/none``. A scenario whose required capabilities the adapter lacks is
+    /// a scenario tagged `"network": false`, or that sent no request, is ``Fixture/none``. A cassette whose
+    /// backend URL carries one of the factory's ``BackendFactory/administrativeOptions`` is refused (errored). A scenario whose required capabilities the adapter lacks is
     /// skipped, cassette or not (capabilities are probed from a backend opened without a network); a runnable
     /// scenario without a cassette is errored.
     ///
@@ -99,6 +100,9 @@ extension ConformanceRunner {
         let url: BackendURL
         do { url = try BackendURL(parsing: urlText) } catch {
             return errored("cassette \(file.lastPathComponent): \(error)")
+        }
+        if let admin = factory.administrativeOptions.sorted().first(where: { url.option($0) != nil }) {
+            return errored("cassette \(file.lastPathComponent) opens the backend with the administrative option '\(admin)': conformance runs as the app's users, never as an admin (record it without)")
         }
         let recordedAt = raw.recordedAt
         let context = BackendContext(transport: transport, clock: { recordedAt })

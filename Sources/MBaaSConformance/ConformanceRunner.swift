@@ -124,6 +124,14 @@ public enum ConformanceRunner {
                     reason: "cannot provide fixture user '\(name)' (\(user.signUp ? "sign up" : "log in") \(user.username)): \(MBaaSError.wrap(error))")
             }
         }
+        if let name = scenario.actAs, case .string(let username)? = vars[name + "_username"],
+           case .string(let password)? = vars[name + "_password"] {
+            do { _ = try await main.logIn(username: username, password: password) } catch {
+                await pool.closeAll()
+                return ScenarioExecution(scenario: scenario, outcome: .errored,
+                                         reason: "cannot act as fixture user '\(name)': \(MBaaSError.wrap(error))")
+            }
+        }
         var interpreter = StepInterpreter(pool: pool, variables: vars)
         var outcome = Outcome.passed
         var reason: String?

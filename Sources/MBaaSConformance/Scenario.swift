@@ -41,6 +41,8 @@ import MBaaSCore
 ///   declaring one skips it). **Capability probes** use it: their steps use the feature expecting `unsupported`,
 ///   proving that an undeclared feature is refused rather than approximated. It also states behaviour that
 ///   holds only without a feature (per-operation batch results without `atomicBatch`).
+/// - `actAs` (optional) names one of `users`: the `main` instance logs in as that user before the first step, so
+///   objects, queries and files run as an app user (never as an admin or superuser).
 /// - `network` (default `true`): `false` tags a scenario that never reaches a server (client-side validation);
 ///   its results are reported with ``Fixture/none`` whatever answered the adapter.
 /// - `${run}` is a per-run unique value of 8 lowercase alphanumerics (generated when running live or recording,
@@ -59,14 +61,17 @@ public struct Scenario: Sendable, Hashable, Identifiable {
     public var users: [String]
     /// Whether the scenario reaches a server; `false` for client-side checks (reported as ``Fixture/none``).
     public var network: Bool
+    /// The fixture user the `main` instance logs in as before the steps, if any.
+    public var actAs: String?
     /// Features whose presence skips the scenario (see the type's documentation); empty for most scenarios.
     public var unless: [Capabilities.Feature]
 
     public init(
         id: String, title: String, group: String, requires: [Capabilities.Feature] = [], steps: [Step],
         cleanup: [Step] = [], notes: String? = nil, users: [String] = [], network: Bool = true,
-        unless: [Capabilities.Feature] = []
+        unless: [Capabilities.Feature] = [], actAs: String? = nil
     ) {
+        self.actAs = actAs
         self.unless = unless
         self.id = id
         self.title = title
@@ -205,6 +210,7 @@ extension Scenario {
         }
         let requires = try features("requires")
         let unless = try features("unless")
+
         func steps(_ key: String) throws(MBaaSError) -> [Step] {
             guard let value = o[key] else { return [] }
             guard let items = value.arrayValue else { throw fail("'\(key)' must be an array of steps") }
@@ -215,7 +221,7 @@ extension Scenario {
             return out
         }
         let known: Set<String> = [
-            "id", "title", "group", "requires", "steps", "cleanup", "notes", "users", "network", "unless",
+            "id", "title", "group", "requires", "steps", "cleanup", "notes", "users", "network", "unless", "actAs",
         ]
         if let unknown = o.keys.first(where: { !known.contains($0) }) { throw fail("unknown member '\(unknown)'") }
         var users: [String] = []
@@ -229,6 +235,13 @@ extension Scenario {
                 users.append(name)
             }
         }
+        var actAs: String?
+        if let a = o["actAs"] {
+            guard let name = a.stringValue, users.contains(name) else {
+                throw fail("'actAs' must name one of the scenario's 'users'")
+            }
+            actAs = name
+        }
         var network = true
         if let n = o["network"] {
             guard case .bool(let b) = n else { throw fail("'network' must be true or false") }
@@ -237,7 +250,7 @@ extension Scenario {
         self.init(
             id: id, title: title, group: group, requires: requires, steps: try steps("steps"),
             cleanup: try steps("cleanup"), notes: o["notes"]?.stringValue, users: users, network: network,
-            unless: unless)
+            unless: unless, actAs: actAs)
         if self.steps.isEmpty { throw fail("has no steps") }
     }
 
@@ -252,6 +265,7 @@ extension Scenario {
         if let notes { o["notes"] = .string(notes) }
         if !users.isEmpty { o["users"] = .array(users.map(JSON.string)) }
         if !network { o["network"] = .bool(false) }
+        if let actAs { o["actAs"] = .string(actAs) }
         if !unless.isEmpty { o["unless"] = .array(unless.map { .string($0.rawValue) }) }
         return .object(o)
     }

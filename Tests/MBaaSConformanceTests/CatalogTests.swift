@@ -35,8 +35,9 @@ import Testing
         for name in ["Date", "Bytes", "array", "object", "Pointer", "GeoPoint", "null", "File"] {
             #expect(suite.scenarios.contains { $0.requires.contains(.valueType(name)) }, "value.\(name)")
         }
-        // Universal types require nothing beyond objects.
-        #expect(suite.scenario("values.string")?.requires == [.objects])
+        // Universal types require nothing beyond objects, and auth: data scenarios run as an app user.
+        #expect(suite.scenario("values.string")?.requires == [.objects, .auth])
+        #expect(suite.scenario("values.string")?.actAs == "alice")
     }
 
     @Test func theIssueListIsCovered() {

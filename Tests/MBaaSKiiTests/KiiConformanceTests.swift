@@ -106,7 +106,7 @@ import Testing
     func authorCassettes() async throws {
         let suite = try ConformanceSuite.bundled()
         try FileManager.default.createDirectory(at: Self.cassettes, withIntermediateDirectories: true)
-        let url = try BackendURL(parsing: "kii://simapp:simsecret@api-jp.kii.com?clientID=simclient")
+        let url = try BackendURL(parsing: "kii://simapp:simkey@api-jp.kii.com")
         let recordedAt = Date(timeIntervalSince1970: 1_717_200_000)
         var written = 0
         for scenario in suite.scenarios {

@@ -65,6 +65,14 @@ public protocol BackendFactory: Sendable {
     /// The adapter name reports use.
     var adapterName: String { get }
     func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend
+    /// URL options that give the client an identity no shipped app holds (an app admin's client credentials,
+    /// acting as a superuser). Conformance refuses a cassette whose backend URL carries one: the suite proves
+    /// what an app's users can do. Empty by default.
+    var administrativeOptions: Set<String> { get }
+}
+
+extension BackendFactory {
+    public var administrativeOptions: Set<String> { [] }
 }
 
 /// Maps URL schemes to adapter factories. A value, not a global: build one, register the adapters you link,
