@@ -20,13 +20,16 @@ extension AppPotBackend {
     /// Creates several classes in one `POST schemas`.
     public func defineClasses(_ schemas: [AppPotClassSchema], resetDatabase: Bool = false) async throws {
         guard !schemas.isEmpty else { throw MBaaSError(.invalidRequest, "no classes to define") }
+        if state.current.detectPending { _ = try await anonymousToken() }  // generation=auto: find out first
+        let generation = generation
         for schema in schemas {
             try AppPotIdentifier.check(schema.name, what: "class name")
             for column in schema.columns.keys { try AppPotRowCodec.checkFieldName(column) }
+            try schema.checkFits(generation)
         }
         let body = AppPotSchemaRequest(appId: configuration.appId, appVersion: configuration.appVersion,
                                        companyId: configuration.companyId, isResetDatabase: resetDatabase,
-                                       tables: schemas)
+                                       tables: schemas, generation: generation)
         try await call("POST", ["schemas"], body: .json(body.json), token: .userOrAnonymous)
         state.withLock { s in
             if resetDatabase { s.schemas = [:] }
@@ -50,7 +53,8 @@ extension AppPotBackend {
             try checkColumns(fields, of: known)
             return known
         }
-        var derived = AppPotClassSchema.derive(name: className, from: fields)
+        if state.current.detectPending { _ = try await anonymousToken() }
+        var derived = AppPotClassSchema.derive(name: className, from: fields, generation: generation)
         derived.columns = derived.columns.filter { !AppPotClassSchema.systemColumns.contains($0.key) }
         logger.debug("apppot defining class from its first record", metadata: ["class": "\(className)"])
         try await defineClasses([derived])
