@@ -92,12 +92,14 @@ extension AppPotBackend {
             var rows: [(Int, JSONObject, AppPotScope)] = []
             for (i, r) in records.enumerated() {
                 do {
-                    let scope = try AppPotScope.from(acl: r.acl, userId: userId, groupIds: groupIds)
+                    let scope = try AppPotScope.from(acl: r.acl, userId: userId, groupIds: groupIds,
+                                                     default: configuration.defaultScope)
                     if let id = r.id { try AppPotBackend.checkObjectId(id) }
                     try checkColumns(r.fields, of: schema)
                     let fields = r.fields.filter { !$0.value.isNull }
                     let row = try AppPotRowCodec.encodeRow(fields: fields, schema: schema, scope: scope, objectId: r.id,
-                                                           createTime: now, updateTime: now, serverUpdateTime: nil)
+                                                           createTime: now, updateTime: now, serverUpdateTime: nil,
+                                                           generation: generation)
                     rows.append((i, row, scope))
                 } catch {
                     results[i] = .failure(MBaaSError.wrap(error))
@@ -160,21 +162,27 @@ extension AppPotBackend {
                         throw MBaaSError(.notFound, "no \(className) record with id \(id)")
                     }
                     let scope = try update.acl.map { acl throws(MBaaSError) in
-                        try AppPotScope.from(acl: acl, userId: userId, groupIds: groupIds)
-                    } ?? AppPotScope(wire: current["scopeType"]) ?? .all
+                        try AppPotScope.from(acl: acl, userId: userId, groupIds: groupIds, default: configuration.defaultScope)
+                    } ?? AppPotScope(wire: current["scopeType"]) ?? configuration.defaultScope
                     var row = JSONObject()
                     row["objectId"] = .string(id)
                     for (key, wire) in current where !AppPotRowCodec.metadataColumns.contains(key) && sets[key] == nil {
                         // Unchanged columns: sent back in the column's own type when the schema is known.
                         if let type = schema?.columns[key],
                            let v = try AppPotValueCodec.value(fromWire: wire, column: type, field: key) {
-                            row[key] = try AppPotValueCodec.wire(v, column: type, field: key)
+                            row[key] = try AppPotValueCodec.wire(v, column: type, field: key, generation: generation)
+                        } else if case .string(let text) = wire, text.isEmpty {
+                            // The server's NULL (answered as ""): sent back as NULL, never as "" into a number column.
+                            row[key] = .null
+                        } else if schema?.columns[key] != nil {
+                            row[key] = .null
                         } else {
                             row[key] = wire
                         }
                     }
                     for key in sets.keys.sorted() {
-                        row[key] = try AppPotValueCodec.wire(sets[key]!, column: schema?.columns[key], field: key)
+                        row[key] = try AppPotValueCodec.wire(sets[key]!, column: schema?.columns[key], field: key,
+                                                             generation: generation)
                     }
                     row["scopeType"] = .int(Int64(scope.rawValue))
                     if let c = current["createTime"], !c.isNull { row["createTime"] = AppPotValueCodec.integer(c).map(JSON.int) ?? c }

@@ -27,9 +27,10 @@ public enum AppPotCapabilities {
             .fileAttachment: "AppPot files are not linked to data rows; store the returned file name in a varchar column",
             .operator(.regex): regexNote,
             .operator(.containsAll): containsAllNote,
-            .acl: "ACLs map to AppPot scopes: public = all (3), owner only = user (1), the owner's groups = group (2); per-user grants beyond the owner, role grants and read-only grants are unsupported",
+            .acl: "ACLs map to AppPot scopes: public = all (3), owner only = user (1), the owner's groups = group (2); no ACL = the URL's defaultScope (group unless set, the AppPot SDKs' default); per-user grants beyond the owner, role grants and read-only grants are unsupported",
             .valueType("array"): "arrays, objects, pointers, geo points, bytes and file references are stored as their neutral JSON text in a varchar column (queryable by equality only)",
-            .valueType("null"): "an AppPot NULL column cannot be told from an unset one: a null field reads back as absent (as after a delete)",
-            .operator(.prefix): "LIKE 'prefix%' on the server; case sensitivity follows the server database's collation",
+            .valueType("null"): "the AppPot server answers a NULL column as \"\" and cannot tell NULL from an unset or empty value: a null field (and an empty string) reads back as absent (as after a delete)",
+            .operator(.prefix): "LIKE 'prefix%' on the server's MySQL database: case-insensitive under the default collations",
+            .operator(.eq): "string equality runs in MySQL: case-insensitive under the default collations",
         ])
 }
