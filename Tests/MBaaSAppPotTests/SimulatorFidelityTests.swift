@@ -1,0 +1,172 @@
+import Foundation
+import MBaaSCore
+import MBaaSReplay
+import Testing
+
+@testable import MBaaSAppPot
+
+/// The adapter against the simulator where the real server differs from what the old simulator assumed: NULL
+/// answered as "", MySQL semantics, three generations, and the fixture users.
+@Suite("AppPot server fidelity")
+struct SimulatorFidelityTests {
+    static func backend(_ sim: AppPotSimulator, generation: String = "v2", extra: String = "") async throws -> AppPotBackend {
+        let url = simulatorURL + "&generation=\(generation)" + extra
+        let b = try await AppPotBackendFactory().open(try BackendURL(parsing: url),
+                                                      context: BackendContext(transport: sim, clock: fixedClock))
+        return b as! AppPotBackend
+    }
+
+    static func sim(_ generation: String = "v2") -> AppPotSimulator {
+        var o = AppPotSimulator.Options()
+        o.generation = generation
+        return AppPotSimulator(options: o)
+    }
+
+    @Test("a sparse row (NULL answered as \"\") reads, pages and updates in every column type", arguments: ["v2", "v3", "v4"])
+    func sparseRows(generation: String) async throws {
+        let sim = Self.sim(generation)
+        let b = try await Self.backend(sim, generation: generation)
+        _ = try await b.logIn(username: "alice", password: "alice-pass")
+        try await b.defineClass("Memo", columns: ["title": .varchar(20), "n": .integer, "big": .long, "done": .bool,
+                                                  "due": .dateTime, "rate": .double, "extra": .json(100)])
+        let full = try await b.create(Record(className: "Memo", fields: ["title": "full", "n": 1, "big": 2, "done": false,
+                                                                        "due": .date(Date(timeIntervalSince1970: 5)), "rate": 1.5,
+                                                                        "extra": ["a": 1]]))
+        let sparse = try await b.create(Record(className: "Memo", fields: ["title": "sparse"]))
+        // The server answers the unset columns as "".
+        let raw = try await b.fetchRow(className: "Memo", id: sparse.id!)
+        #expect(raw?["n"] == "" && raw?["done"] == "" && raw?["due"] == "" && raw?["rate"] == "" && raw?["extra"] == "")
+        #expect(try await b.get(className: "Memo", id: sparse.id!).fields == ["title": "sparse"])
+        let page = try await b.queryPage(Query("Memo").sorted("title"))
+        #expect(page.records.map(\.id) == [full.id, sparse.id])
+        #expect(page.records[0].fields["done"] == false)
+        let updated = try await b.update(className: "Memo", id: sparse.id!, RecordUpdate(changes: ["n": .set(7)]))
+        #expect(updated.fields == ["title": "sparse", "n": 7])
+        #expect(try await b.get(className: "Memo", id: sparse.id!).fields == ["title": "sparse", "n": 7])
+        // Sent back as NULL, not "" (a "" in a number column is an error or 0 in MySQL).
+        #expect(sim.table("Memo")?.rows[sparse.id!]?["done"] ?? .null == .null)
+    }
+
+    @Test("MySQL: = and LIKE ignore case, NULLs sort first ascending")
+    func mysqlSemantics() async throws {
+        let sim = Self.sim()
+        let b = try await Self.backend(sim)
+        _ = try await b.logIn(username: "alice", password: "alice-pass")
+        try await b.defineClass("City", columns: ["name": .varchar(40), "rank": .long])
+        for (name, rank) in [("Tokyo", 1), ("tokyo", 2), ("Osaka", nil)] as [(String, Int?)] {
+            var fields: [String: Value] = ["name": .string(name)]
+            if let rank { fields["rank"] = .int(Int64(rank)) }
+            _ = try await b.create(Record(className: "City", fields: fields))
+        }
+        #expect(try await b.count(Query("City").filter(Field("name") == "TOKYO")) == 2)
+        #expect(try await b.count(Query("City").filter(Field("name").hasPrefix("TOK"))) == 2)
+        let asc = try await b.queryPage(Query("City").sorted("rank")).records.map { $0.fields["name"]?.stringValue }
+        #expect(asc == ["Osaka", "Tokyo", "tokyo"])
+        let desc = try await b.queryPage(Query("City").sorted(by: [SortKey("rank", ascending: false)])).records.map { $0.fields["name"]?.stringValue }
+        #expect(desc == ["tokyo", "Tokyo", "Osaka"])
+    }
+
+    @Test("MySQL row limit: a wide class is refused before any request on v2, fits as text columns on v3")
+    func rowLimit() async throws {
+        let wide = Dictionary(uniqueKeysWithValues: (1...6).map { ("c\($0)", AppPotColumnType.json(4000)) })
+        let sim = Self.sim()
+        let b = try await Self.backend(sim)
+        _ = try await b.logIn(username: "alice", password: "alice-pass")
+        let before = sim.requestCount
+        let e = try await #require(throws: MBaaSError.self) { try await b.defineClass("Wide", columns: wide) }
+        #expect(e.kind == .invalidRequest && e.message.contains("65535") && e.message.contains("c1"))
+        #expect(sim.requestCount == before)
+        // The simulator refuses it too (errCode 103), independently.
+        let direct = try await Self.backend(sim)
+        _ = try await direct.logIn(username: "alice", password: "alice-pass")
+        let v3sim = Self.sim("v3")
+        let v3 = try await Self.backend(v3sim, generation: "v3")
+        _ = try await v3.logIn(username: "alice", password: "alice-pass")
+        try await v3.defineClass("Wide", columns: wide)
+        #expect(v3sim.table("Wide")?.columns["c1"]?.type == "text")
+    }
+
+    @Test("varchar lengths are checked before writing, naming the column and the limit")
+    func varcharLimit() async throws {
+        let sim = Self.sim()
+        let b = try await Self.backend(sim)
+        _ = try await b.logIn(username: "alice", password: "alice-pass")
+        try await b.defineClass("Memo", columns: ["title": .varchar(5)])
+        let before = sim.requestCount
+        let e = try await #require(throws: MBaaSError.self) {
+            try await b.create(Record(className: "Memo", fields: ["title": "too long"]))
+        }
+        #expect(e.kind == .invalidRequest && e.message.contains("'title'") && e.message.contains("5"))
+        #expect(sim.requestCount == before)
+    }
+
+    @Test("defaultScope: group unless the URL says otherwise")
+    func defaultScope() async throws {
+        let sim = Self.sim()
+        let b = try await Self.backend(sim, extra: "&defaultScope=all")
+        _ = try await b.logIn(username: "alice", password: "alice-pass")
+        let r = try await b.create(Record(className: "Memo", fields: ["title": "x"]))
+        #expect(r.acl == .publicReadWrite)
+        #expect(sim.table("Memo")?.rows[r.id!]?["scopeType"] == "3")
+        #expect(throws: MBaaSError.self) { try AppPotConfiguration(url: BackendURL(parsing: simulatorURL + "&defaultScope=team")) }
+        #expect(try AppPotConfiguration(url: BackendURL(parsing: simulatorURL)).defaultScope == .group)
+        #expect(try AppPotConfiguration(url: BackendURL(parsing: simulatorURL + "&generation=v3")).generation == .v3)
+        #expect(throws: MBaaSError.self) { try AppPotConfiguration(url: BackendURL(parsing: simulatorURL + "&generation=v9")) }
+    }
+
+    @Test("doubles written JS-style match rows another client wrote as \"5\"")
+    func doubleEquality() async throws {
+        let sim = Self.sim()
+        let b = try await Self.backend(sim)
+        _ = try await b.logIn(username: "alice", password: "alice-pass")
+        try await b.defineClass("Memo", columns: ["rate": .double])
+        _ = try await b.create(Record(className: "Memo", fields: ["rate": 5.0]))
+        #expect(sim.table("Memo")?.rows.values.first?["rate"] == "5")
+        #expect(try await b.count(Query("Memo").filter(Field("rate") == 5)) == 1)
+    }
+
+    @Test("fixture users: login, wrong password, currentUser, server logout, token dead afterwards", arguments: ["v2", "v3", "v4"])
+    func fixtureUsers(generation: String) async throws {
+        let sim = Self.sim(generation)
+        let alice = try await Self.backend(sim, generation: generation)
+        let bob = try await Self.backend(sim, generation: generation)
+        let wrong = try await #require(throws: MBaaSError.self) { try await alice.logIn(username: "alice", password: "bob-pass") }
+        #expect(wrong.kind == .unauthorized)
+        let a = try await alice.logIn(username: "alice", password: "alice-pass")
+        let b = try await bob.logIn(username: "bob", password: "bob-pass")
+        #expect(a.userId != b.userId)
+        let ua = try await alice.currentUser(), ub = try await bob.currentUser()
+        #expect(ua.username == "alice" && ub.username == "bob")
+        #expect(!Set(ua.groups).isDisjoint(with: ub.groups))
+        try await alice.logOut(confirmWithServer: true)
+        #expect(await alice.session == nil)
+        // The old token is dead on the server.
+        await alice.restore(a)
+        let dead = try await #require(throws: MBaaSError.self) { try await alice.currentUser() }
+        #expect(dead.vendorCode == "121" && dead.kind == .unauthorized)
+        #expect(await alice.session == nil)
+        #expect(try await bob.currentUser().username == "bob")
+    }
+
+    @Test("every simulator answer names its fact with an evidence mark")
+    func facts() async throws {
+        let sim = Self.sim()
+        let recorder = RecordingTransport(wrapping: sim, scrubber: AppPotCassettes.scrubber(appKey: "APP_KEY"))
+        let b = try await AppPotBackendFactory().open(try BackendURL(parsing: simulatorURL),
+                                                      context: BackendContext(transport: recorder, clock: fixedClock)) as! AppPotBackend
+        _ = try? await b.logIn(username: "alice", password: "nope")
+        _ = try await b.logIn(username: "alice", password: "alice-pass")
+        let r = try await b.create(Record(className: "Memo", fields: ["n": 1]))
+        _ = try await b.get(className: "Memo", id: r.id!)
+        _ = try await b.count(Query("Memo"))
+        _ = try await b.queryPage(Query("Memo").filter(Field("n") == 99))
+        _ = try? await b.get(className: "Memo", id: "nope")
+        _ = try await b.currentUser()
+        try await b.logOut(confirmWithServer: true)
+        let c = recorder.cassette(name: "facts", adapter: "apppot", provenance: .authored(facts: []), recordedAt: fixedClock())
+        #expect(c.interactions.count >= 9)
+        for i in c.interactions {
+            #expect(i.evidence != nil, "\(i.request.method) \(i.request.path): \(i.fact ?? "none")")
+        }
+    }
+}
