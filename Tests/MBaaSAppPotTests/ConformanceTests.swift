@@ -18,14 +18,24 @@ struct AppPotConformanceTests {
     /// AppPot users come from the company's directory: data scenarios run as a pre-existing user named in the URL.
     static let userURL = base.replacingOccurrences(of: "\(appKey)@", with: "\(appKey):alice-pass@") + "&user=alice"
 
+    /// Scenarios a faithful AppPot server cannot pass, and why. They get no cassette.
+    static let knownFailures: [String: String] = [
+        // The server answers NULL as "" and cannot tell them apart in a varchar column; the adapter reads "" as
+        // absent (and writes "" as NULL), so objects.update.unset holds and an empty string does not survive.
+        "values.string": "AppPot cannot hold an empty string apart from NULL: \"\" reads back as absent",
+    ]
+
     @Test("every runnable scenario passes in replay; the rest are skipped with the capability named")
     func replay() async throws {
         let suite = try ConformanceSuite.bundled()
         let results = await ConformanceRunner.replay(adapter: "apppot", factory: AppPotBackendFactory(),
                                                      cassettes: Self.cassettes, scenarios: suite.scenarios)
         #expect(results.count == suite.scenarios.count)
-        for r in results where r.outcome != .passed && r.outcome != .skipped {
+        for r in results where r.outcome != .passed && r.outcome != .skipped && Self.knownFailures[r.scenario] == nil {
             Issue.record("\(r.scenario): \(r.outcome.rawValue) \(r.reason ?? "")")
+        }
+        for id in Self.knownFailures.keys {
+            #expect(results.first { $0.scenario == id }?.outcome != .passed, "\(id) passes now: take it off knownFailures")
         }
         for r in results where r.outcome == .skipped {
             #expect(r.reason?.contains("missing capability") == true, "\(r.scenario): \(r.reason ?? "")")
@@ -88,7 +98,7 @@ struct AppPotConformanceTests {
             // Parsed as written (Cassette.load would substitute the placeholders).
             try AppPotCassettes.withProvenance(try Cassette(json: JSON.parse(Data(contentsOf: file)))).write(to: file)
         }
-        for r in results where r.outcome != .recorded && r.outcome != .skipped {
+        for r in results where r.outcome != .recorded && r.outcome != .skipped && Self.knownFailures[r.scenario] == nil {
             Issue.record("\(r.scenario): \(r.outcome.rawValue) \(r.reason ?? "")")
         }
         #expect(try SecretScanner.scanCassettes(under: directory).isEmpty)

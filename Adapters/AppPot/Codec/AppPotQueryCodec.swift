@@ -232,7 +232,9 @@ public enum AppPotQueryTranslator {
             } else {
                 op = cmp
             }
-            if value.isNull {
+            // An empty string is stored as NULL (see AppPotValueCodec.wire), so it compares as NULL.
+            let isNull = value.isNull || param(value, key: key, column: column, type: type, generation: generation) == .null
+            if isNull {
                 switch op {
                 case .eq: return .sql("\(c) IS NULL", [])
                 case .ne: return .sql("\(c) IS NOT NULL", [])
@@ -291,7 +293,7 @@ public enum AppPotQueryTranslator {
         var params: [JSON] = []
         var hasNull = false
         for v in values {
-            if v.isNull { hasNull = true; continue }
+            if v.isNull || param(v, key: key, column: column, type: type, generation: generation) == .null { hasNull = true; continue }
             if let p = param(v, key: key, column: column, type: type, generation: generation), !params.contains(p) { params.append(p) }
         }
         if positive {

@@ -119,7 +119,10 @@ public enum AppPotValueCodec {
     /// column) and JSON numbers on v3 and later (a `double` column), as the JS SDK of each generation writes them.
     public static func wire(_ value: Value, column: AppPotColumnType?, field: String,
                             generation: AppPotGeneration = .v2) throws(MBaaSError) -> JSON {
-        let json = try wireUnchecked(value, column: column, field: field, generation: generation)
+        var json = try wireUnchecked(value, column: column, field: field, generation: generation)
+        // The server answers NULL and "" alike (""), so an empty string is stored as NULL: what is stored then
+        // agrees with what is read back (absent) and with `IS NULL` in queries.
+        if case .string(let s) = json, s.isEmpty { json = .null }
         if let column, let limit = column.characterLimit, case .string(let s) = json, s.count > limit {
             throw MBaaSError(.invalidRequest, "field '\(field)' is an AppPot \(column) column of at most \(limit) characters; the value has \(s.count)")
         }
@@ -187,7 +190,9 @@ public enum AppPotValueCodec {
     /// int, long, bool, datetime and double; Android `setValueFromServer` skips blank values). So `""` is `nil`
     /// (absent) for every column type, including varchar and text: there the server cannot tell NULL from an
     /// empty string, and reading it as absent keeps "a field never written is absent" true for sparse rows. The
-    /// price: an empty string written to AppPot reads back as absent, as it does in the Android SDK.
+    /// price: AppPot holds no empty strings through this adapter. ``wire(_:column:field:generation:)`` writes
+    /// `""` as NULL, so an empty string reads back as absent (as the Android SDK reads it) and an `eq ""` query
+    /// is `IS NULL`.
     public static func value(fromWire json: JSON, column: AppPotColumnType?, field: String) throws(MBaaSError) -> Value? {
         if json.isNull { return nil }
         if case .string(let s) = json, s.isEmpty { return nil }
