@@ -44,7 +44,7 @@ import MBaaSCore
 /// errCode 130 and thrown as ``MBaaSError/Kind/conflict``.
 ///
 /// Instances are independent: each has its own session, schema cache and transport. Safe to use from many tasks.
-public final class AppPotBackend: Backend {
+public final class AppPotBackend: Backend, BackendAdministration {
     public let configuration: AppPotConfiguration
     public let context: BackendContext
     public var adapterName: String { "apppot" }

@@ -9,7 +9,7 @@ public enum AppPotCapabilities {
     public static let standard = Capabilities(
         features: [
             .objects, .multiKeySort, .skip, .count, .batch, .optimisticLocking, .acl, .files, .auth, .serverLogout,
-            .roles,
+            .roles, .listUsers,
             .valueType("string"), .valueType("int"), .valueType("double"), .valueType("bool"), .valueType("Date"),
             .valueType("array"), .valueType("object"), .valueType("Pointer"),
             .valueType("GeoPoint"), .valueType("Bytes"), .valueType("File"),
@@ -17,6 +17,8 @@ public enum AppPotCapabilities {
         operators: [.eq, .ne, .lt, .lte, .gt, .gte, .in, .nin, .exists, .prefix, .and, .or, .not],
         maxPageSize: 1000, defaultPageSize: 100, maxBatchSize: 100,
         notes: [
+            .listUsers: "GET users?token= lists the company's users with their groups and roles (the server decides who may; roles are AppPot's fixed role names)",
+            .importUsers: "AppPot users are created by an administrator in the console; this adapter does not import users or roles",
             .signUp: "AppPot users are created by an administrator in the company's user directory (console or admin-only POST users); apps cannot sign users up",
             .anonymousAuth: "AppPot's anonymous token only serves login, device registration and schema creation; it is not a user session",
             .atomicBatch: "AppPot batch writes report each row (objectId -1 for a failed row); they are not all-or-nothing",

@@ -215,6 +215,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         case ("POST", 1, "anonymousTokens") where v4: return try anonymousTokenV4(request)
         case ("POST", 2, "auth") where path[1] == "login": return try login(request, token: token)
         case ("POST", 2, "auth") where path[1] == "logout": return try logout(token: token)
+        case ("GET", 1, "users"): return try users(token: token, queryToken: queryItems["token"], groupId: queryItems["groupId"])
         case ("GET", 2, "users"): return try user(id: path[1], token: token, queryToken: queryItems["token"])
         case ("POST", 1, "schemas"): return try schemas(request, token: token)
         case ("POST", 3, "data") where path[1] == "batch": return try batch(path[2], request, token: token)
@@ -461,6 +462,26 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
             "userId": .int(Int64(account.id)), "account": .string(account.account), "firstName": .string(account.firstName),
             "lastName": .string(account.lastName), "groupRoleMap": .array(map),
         ]))], fact: "[sdk] apppot-sdk-js v2.3 src/ts/user.ts findById: GET users/{id}?token= answers {user} (members inferred: account, firstName, lastName, groupRoleMap, userId)")
+    }
+
+    /// `GET users?token=[&groupId=]`: every user of the company with their group memberships.
+    private func users(token: String?, queryToken: String?, groupId: String?) throws -> HTTPResponse {
+        guard let queryToken, !queryToken.isEmpty else {
+            throw fail(198, "Input parameters are required",
+                       fact: "[sdk] apppot-sdk-js v2.3 src/ts/user.ts list: GET users sends ?token=")
+        }
+        _ = try requireUser(queryToken)
+        let list: [JSON] = accounts.filter { a in groupId.map { g in a.groups.contains { String($0.id) == g } } ?? true }.map { a in
+            .object([
+                "userId": .int(Int64(a.id)), "account": .string(a.account), "firstName": .string(a.firstName),
+                "lastName": .string(a.lastName),
+                "groupsRoles": .array(a.groups.map {
+                    .object(["groupId": .int(Int64($0.id)), "groupName": .string($0.name), "roleName": .string($0.role)])
+                }),
+            ])
+        }
+        return ok([("users", .array(list))],
+                  fact: "[sdk] apppot-sdk-js v2.3 src/ts/user.ts User.list + spec/user.test.ts: GET users?token=[&groupId=] answers users[] with groupsRoles (any logged-in user may list: inferred)")
     }
 
     // MARK: Schemas (A6)

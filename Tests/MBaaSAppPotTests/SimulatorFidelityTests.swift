@@ -170,3 +170,31 @@ struct SimulatorFidelityTests {
         }
     }
 }
+
+@Suite("AppPot directory export")
+struct DirectoryTests {
+    @Test("listUsers pages the directory by id; listRoles and findUser read the same list — apppot-sdk-js v2.3 src/ts/user.ts User.list")
+    func directory() async throws {
+        let sim = AppPotSimulator()
+        let capture = CapturingTransport(sim)
+        let b = try await AppPotBackendFactory().open(try BackendURL(parsing: simulatorURL),
+                                                      context: BackendContext(transport: capture, clock: fixedClock)) as! AppPotBackend
+        _ = try await b.logIn(username: "alice", password: "alice-pass")
+        let first = try await b.listUsers(after: nil, limit: 2)
+        #expect(first.users.map(\.id) == ["20", "21"] && first.nextCursor == "21")
+        let second = try await b.listUsers(after: first.nextCursor, limit: 2)
+        #expect(second.users.map(\.username) == ["carol"] && second.nextCursor == nil)
+        #expect(first.users[1].groups == ["12", "13"] && first.users[1].roles == ["Manager", "User"])
+        #expect(first.users[0].fields["groupNames"] == ["12": "Sales"])
+        let roles = try await b.listRoles()
+        #expect(roles.map(\.name) == ["Manager", "User"])
+        #expect(roles.first { $0.name == "User" }?.users == ["20", "21", "22"])
+        #expect(try await b.findUser(username: "bob")?.id == "21")
+        #expect(try await b.findUser(username: "nobody") == nil)
+        let list = try #require(capture.requests.last { $0.url.path.hasSuffix("/users") })
+        #expect(list.url.query?.contains("token=") == true)
+        let json = try JSON.parse(#"{"users":[{"userId":205,"account":"user001","firstName":"","groupsRoles":[{"groupId":7,"groupName":"group001","roleName":"Admin","roleId":3}]}]}"#)
+        #expect(try AppPotDirectoryCodec.users(json) == [DirectoryUser(id: "205", username: "user001", roles: ["Admin"], groups: ["7"],
+                                                                       fields: ["groupNames": ["7": "group001"]])])
+    }
+}
