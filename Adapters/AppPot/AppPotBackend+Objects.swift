@@ -27,7 +27,7 @@ extension AppPotBackend {
         guard let row = try await fetchRow(className: className, id: id) else {
             throw MBaaSError(.notFound, "no \(className) record with id \(id)")
         }
-        return try AppPotRowCodec.decodeRecord(row, className: className, schema: schema(for: className))
+        return try AppPotRowCodec.decodeRecord(row, className: className, schema: readSchema(className, rows: [row]))
     }
 
     public func update(className: String, id: String, _ update: RecordUpdate) async throws -> Record {
@@ -87,7 +87,7 @@ extension AppPotBackend {
                 for (k, v) in r.fields where merged[k] == nil || merged[k]!.isNull { merged[k] = v }
             }
             for key in merged.keys { try AppPotRowCodec.checkFieldName(key) }
-            let schema = try await ensureSchema(className, fields: merged)
+            let (schema, derived) = try await ensureSchema(className, fields: merged)
             let now = context.now
             var rows: [(Int, JSONObject, AppPotScope)] = []
             for (i, r) in records.enumerated() {
@@ -108,8 +108,14 @@ extension AppPotBackend {
             if !rows.isEmpty {
                 let tx = nextTransactionId()
                 let body = AppPotWriteRequest(objectName: className, transactionId: tx, rows: rows.map(\.1))
-                let (_, json) = try await call("POST", ["data", "batch", "addData"], body: .json(body.json),
+                let json: JSON?
+                do {
+                    (_, json) = try await call("POST", ["data", "batch", "addData"], body: .json(body.json),
                                                token: .user, idempotencyKey: tx)
+                } catch {
+                    if derived { forgetDerived(schema) }
+                    throw error
+                }
                 let written = try AppPotWriteResult.decodeResponse(json)
                 guard written.count == rows.count else {
                     throw MBaaSError(.decoding, "AppPot addData answered \(written.count) results for \(rows.count) rows")
@@ -161,6 +167,7 @@ extension AppPotBackend {
                     guard let current = try await fetchRow(className: className, id: id) else {
                         throw MBaaSError(.notFound, "no \(className) record with id \(id)")
                     }
+                    _ = try readSchema(className, rows: [current])
                     let scope = try update.acl.map { acl throws(MBaaSError) in
                         try AppPotScope.from(acl: acl, userId: userId, groupIds: groupIds, default: configuration.defaultScope)
                     } ?? AppPotScope(wire: current["scopeType"]) ?? configuration.defaultScope

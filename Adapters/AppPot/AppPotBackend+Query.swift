@@ -30,9 +30,10 @@ extension AppPotBackend {
             return RecordPage(records: [])
         }
         let rows = try AppPotDataResponse.rows(json, keys: [body.alias, query.className]) ?? []
+        let rowSchema = try readSchema(query.className, rows: rows)
         var records: [Record] = []
         for row in rows.prefix(limit) {
-            records.append(try AppPotRowCodec.decodeRecord(row, className: query.className, schema: schema))
+            records.append(try AppPotRowCodec.decodeRecord(row, className: query.className, schema: rowSchema))
         }
         return RecordPage(records: records, nextCursor: rows.count >= limit ? String(skip + limit) : nil)
     }

@@ -25,6 +25,13 @@ import MBaaSCore
 /// client does not know yet defines the class from the record's fields first (see
 /// ``AppPotColumnType/derived(from:)``). Values come back as strings and are converted with the class's schema
 /// as this client knows it; ``registerClass(_:)`` declares a class that already exists without a server call.
+/// The server never tells column types (v2's only schema read, `GET schemas`, checks existence), so this client
+/// does not guess them: reading or updating rows of a class it has no schema for is
+/// ``MBaaSError/Kind/invalidRequest`` naming the class and the columns the server answered (register it first, or
+/// open with `untypedReads=true` to get the strings as the server sends them). Before a first record defines
+/// a class, the adapter asks the server for one row of it: when the class already holds rows, it refuses
+/// rather than cache column types derived from the record; a schema derived for a class whose first write then
+/// fails is forgotten, so a wrong one is never kept.
 /// A field that is not a column of a known class is ``MBaaSError/Kind/invalidRequest``: AppPot tables have fixed
 /// columns.
 ///

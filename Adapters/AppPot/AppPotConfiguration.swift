@@ -21,6 +21,8 @@ import MBaaSCore
 ///   (see ``AppPotBackend``).
 /// - `generation=v2|v3|v4|auto`: the server API generation (default `v2`; see ``AppPotGeneration`` for what
 ///   differs and what `auto` can detect).
+/// - `untypedReads=true`: read rows of classes whose column types this client does not know as the server
+///   answers them (strings) instead of refusing (see ``AppPotBackend``'s "Classes").
 /// - `defaultScope=user|group|all`: the `scopeType` of a record written without an ACL (default `group`, the
 ///   default of every AppPot SDK: the writer's groups may read and write it; see ``AppPotScope``).
 public struct AppPotConfiguration: Sendable, Hashable {
@@ -44,6 +46,8 @@ public struct AppPotConfiguration: Sendable, Hashable {
     public var detectGeneration: Bool
     /// The scope of a record written without an ACL (the AppPot SDKs' default: ``AppPotScope/group``).
     public var defaultScope: AppPotScope
+    /// Read rows of classes with unknown column types as strings instead of refusing them.
+    public var untypedReads: Bool
 
     public static let defaultContextRoot = "apppot"
     public static let defaultDeviceUDID = "mbaaskit"
@@ -52,7 +56,8 @@ public struct AppPotConfiguration: Sendable, Hashable {
         serverBase: String, contextRoot: String = AppPotConfiguration.defaultContextRoot, companyId: String,
         appId: String, appVersion: String, appKey: String, deviceUDID: String = AppPotConfiguration.defaultDeviceUDID,
         loginUser: String? = nil, loginPassword: String? = nil, anonymousData: Bool = false, transactionIds: Bool = false,
-        generation: AppPotGeneration = .v2, detectGeneration: Bool = false, defaultScope: AppPotScope = .group
+        generation: AppPotGeneration = .v2, detectGeneration: Bool = false, defaultScope: AppPotScope = .group,
+        untypedReads: Bool = false
     ) {
         self.serverBase = serverBase
         self.contextRoot = contextRoot
@@ -68,6 +73,7 @@ public struct AppPotConfiguration: Sendable, Hashable {
         self.generation = generation
         self.detectGeneration = detectGeneration
         self.defaultScope = defaultScope
+        self.untypedReads = untypedReads
     }
 
     /// Reads a backend URL (see the type's documentation); errors name the missing or wrong part.
@@ -90,7 +96,7 @@ public struct AppPotConfiguration: Sendable, Hashable {
         let version = try required("version", "app version")
         let root = url.path.split(separator: "/").joined(separator: "/")
         let known: Set<String> = ["company", "app", "version", "device", "user", "anonymousData", "transactions",
-                                   "generation", "defaultScope"]
+                                   "generation", "defaultScope", "untypedReads"]
         if let unknown = url.options.keys.sorted().first(where: { !known.contains($0) }) {
             throw MBaaSError(.invalidRequest, "unknown AppPot URL option '\(unknown)' (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -130,7 +136,7 @@ public struct AppPotConfiguration: Sendable, Hashable {
             deviceUDID: url.option("device").flatMap { $0.isEmpty ? nil : $0 } ?? AppPotConfiguration.defaultDeviceUDID,
             loginUser: user, loginPassword: user == nil ? nil : url.secret, anonymousData: try flag("anonymousData"),
             transactionIds: try flag("transactions"), generation: generation, detectGeneration: detect,
-            defaultScope: scope)
+            defaultScope: scope, untypedReads: try flag("untypedReads"))
     }
 
     /// The API base path: `/{contextRoot}/api/{companyId}/{appId}/{appVersion}` (each segment percent-encoded).

@@ -198,3 +198,59 @@ struct DirectoryTests {
                                                                        fields: ["groupNames": ["7": "group001"]])])
     }
 }
+
+@Suite("AppPot classes that already exist")
+struct ExistingClassTests {
+    static func seeded() async throws -> (AppPotSimulator, String) {
+        let sim = AppPotSimulator()
+        let (writer, _) = try await aliceBackend(sim)
+        try await writer.defineClass("Memo", columns: ["title": .varchar(20), "n": .long])
+        let r = try await writer.create(Record(className: "Memo", fields: ["title": "a", "n": 5]))
+        return (sim, r.id!)
+    }
+
+    @Test("reading a class whose types this client does not know fails loudly, naming the columns; untypedReads=true gives strings")
+    func reads() async throws {
+        let (sim, id) = try await Self.seeded()
+        let (reader, _) = try await aliceBackend(sim)
+        let e = try await #require(throws: MBaaSError.self) { try await reader.get(className: "Memo", id: id) }
+        #expect(e.kind == .invalidRequest && e.message.contains("Memo") && e.message.contains("title") && e.message.contains("registerClass"))
+        let q = try await #require(throws: MBaaSError.self) { try await reader.queryPage(Query("Memo")) }
+        #expect(q.kind == .invalidRequest)
+        let u = try await #require(throws: MBaaSError.self) {
+            try await reader.update(className: "Memo", id: id, RecordUpdate(changes: ["n": .set(6)]))
+        }
+        #expect(u.kind == .invalidRequest)
+        // A missing record in an unknown class is still notFound; an empty result still empty.
+        #expect(try await reader.queryPage(Query("Memo").filter(Field("id") == "none")).records.isEmpty)
+        reader.registerClass(AppPotClassSchema(name: "Memo", columns: ["title": .varchar(20), "n": .long]))
+        #expect(try await reader.get(className: "Memo", id: id).fields == ["title": "a", "n": 5])
+        let (loose, _) = try await makeBackend(sim, url: simulatorURL + "&untypedReads=true")
+        _ = try await loose.logIn(username: "alice", password: "alice-pass")
+        #expect(try await loose.get(className: "Memo", id: id).fields == ["title": "a", "n": "5"])
+    }
+
+    @Test("a first write into a class that already holds rows is refused instead of caching guessed types")
+    func firstWrite() async throws {
+        let (sim, _) = try await Self.seeded()
+        let (other, _) = try await aliceBackend(sim)
+        let e = try await #require(throws: MBaaSError.self) {
+            try await other.create(Record(className: "Memo", fields: ["title": "b", "n": 1.5]))
+        }
+        #expect(e.kind == .invalidRequest && e.message.contains("already exists"))
+        #expect(other.schema(for: "Memo") == nil)
+        #expect(sim.table("Memo")?.rows.count == 1)
+    }
+
+    @Test("a derived schema whose first write fails is forgotten")
+    func forgotten() async throws {
+        let sim = AppPotSimulator()
+        let (a, _) = try await aliceBackend(sim)
+        // An empty table with other columns exists: the probe finds no row, POST schemas keeps the old table.
+        try await a.defineClass("Memo", columns: ["title": .varchar(20)])
+        let (b, _) = try await aliceBackend(sim)
+        let e = try await #require(throws: MBaaSError.self) { try await b.create(Record(className: "Memo", fields: ["n": 1])) }
+        #expect(e.kind == .invalidRequest || e.vendorCode == "109")
+        #expect(b.schema(for: "Memo") == nil)
+    }
+}
