@@ -92,15 +92,19 @@ extension AppPotBackend {
             var rows: [(Int, JSONObject, AppPotScope)] = []
             for (i, r) in records.enumerated() {
                 do {
-                    let scope = try AppPotScope.from(acl: r.acl, userId: userId, groupIds: groupIds,
-                                                     default: configuration.defaultScope)
+                    let subset = configuration.clientGroupIds
+                        ? AppPotScope.groupSubset(acl: r.acl, userId: userId, groupIds: groupIds) : nil
+                    let scope = try subset.map { _ in AppPotScope.group }
+                        ?? AppPotScope.from(acl: r.acl, userId: userId, groupIds: groupIds, default: configuration.defaultScope)
                     if let id = r.id { try AppPotBackend.checkObjectId(id) }
                     try checkColumns(r.fields, of: schema)
                     let fields = r.fields.filter { !$0.value.isNull }
                     let row = try AppPotRowCodec.encodeRow(fields: fields, schema: schema, scope: scope, objectId: r.id,
                                                            createTime: now, updateTime: now, serverUpdateTime: nil,
                                                            generation: generation)
-                    rows.append((i, row, scope))
+                    var placed = row
+                    if let subset { placed["groupIds"] = .string(AppPotScope.clientGroupIdsWire(subset)) }
+                    rows.append((i, placed, scope))
                 } catch {
                     results[i] = .failure(MBaaSError.wrap(error))
                 }
@@ -130,7 +134,7 @@ extension AppPotBackend {
                     if let c = result.serverCreateTime { stored["serverCreateTime"] = .string(c) }
                     if let u = result.serverUpdateTime { stored["serverUpdateTime"] = .string(u) }
                     if let userId { stored["createUserId"] = .string(userId) }
-                    stored["groupIds"] = .string(AppPotScope.groupIdsWire(groupIds))
+                    if row["groupIds"] == nil { stored["groupIds"] = .string(AppPotScope.groupIdsWire(groupIds)) }
                     results[i] = .success(try AppPotRowCodec.decodeRecord(stored, className: className, schema: schema))
                 }
             }
@@ -168,7 +172,9 @@ extension AppPotBackend {
                         throw MBaaSError(.notFound, "no \(className) record with id \(id)")
                     }
                     _ = try readSchema(className, rows: [current])
-                    let scope = try update.acl.map { acl throws(MBaaSError) in
+                    let subset = configuration.clientGroupIds
+                        ? AppPotScope.groupSubset(acl: update.acl, userId: userId, groupIds: groupIds) : nil
+                    let scope = try subset.map { _ in AppPotScope.group } ?? update.acl.map { acl throws(MBaaSError) in
                         try AppPotScope.from(acl: acl, userId: userId, groupIds: groupIds, default: configuration.defaultScope)
                     } ?? AppPotScope(wire: current["scopeType"]) ?? configuration.defaultScope
                     var row = JSONObject()
@@ -199,6 +205,10 @@ extension AppPotBackend {
                     }
                     var meta = JSONObject()
                     for key in ["serverCreateTime", "createUserId", "groupIds"] { if let v = current[key] { meta[key] = v } }
+                    if let subset {
+                        row["groupIds"] = .string(AppPotScope.clientGroupIdsWire(subset))
+                        meta["groupIds"] = .string(AppPotScope.groupIdsWire(subset))
+                    }
                     rows.append((i, row, meta))
                 } catch {
                     results[i] = .failure(MBaaSError.wrap(error))

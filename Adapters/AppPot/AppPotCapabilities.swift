@@ -33,6 +33,7 @@ public enum AppPotCapabilities {
             .valueType("array"): "arrays, objects, pointers, geo points, bytes and file references are stored as their neutral JSON text in a varchar column (queryable by equality only)",
             .valueType("null"): "the AppPot server answers a NULL column as \"\" and cannot tell NULL from an unset or empty value: a null field (and an empty string) reads back as absent (as after a delete)",
             .operator(.prefix): "LIKE 'prefix%' on the server's MySQL database: case-insensitive under the default collations",
+            .valueType("string"): "the AppPot server answers NULL and \"\" alike: an empty string is written as NULL and reads back as absent",
             .operator(.eq): "string equality runs in MySQL: case-insensitive under the default collations",
         ])
 }

@@ -21,6 +21,9 @@ import MBaaSCore
 ///   (see ``AppPotBackend``).
 /// - `generation=v2|v3|v4|auto`: the server API generation (default `v2`; see ``AppPotGeneration`` for what
 ///   differs and what `auto` can detect).
+/// - `clientGroupIds=true`: an ACL granting a subset of the writer's groups is written as group scope with the
+///   record's `groupIds` set by the client (docs 05.2 shows a client-sent `groupIds`; whether every server
+///   honours it is not verified, hence opt-in). Without it such ACLs are `unsupported`.
 /// - `untypedReads=true`: read rows of classes whose column types this client does not know as the server
 ///   answers them (strings) instead of refusing (see ``AppPotBackend``'s "Classes").
 /// - `defaultScope=user|group|all`: the `scopeType` of a record written without an ACL (default `group`, the
@@ -48,6 +51,8 @@ public struct AppPotConfiguration: Sendable, Hashable {
     public var defaultScope: AppPotScope
     /// Read rows of classes with unknown column types as strings instead of refusing them.
     public var untypedReads: Bool
+    /// Send `groupIds` for ACLs that grant a subset of the writer's groups.
+    public var clientGroupIds: Bool
 
     public static let defaultContextRoot = "apppot"
     public static let defaultDeviceUDID = "mbaaskit"
@@ -57,7 +62,7 @@ public struct AppPotConfiguration: Sendable, Hashable {
         appId: String, appVersion: String, appKey: String, deviceUDID: String = AppPotConfiguration.defaultDeviceUDID,
         loginUser: String? = nil, loginPassword: String? = nil, anonymousData: Bool = false, transactionIds: Bool = false,
         generation: AppPotGeneration = .v2, detectGeneration: Bool = false, defaultScope: AppPotScope = .group,
-        untypedReads: Bool = false
+        untypedReads: Bool = false, clientGroupIds: Bool = false
     ) {
         self.serverBase = serverBase
         self.contextRoot = contextRoot
@@ -74,6 +79,7 @@ public struct AppPotConfiguration: Sendable, Hashable {
         self.detectGeneration = detectGeneration
         self.defaultScope = defaultScope
         self.untypedReads = untypedReads
+        self.clientGroupIds = clientGroupIds
     }
 
     /// Reads a backend URL (see the type's documentation); errors name the missing or wrong part.
@@ -96,7 +102,7 @@ public struct AppPotConfiguration: Sendable, Hashable {
         let version = try required("version", "app version")
         let root = url.path.split(separator: "/").joined(separator: "/")
         let known: Set<String> = ["company", "app", "version", "device", "user", "anonymousData", "transactions",
-                                   "generation", "defaultScope", "untypedReads"]
+                                   "generation", "defaultScope", "untypedReads", "clientGroupIds"]
         if let unknown = url.options.keys.sorted().first(where: { !known.contains($0) }) {
             throw MBaaSError(.invalidRequest, "unknown AppPot URL option '\(unknown)' (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -136,7 +142,8 @@ public struct AppPotConfiguration: Sendable, Hashable {
             deviceUDID: url.option("device").flatMap { $0.isEmpty ? nil : $0 } ?? AppPotConfiguration.defaultDeviceUDID,
             loginUser: user, loginPassword: user == nil ? nil : url.secret, anonymousData: try flag("anonymousData"),
             transactionIds: try flag("transactions"), generation: generation, detectGeneration: detect,
-            defaultScope: scope, untypedReads: try flag("untypedReads"))
+            defaultScope: scope, untypedReads: try flag("untypedReads"),
+            clientGroupIds: try flag("clientGroupIds"))
     }
 
     /// The API base path: `/{contextRoot}/api/{companyId}/{appId}/{appVersion}` (each segment percent-encoded).

@@ -571,7 +571,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
                 row["objectId"] = .string(id)
                 row["scopeType"] = row["scopeType"].flatMap { $0.isNull ? nil : $0 } ?? .string("2")
                 row["createUserId"] = .string(String(user.id))
-                row["groupIds"] = .string("{" + user.groups.map { String($0.id) }.joined(separator: ",") + "}")
+                row["groupIds"] = .string("{" + (try clientGroups(fields["groupIds"], user: user) ?? user.groups.map { String($0.id) }).joined(separator: ",") + "}")
                 row["serverCreateTime"] = .string(serverTime(now))
                 row["serverUpdateTime"] = .string(serverTime(now))
                 row["serverRecordStatus"] = .string("1")
@@ -595,6 +595,9 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
                 for (k, v) in fields where !["objectId", "serverCreateTime", "serverUpdateTime", "createUserId",
                                               "groupIds", "serverRecordStatus"].contains(k) {
                     row[k] = try store(v, column: k, in: table)
+                }
+                if let groups = try clientGroups(fields["groupIds"], user: user) {
+                    row["groupIds"] = .string("{" + groups.joined(separator: ",") + "}")
                 }
                 row["serverUpdateTime"] = .string(serverTime(now))
                 updated[id] = row
@@ -627,6 +630,20 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         if let tx { state.transactions.insert(tx) }
         return ok(results: .array(results),
                   fact: "[doc] \(Self.ref) A7 POST data/batch/\(op) {objectName, transactionId?, \(op == "deleteData" ? "objectIds[{objectId, serverUpdateTime}]" : "data[rows]")}; results per row in request order (docs 05.2)")
+    }
+
+    /// A client-sent `groupIds` (`"1"`, `"1,2"`; docs 05.2's addData example sends `"groupIds":"1"`): kept when
+    /// every id is one of the writer's groups (inferred), else errCode 109.
+    private func clientGroups(_ value: JSON?, user: Account) throws -> [String]? {
+        guard let text = value?.stringValue ?? value?.intValue.map({ String($0) }), !text.isEmpty else { return nil }
+        let ids = text.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        guard !ids.isEmpty, ids.allSatisfy({ id in user.groups.contains { String($0.id) == id } }) else {
+            throw fail(109, "Input data not valid: groupIds",
+                       fact: "[inferred] a client-sent groupIds naming a group the writer is not in is refused (errCode 109)")
+        }
+        return ids
     }
 
     private func getRow(className: String, id: String, token: String?) throws -> HTTPResponse {

@@ -254,3 +254,38 @@ struct ExistingClassTests {
         #expect(b.schema(for: "Memo") == nil)
     }
 }
+
+@Suite("AppPot per-record groups")
+struct GroupIdsTests {
+    @Test("clientGroupIds=true: an ACL naming some of the writer's groups sends groupIds (docs 05.2 example); without it, unsupported")
+    func subset() async throws {
+        let sim = AppPotSimulator()
+        let capture = CapturingTransport(sim)
+        let b = try await AppPotBackendFactory().open(try BackendURL(parsing: simulatorURL + "&clientGroupIds=true"),
+                                                      context: BackendContext(transport: capture, clock: fixedClock)) as! AppPotBackend
+        _ = try await b.logIn(username: "bob", password: "bob-pass")  // groups 12 and 13
+        let acl = ACL([.group("13"): .readWrite])
+        let r = try await b.create(Record(className: "Memo", acl: acl, fields: ["title": "ops only"]))
+        #expect(r.acl == acl)
+        let add = try #require(capture.requests.last { $0.url.path.hasSuffix("/addData") })
+        let addBody = try #require(add.body)
+        let row = try #require(try JSON.parse(addBody)["data"]?.arrayValue?.first)
+        #expect(row["groupIds"] == "13" && row["scopeType"] == 2)
+        #expect(try await b.get(className: "Memo", id: r.id!).acl == acl)
+        // alice (group 12 only) cannot see it; with all of bob's groups it is the plain group scope.
+        let (alice, _) = try await aliceBackend(sim)
+        alice.registerClass(b.schema(for: "Memo")!)
+        #expect(try await alice.queryPage(Query("Memo")).records.isEmpty)
+        let moved = try await b.update(className: "Memo", id: r.id!, RecordUpdate(changes: [:], acl: ACL([.group("12"): .readWrite])))
+        #expect(moved.acl == ACL([.group("12"): .readWrite]))
+        #expect(try await alice.queryPage(Query("Memo")).records.count == 1)
+
+        let (plain, _) = try await makeBackend(sim)
+        _ = try await plain.logIn(username: "bob", password: "bob-pass")
+        plain.registerClass(b.schema(for: "Memo")!)
+        let e = try await #require(throws: MBaaSError.self) {
+            try await plain.create(Record(className: "Memo", acl: acl, fields: ["title": "x"]))
+        }
+        #expect(e.kind == .unsupported)
+    }
+}

@@ -79,6 +79,28 @@ public enum AppPotScope: Int, Sendable, Hashable, CaseIterable {
         return .group
     }
 
+    /// The groups of an ACL that grants read and write to a non-empty proper subset of the writer's groups (and
+    /// optionally the writer), and nothing else: what a client-set `groupIds` expresses (docs 05.2's addData
+    /// example sends `"groupIds":"1"`). `nil` for any other ACL.
+    public static func groupSubset(acl: ACL?, userId: String?, groupIds: [String]) -> [String]? {
+        guard let acl, !acl[.everyone].read, !acl[.everyone].write else { return nil }
+        var groups: [String] = []
+        for (principal, access) in acl.entries {
+            guard access.read && access.write else { return nil }
+            switch principal {
+            case .group(let g): groups.append(g)
+            case .user(let u) where u == userId: break
+            default: return nil
+            }
+        }
+        let mine = Set(groupIds)
+        guard !groups.isEmpty, Set(groups).isSubset(of: mine), Set(groups) != mine else { return nil }
+        return groups.sorted()
+    }
+
+    /// `groupIds` as a client sends it: `"1"`, `"1,2"` (the docs' addData example; the list form is inferred).
+    public static func clientGroupIdsWire(_ ids: [String]) -> String { ids.joined(separator: ",") }
+
     /// The ACL this scope means: ``all`` is public read/write, ``user`` read/write for the creator, ``group``
     /// read/write for each of the record's groups.
     public func acl(createUserId: String?, groupIds: [String]) -> ACL {
