@@ -41,7 +41,9 @@ struct AppPotConformanceTests {
             #expect(r.reason?.contains("missing capability") == true, "\(r.scenario): \(r.reason ?? "")")
         }
         let passed = results.filter { $0.outcome == .passed }.map(\.scenario)
-        #expect(passed.count >= 40, "passed: \(passed)")
+        // 44 pass, 15 skip (missing capabilities), values.string fails (see knownFailures). Before issue 16: 45/15/0.
+        #expect(passed.count == 44, "passed: \(passed)")
+        #expect(results.filter { $0.outcome == .skipped }.count == 15)
         // Spot checks: what AppPot can and cannot do.
         for id in ["objects.crud.basic", "objects.version.conflict", "queries.not", "queries.paging", "files.roundtrip",
                    "batch.mixed", "auth.currentUser.noSession", "errors.notFound.record"] {
