@@ -300,3 +300,14 @@ struct VendorVectorsV4 {
         #expect(b2.generation == .v2)
     }
 }
+
+@Suite("AppPot numbers as JavaScript prints them")
+struct JSNumberTextTests {
+    @Test("String(n) as JS writes it (apppot-sdk-js v2.3 src/ts/model.ts formatColumns: columns[key] + \"\")")
+    func text() {
+        let cases: [(Double, String)] = [(5, "5"), (5.5, "5.5"), (-0.25, "-0.25"), (0, "0"), (-0.0, "0"), (1e21, "1e+21"),
+                                         (1e-7, "1e-7"), (0.00001, "0.00001"), (1.5e-5, "0.000015"), (0.1 + 0.2, "0.30000000000000004"),
+                                         (123456789, "123456789"), (-42, "-42")]
+        for (d, js) in cases { #expect(AppPotNumberText.js(d) == js, "\(d)") }
+    }
+}
