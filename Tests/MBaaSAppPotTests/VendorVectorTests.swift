@@ -203,6 +203,29 @@ struct VendorVectorsV2 {
 
 @Suite("AppPot vendor vectors: v3 (apppot-sdk-js v3)")
 struct VendorVectorsV3 {
+    @Test("login is as v2: GET anonymousTokens, then the username body with the anonymous token — apppot-sdk-js v3 src/ts/local-authenticator.ts")
+    func login() async throws {
+        let t = ScriptedTransport(VendorVectorsV2.auth)
+        let b = try await vectorBackend(t, "v3")
+        let s = try await b.logIn(username: "user001", password: "aaaa")
+        #expect(query(t.request("GET", suffix: "/anonymousTokens")) == ["appKey": "KEY0001", "deviceUDID": "UDID-1"])
+        let login = try #require(t.request("POST", suffix: "/auth/login"))
+        #expect(login.headers["apppot-token"] == "a11a11a1")
+        #expect(try body(login) == JSON.parse("""
+            {"username":"user001","password":"aaaa","appId":"jp.co.ncdc.sdk","deviceUDID":"UDID-1","isPush":false,
+             "appVersion":"1.0.0","companyId":4}
+            """))
+        #expect(s.token == "c0ffee01")
+    }
+
+    @Test("count answers a top-level count — apppot-sdk-js v3 spec/model_spec.js (count is 20)")
+    func count() async throws {
+        var answers = VendorVectorsV2.auth
+        answers["POST data/query/Task/count"] = (200, #"{"status":"OK","errCode":0,"description":null,"count":20}"#)
+        let b = try await vectorBackend(ScriptedTransport(answers), "v3", user: true)
+        #expect(try await b.count(Query("Task")) == 20)
+    }
+
     @Test("range.offset is 0-based — apppot-sdk-js v3 src/ts/model.ts limit() and spec/select_spec.js (limit(9, 10) starts at row 11)")
     func offset() async throws {
         var answers = VendorVectorsV2.auth
