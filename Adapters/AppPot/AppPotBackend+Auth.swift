@@ -3,16 +3,20 @@ import MBaaSCore
 
 /// Login against the company's user directory (reference A5).
 ///
-/// - ``logIn(username:password:)``: anonymous token, then `POST auth/login` with
-///   `{"username","password","appId","deviceUDID","isPush":false,"appVersion","companyId"}`; the answer's
-///   `authInfor` (the server's spelling) or `authInfo` gives the user token, its validity (`validTime`, ms), the
-///   user id, account and names, and the groups with their roles (flat or nested shape).
+/// - ``logIn(username:password:)``: v2/v3: anonymous token, then `POST auth/login` with
+///   `{"username","password","appId","deviceUDID","isPush":false,"appVersion","companyId"}`; v4: `POST auth/login`
+///   with `{"account","password","appKey"}` and no token. The answer's `authInfor` (the server's spelling) or
+///   `authInfo` gives the user token, its validity (`validTime`), the user id, account and names, and the groups
+///   with their roles (flat or nested shape). `validTime` is an absolute epoch-ms time when it is above 10^12
+///   (v2 answers `1470000416960`), else a duration in ms (the 2014 v1 sample's `18000000`); see
+///   ``AppPotAuthInfo/expiry(now:)``.
 /// - The session keeps the user's group ids and role names in `extras` (`groupIds`, `roles`, comma-separated),
 ///   so a restored session maps ACLs to scopes without a network call.
 /// - ``logOut(confirmWithServer:)``: `POST auth/logout {}`; without confirmation it only forgets the session
 ///   (the AppPot SDKs' logout without `mustSyncWithServer`), which works offline. A server answer that the token
 ///   is already expired or unknown (120, 121) counts as logged out.
-/// - ``currentUser()``: `GET users/{userId}`.
+/// - ``currentUser()``: `GET users/{userId}?token=` (the docs call the query token required; the JS SDK sends it
+///   and the header). errCode 120/121 there ends the session like anywhere else.
 /// - ``signUp(username:password:email:fields:)`` is `unsupported`: AppPot users are created by administrators.
 /// - A backend opened from a URL naming a user (`user=`, password as the URL's secret) logs that user in on the
 ///   first call that needs the session (data, files, ``currentUser()``); ``session`` is `nil` until then, and an
@@ -24,10 +28,17 @@ extension AppPotBackend {
 
     public func logIn(username: String, password: String) async throws -> Session {
         guard !username.isEmpty else { throw MBaaSError(.invalidRequest, "user name is empty") }
-        let body = AppPotLoginRequest(
-            username: username, password: password, appId: configuration.appId, deviceUDID: configuration.deviceUDID,
-            appVersion: configuration.appVersion, companyId: configuration.companyId)
-        let (_, json) = try await call("POST", ["auth", "login"], body: .json(body.json), token: .anonymous)
+        let json: JSON?
+        if state.current.detectPending { _ = try await anonymousToken() }  // generation=auto: find out first
+        if generation.accountLogin {
+            let body = AppPotAccountLoginRequest(account: username, password: password, appKey: configuration.appKey)
+            (_, json) = try await call("POST", ["auth", "login"], body: .json(body.json), token: .none)
+        } else {
+            let body = AppPotLoginRequest(
+                username: username, password: password, appId: configuration.appId, deviceUDID: configuration.deviceUDID,
+                appVersion: configuration.appVersion, companyId: configuration.companyId)
+            (_, json) = try await call("POST", ["auth", "login"], body: .json(body.json), token: .anonymous)
+        }
         guard let json else { throw MBaaSError(.decoding, "AppPot login answered an empty body") }
         let info = try AppPotAuthInfo(loginResponse: json)
         var extras: [String: String] = ["groupIds": info.groupIds.joined(separator: ","),
@@ -36,7 +47,7 @@ extension AppPotBackend {
         if let last = info.lastName { extras["lastName"] = last }
         let session = Session(
             token: info.userToken, userId: info.userId, username: info.account ?? username,
-            expiresAt: info.validTime.map { context.now.addingTimeInterval(Double($0) / 1000) }, extras: extras)
+            expiresAt: info.expiry(now: context.now), extras: extras)
         state.withLock { s in
             s.session = session
             s.groupIds = info.groupIds
@@ -69,7 +80,7 @@ extension AppPotBackend {
         guard let session = try await currentSession() else {
             throw MBaaSError(.unauthorized, "not logged in to AppPot")
         }
-        let (_, json) = try await call("GET", ["users", session.userId], token: .user)
+        let (_, json) = try await call("GET", ["users", session.userId], query: [("token", session.token)], token: .user)
         let info = try AppPotUserInfo(response: json ?? .null)
         let known = state.current
         let groups = info.groupsAndRoles.map { AppPotAuthInfo.distinct($0.map(\.groupId)) } ?? known.groupIds

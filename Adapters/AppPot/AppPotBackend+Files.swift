@@ -3,7 +3,8 @@ import MBaaSCore
 
 /// Files (reference A9): multipart upload of `entity` (`{"name":...}`) and `file`; the server stores the file
 /// under a new name (a UUID prefixed to the name given), which the returned ``FileReference/name`` carries.
-/// Downloads send the user token as `?userToken=` (as the docs do, so `<img src>` works). Files are not linked
+/// Downloads send the user token as `?userToken=` (as the docs do, so `<img src>` works) and no `Accept` header:
+/// the server produces `application/octet-stream`, and the JS SDK sends none. Files are not linked
 /// to data rows (no attachments) and there is no listing endpoint.
 extension AppPotBackend {
     public func upload(_ upload: FileUpload) async throws -> FileReference {
@@ -21,7 +22,7 @@ extension AppPotBackend {
         let token = try await token(for: .user)
         var query: [(String, String)] = []
         if let t = token.value { query.append(("userToken", t)) }
-        let (response, _) = try await send("GET", ["files", file.name], query: query, token: .none)
+        let (response, _) = try await send("GET", ["files", file.name], query: query, token: .none, accept: nil)
         let isJSON = response.headers["Content-Type"]?.lowercased().contains("json") ?? false
         if !response.isSuccess || isJSON {
             if case .failure(let error) = AppPotEnvelope.check(response) {

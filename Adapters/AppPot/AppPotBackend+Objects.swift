@@ -27,7 +27,7 @@ extension AppPotBackend {
         guard let row = try await fetchRow(className: className, id: id) else {
             throw MBaaSError(.notFound, "no \(className) record with id \(id)")
         }
-        return try AppPotRowCodec.decodeRecord(row, className: className, schema: schema(for: className))
+        return try AppPotRowCodec.decodeRecord(row, className: className, schema: readSchema(className, rows: [row]))
     }
 
     public func update(className: String, id: String, _ update: RecordUpdate) async throws -> Record {
@@ -87,18 +87,24 @@ extension AppPotBackend {
                 for (k, v) in r.fields where merged[k] == nil || merged[k]!.isNull { merged[k] = v }
             }
             for key in merged.keys { try AppPotRowCodec.checkFieldName(key) }
-            let schema = try await ensureSchema(className, fields: merged)
+            let (schema, derived) = try await ensureSchema(className, fields: merged)
             let now = context.now
             var rows: [(Int, JSONObject, AppPotScope)] = []
             for (i, r) in records.enumerated() {
                 do {
-                    let scope = try AppPotScope.from(acl: r.acl, userId: userId, groupIds: groupIds)
+                    let subset = configuration.clientGroupIds
+                        ? AppPotScope.groupSubset(acl: r.acl, userId: userId, groupIds: groupIds) : nil
+                    let scope = try subset.map { _ in AppPotScope.group }
+                        ?? AppPotScope.from(acl: r.acl, userId: userId, groupIds: groupIds, default: configuration.defaultScope)
                     if let id = r.id { try AppPotBackend.checkObjectId(id) }
                     try checkColumns(r.fields, of: schema)
                     let fields = r.fields.filter { !$0.value.isNull }
                     let row = try AppPotRowCodec.encodeRow(fields: fields, schema: schema, scope: scope, objectId: r.id,
-                                                           createTime: now, updateTime: now, serverUpdateTime: nil)
-                    rows.append((i, row, scope))
+                                                           createTime: now, updateTime: now, serverUpdateTime: nil,
+                                                           generation: generation)
+                    var placed = row
+                    if let subset { placed["groupIds"] = .string(AppPotScope.clientGroupIdsWire(subset)) }
+                    rows.append((i, placed, scope))
                 } catch {
                     results[i] = .failure(MBaaSError.wrap(error))
                 }
@@ -106,8 +112,14 @@ extension AppPotBackend {
             if !rows.isEmpty {
                 let tx = nextTransactionId()
                 let body = AppPotWriteRequest(objectName: className, transactionId: tx, rows: rows.map(\.1))
-                let (_, json) = try await call("POST", ["data", "batch", "addData"], body: .json(body.json),
+                let json: JSON?
+                do {
+                    (_, json) = try await call("POST", ["data", "batch", "addData"], body: .json(body.json),
                                                token: .user, idempotencyKey: tx)
+                } catch {
+                    if derived { forgetDerived(schema) }
+                    throw error
+                }
                 let written = try AppPotWriteResult.decodeResponse(json)
                 guard written.count == rows.count else {
                     throw MBaaSError(.decoding, "AppPot addData answered \(written.count) results for \(rows.count) rows")
@@ -122,7 +134,7 @@ extension AppPotBackend {
                     if let c = result.serverCreateTime { stored["serverCreateTime"] = .string(c) }
                     if let u = result.serverUpdateTime { stored["serverUpdateTime"] = .string(u) }
                     if let userId { stored["createUserId"] = .string(userId) }
-                    stored["groupIds"] = .string(AppPotScope.groupIdsWire(groupIds))
+                    if row["groupIds"] == nil { stored["groupIds"] = .string(AppPotScope.groupIdsWire(groupIds)) }
                     results[i] = .success(try AppPotRowCodec.decodeRecord(stored, className: className, schema: schema))
                 }
             }
@@ -159,22 +171,31 @@ extension AppPotBackend {
                     guard let current = try await fetchRow(className: className, id: id) else {
                         throw MBaaSError(.notFound, "no \(className) record with id \(id)")
                     }
-                    let scope = try update.acl.map { acl throws(MBaaSError) in
-                        try AppPotScope.from(acl: acl, userId: userId, groupIds: groupIds)
-                    } ?? AppPotScope(wire: current["scopeType"]) ?? .all
+                    _ = try readSchema(className, rows: [current])
+                    let subset = configuration.clientGroupIds
+                        ? AppPotScope.groupSubset(acl: update.acl, userId: userId, groupIds: groupIds) : nil
+                    let scope = try subset.map { _ in AppPotScope.group } ?? update.acl.map { acl throws(MBaaSError) in
+                        try AppPotScope.from(acl: acl, userId: userId, groupIds: groupIds, default: configuration.defaultScope)
+                    } ?? AppPotScope(wire: current["scopeType"]) ?? configuration.defaultScope
                     var row = JSONObject()
                     row["objectId"] = .string(id)
                     for (key, wire) in current where !AppPotRowCodec.metadataColumns.contains(key) && sets[key] == nil {
                         // Unchanged columns: sent back in the column's own type when the schema is known.
                         if let type = schema?.columns[key],
                            let v = try AppPotValueCodec.value(fromWire: wire, column: type, field: key) {
-                            row[key] = try AppPotValueCodec.wire(v, column: type, field: key)
+                            row[key] = try AppPotValueCodec.wire(v, column: type, field: key, generation: generation)
+                        } else if case .string(let text) = wire, text.isEmpty {
+                            // The server's NULL (answered as ""): sent back as NULL, never as "" into a number column.
+                            row[key] = .null
+                        } else if schema?.columns[key] != nil {
+                            row[key] = .null
                         } else {
                             row[key] = wire
                         }
                     }
                     for key in sets.keys.sorted() {
-                        row[key] = try AppPotValueCodec.wire(sets[key]!, column: schema?.columns[key], field: key)
+                        row[key] = try AppPotValueCodec.wire(sets[key]!, column: schema?.columns[key], field: key,
+                                                             generation: generation)
                     }
                     row["scopeType"] = .int(Int64(scope.rawValue))
                     if let c = current["createTime"], !c.isNull { row["createTime"] = AppPotValueCodec.integer(c).map(JSON.int) ?? c }
@@ -184,6 +205,10 @@ extension AppPotBackend {
                     }
                     var meta = JSONObject()
                     for key in ["serverCreateTime", "createUserId", "groupIds"] { if let v = current[key] { meta[key] = v } }
+                    if let subset {
+                        row["groupIds"] = .string(AppPotScope.clientGroupIdsWire(subset))
+                        meta["groupIds"] = .string(AppPotScope.groupIdsWire(subset))
+                    }
                     rows.append((i, row, meta))
                 } catch {
                     results[i] = .failure(MBaaSError.wrap(error))

@@ -6,7 +6,7 @@ import MBaaSCore
 ///
 /// - A query that matches nothing is answered with HTTP 404 (the JS SDK maps it to empty arrays): it is an empty
 ///   page (a count of 0), not an error. So is errCode 993/995 (table empty or missing).
-/// - Paging: `range.offset` is 1-based; the cursor is the 0-based offset of the next page, as decimal text.
+/// - Paging: `range.offset` is 1-based on v2 and 0-based on v3 and v4 (``AppPotGeneration/rangeOffset(skip:)``); the cursor is the 0-based offset of the next page, as decimal text.
 ///   `nextCursor` is set when a page is full.
 extension AppPotBackend {
     public func queryPage(_ query: Query) async throws -> RecordPage {
@@ -20,7 +20,8 @@ extension AppPotBackend {
             skip = n
         }
         let schema = schema(for: query.className)
-        guard limit > 0, let body = try AppPotQueryTranslator.translate(query, schema: schema, skip: skip, limit: limit)
+        guard limit > 0, let body = try AppPotQueryTranslator.translate(query, schema: schema, skip: skip, limit: limit,
+                                                                       generation: generation)
         else {
             _ = try await token(for: .user)
             return RecordPage(records: [])
@@ -29,9 +30,10 @@ extension AppPotBackend {
             return RecordPage(records: [])
         }
         let rows = try AppPotDataResponse.rows(json, keys: [body.alias, query.className]) ?? []
+        let rowSchema = try readSchema(query.className, rows: rows)
         var records: [Record] = []
         for row in rows.prefix(limit) {
-            records.append(try AppPotRowCodec.decodeRecord(row, className: query.className, schema: schema))
+            records.append(try AppPotRowCodec.decodeRecord(row, className: query.className, schema: rowSchema))
         }
         return RecordPage(records: records, nextCursor: rows.count >= limit ? String(skip + limit) : nil)
     }
@@ -39,7 +41,7 @@ extension AppPotBackend {
     public func count(_ query: Query) async throws -> Int {
         let q = query.forCounting
         try q.validate(against: capabilities, backend: adapterName)
-        guard let body = try AppPotQueryTranslator.translateCount(q, schema: schema(for: query.className)) else {
+        guard let body = try AppPotQueryTranslator.translateCount(q, schema: schema(for: query.className), generation: generation) else {
             _ = try await token(for: .user)
             return 0
         }

@@ -20,13 +20,16 @@ extension AppPotBackend {
     /// Creates several classes in one `POST schemas`.
     public func defineClasses(_ schemas: [AppPotClassSchema], resetDatabase: Bool = false) async throws {
         guard !schemas.isEmpty else { throw MBaaSError(.invalidRequest, "no classes to define") }
+        if state.current.detectPending { _ = try await anonymousToken() }  // generation=auto: find out first
+        let generation = generation
         for schema in schemas {
             try AppPotIdentifier.check(schema.name, what: "class name")
             for column in schema.columns.keys { try AppPotRowCodec.checkFieldName(column) }
+            try schema.checkFits(generation)
         }
         let body = AppPotSchemaRequest(appId: configuration.appId, appVersion: configuration.appVersion,
                                        companyId: configuration.companyId, isResetDatabase: resetDatabase,
-                                       tables: schemas)
+                                       tables: schemas, generation: generation)
         try await call("POST", ["schemas"], body: .json(body.json), token: .userOrAnonymous)
         state.withLock { s in
             if resetDatabase { s.schemas = [:] }
@@ -43,18 +46,41 @@ extension AppPotBackend {
     /// The class's columns as this client knows them.
     public func schema(for className: String) -> AppPotClassSchema? { state.current.schemas[className] }
 
+    /// The schema to read rows of a class with: the known one; `nil` (strings as answered) with
+    /// `untypedReads=true`; else ``MBaaSError/Kind/invalidRequest`` naming the columns the server answered.
+    func readSchema(_ className: String, rows: [JSONObject]) throws -> AppPotClassSchema? {
+        if let known = schema(for: className) { return known }
+        guard !rows.isEmpty, !configuration.untypedReads else { return nil }
+        let columns = Set(rows.flatMap(\.keys)).subtracting(AppPotClassSchema.systemColumns).sorted()
+        throw MBaaSError(.invalidRequest, "the column types of the AppPot class \(className) (columns \(columns.joined(separator: ", "))) are unknown to this client and the server answers every value as a string: declare it with registerClass(_:) or defineClass first, or open with untypedReads=true to read the strings")
+    }
+
     /// The schema of a class for a write: the known one (checking that every non-null field is a column), or one
-    /// derived from the fields and created on the server.
-    func ensureSchema(_ className: String, fields: [String: Value]) async throws -> AppPotClassSchema {
+    /// derived from the fields and created on the server (`derived` true). A class that already holds rows on
+    /// the server is refused instead: its column types cannot be read, and deriving them from this record could
+    /// be wrong.
+    func ensureSchema(_ className: String, fields: [String: Value]) async throws -> (schema: AppPotClassSchema, derived: Bool) {
         if let known = schema(for: className) {
             try checkColumns(fields, of: known)
-            return known
+            return (known, false)
         }
-        var derived = AppPotClassSchema.derive(name: className, from: fields)
+        let probe = AppPotQueryBody(phyName: className, limit: 1, offset: generation.rangeOffset(skip: 0))
+        if let json = try await postQuery(["data", "query", className], body: probe),
+           let row = try AppPotDataResponse.rows(json, keys: [className])?.first {
+            let columns = row.keys.filter { !AppPotClassSchema.systemColumns.contains($0) }.sorted()
+            throw MBaaSError(.invalidRequest, "the AppPot class \(className) already exists on the server (columns \(columns.joined(separator: ", "))) and AppPot does not tell its column types: declare it with registerClass(_:) before writing, so values are not written with guessed types")
+        }
+        if state.current.detectPending { _ = try await anonymousToken() }
+        var derived = AppPotClassSchema.derive(name: className, from: fields, generation: generation)
         derived.columns = derived.columns.filter { !AppPotClassSchema.systemColumns.contains($0.key) }
         logger.debug("apppot defining class from its first record", metadata: ["class": "\(className)"])
         try await defineClasses([derived])
-        return derived
+        return (derived, true)
+    }
+
+    /// Forgets a schema derived from a first record whose write failed (it may not be the table's).
+    func forgetDerived(_ schema: AppPotClassSchema) {
+        state.withLock { if $0.schemas[schema.name] == schema { $0.schemas[schema.name] = nil } }
     }
 
     func checkColumns(_ fields: [String: Value], of schema: AppPotClassSchema) throws {

@@ -1,7 +1,8 @@
 import Foundation
 import MBaaSCore
 
-/// A client of one AppPot app (NCDC's mBaaS), speaking the v2 REST API under
+/// A client of one AppPot app (NCDC's mBaaS), speaking the REST API of the server generation the URL names
+/// (`generation=v2|v3|v4|auto`, default v2; see ``AppPotGeneration``) under
 /// `/{contextRoot}/api/{companyId}/{appId}/{appVersion}/`.
 ///
 /// ```swift
@@ -11,8 +12,8 @@ import MBaaSCore
 /// ```
 ///
 /// # Sessions and tokens
-/// The adapter gets an anonymous token (`GET anonymousTokens`) when it first needs one, logs in with it
-/// (`POST auth/login`) and then sends the user token as `apppot-token`. The anonymous token serves only what the
+/// The adapter gets an anonymous token (`GET anonymousTokens`; `POST` on v4) when it first needs one, logs in
+/// (`POST auth/login`, with the anonymous token before v4) and then sends the user token as `apppot-token`. The anonymous token serves only what the
 /// reference documents for it: login, device registration, schema creation and logs. Data and file calls need a
 /// user session and are ``MBaaSError/Kind/unauthorized`` without one (no request is sent), unless the URL option
 /// `anonymousData=true` says the server accepts the anonymous token for them. Token expiry (errCode 120) and an
@@ -24,8 +25,25 @@ import MBaaSCore
 /// client does not know yet defines the class from the record's fields first (see
 /// ``AppPotColumnType/derived(from:)``). Values come back as strings and are converted with the class's schema
 /// as this client knows it; ``registerClass(_:)`` declares a class that already exists without a server call.
+/// The server never tells column types (v2's only schema read, `GET schemas`, checks existence), so this client
+/// does not guess them: reading or updating rows of a class it has no schema for is
+/// ``MBaaSError/Kind/invalidRequest`` naming the class and the columns the server answered (register it first, or
+/// open with `untypedReads=true` to get the strings as the server sends them). Before a first record defines
+/// a class, the adapter asks the server for one row of it: when the class already holds rows, it refuses
+/// rather than cache column types derived from the record; a schema derived for a class whose first write then
+/// fails is forgotten, so a wrong one is never kept.
 /// A field that is not a column of a known class is ``MBaaSError/Kind/invalidRequest``: AppPot tables have fixed
 /// columns.
+///
+/// # Scopes
+/// A record written without an ACL gets the URL's `defaultScope` (default `group`, as every AppPot SDK writes:
+/// the writer's groups may read and write it). `defaultScope=all` shares such records with every user of the
+/// app; `defaultScope=user` keeps them to their writer.
+///
+/// # NULL and empty strings
+/// The server answers a NULL column as `""`. The adapter reads `""` as absent in every column type; for varchar
+/// and text columns that means an empty string written to AppPot reads back as absent (the server cannot tell
+/// the two apart).
 ///
 /// # Versions
 /// `serverUpdateTime` is the record's ``MBaaSCore/Record/version``. An update or delete sends the version the
@@ -33,7 +51,7 @@ import MBaaSCore
 /// errCode 130 and thrown as ``MBaaSError/Kind/conflict``.
 ///
 /// Instances are independent: each has its own session, schema cache and transport. Safe to use from many tasks.
-public final class AppPotBackend: Backend {
+public final class AppPotBackend: Backend, BackendAdministration {
     public let configuration: AppPotConfiguration
     public let context: BackendContext
     public var adapterName: String { "apppot" }
@@ -46,7 +64,11 @@ public final class AppPotBackend: Backend {
     public init(configuration: AppPotConfiguration, context: BackendContext = BackendContext()) {
         self.configuration = configuration
         self.context = context
-        state.withLock { $0.autoLoginPending = configuration.loginUser != nil }
+        state.withLock {
+            $0.autoLoginPending = configuration.loginUser != nil
+            $0.generation = configuration.generation
+            $0.detectPending = configuration.detectGeneration
+        }
     }
 
     /// Opens from a backend URL (see ``AppPotConfiguration``). Sends nothing: a user the URL names is logged in
@@ -56,6 +78,9 @@ public final class AppPotBackend: Backend {
     }
 
     var logger: Logger { context.logger }
+
+    /// The server generation spoken now (see ``AppPotGeneration``).
+    public var generation: AppPotGeneration { state.current.generation }
 }
 
 /// Mutable state of one client, behind a lock.
@@ -67,6 +92,10 @@ struct AppPotClientState: Sendable {
     /// The URL's user has not been logged in yet (cleared by the first attempt and by logIn/logOut/restore).
     var autoLoginPending = false
     var schemas: [String: AppPotClassSchema] = [:]
+    /// The generation spoken (the URL's, or the detected one with `generation=auto`).
+    var generation: AppPotGeneration = .v2
+    /// `generation=auto` has not seen the server's first anonymous-token answer yet.
+    var detectPending = false
     var transactionCounter = 0
     var boundaryCounter = 0
 }
@@ -148,24 +177,54 @@ extension AppPotBackend {
         }
     }
 
-    /// The anonymous token, fetched once (`GET anonymousTokens?appKey&deviceUDID`, reference A5).
+    /// The anonymous token, fetched once: `GET anonymousTokens?appKey&deviceUDID` (v2, v3; reference A5) or
+    /// `POST anonymousTokens {"appKey"}` (v4, JS v4 `local-authenticator.ts`). With `generation=auto` a GET that
+    /// the server does not know (HTTP 404/405, errCode 199) means a v4 server: the POST follows and v4 is spoken
+    /// from then on.
     func anonymousToken(refresh: Bool = false) async throws -> String {
         if !refresh, let t = state.current.anonymousToken { return t }
-        let (_, json) = try await call("GET", ["anonymousTokens"],
+        let json: JSON?
+        if generation.postsAnonymousToken {
+            json = try await postAnonymousToken()
+        } else if state.current.detectPending {
+            let (response, _) = try await send("GET", ["anonymousTokens"],
+                                               query: [("appKey", configuration.appKey), ("deviceUDID", configuration.deviceUDID)],
+                                               token: .none)
+            switch AppPotEnvelope.check(response) {
+            case .success(let j):
+                state.withLock { $0.detectPending = false }
+                json = j
+            case .failure(let error):
+                guard [404, 405].contains(response.status) || error.vendorCode == "199" else { throw error }
+                state.withLock { $0.generation = .v4; $0.detectPending = false }
+                logger.info("apppot server has no GET anonymousTokens: speaking v4")
+                json = try await postAnonymousToken()
+            }
+        } else {
+            (_, json) = try await call("GET", ["anonymousTokens"],
                                        query: [("appKey", configuration.appKey), ("deviceUDID", configuration.deviceUDID)],
                                        token: .none)
-        guard let token = json?["results"]?.stringValue, !token.isEmpty else {
-            throw MBaaSError(.decoding, "AppPot anonymousTokens response has no token in 'results'")
         }
+        let token = try AppPotAnonymousTokenCodec.token(json)
         state.withLock { $0.anonymousToken = token }
         return token
     }
 
-    /// Sends a request and returns the raw response (not checked), with the token it used.
+    private func postAnonymousToken() async throws -> JSON? {
+        let (_, json) = try await call("POST", ["anonymousTokens"],
+                                       body: .json(AppPotAnonymousTokenCodec.v4Body(appKey: configuration.appKey)),
+                                       token: .none)
+        return json
+    }
+
+    /// Sends a request and returns the raw response (not checked), with the token it used. `accept` is the
+    /// `Accept` header (`nil`: none, as for downloads, which the server serves as octet-stream).
     func send(_ method: String, _ path: [String], query: [(String, String)] = [], body: Body = .none,
-              token use: TokenUse, idempotencyKey: String? = nil) async throws -> (HTTPResponse, Token) {
+              token use: TokenUse, idempotencyKey: String? = nil,
+              accept: String? = "application/json") async throws -> (HTTPResponse, Token) {
         let token = try await token(for: use)
-        var headers: HTTPHeaders = ["Accept": "application/json"]
+        var headers: HTTPHeaders = [:]
+        if let accept { headers["Accept"] = accept }
         var data: Data?
         switch body {
         case .none: break

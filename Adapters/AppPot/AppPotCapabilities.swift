@@ -9,7 +9,7 @@ public enum AppPotCapabilities {
     public static let standard = Capabilities(
         features: [
             .objects, .multiKeySort, .skip, .count, .batch, .optimisticLocking, .acl, .files, .auth, .serverLogout,
-            .roles,
+            .roles, .listUsers,
             .valueType("string"), .valueType("int"), .valueType("double"), .valueType("bool"), .valueType("Date"),
             .valueType("array"), .valueType("object"), .valueType("Pointer"),
             .valueType("GeoPoint"), .valueType("Bytes"), .valueType("File"),
@@ -17,6 +17,8 @@ public enum AppPotCapabilities {
         operators: [.eq, .ne, .lt, .lte, .gt, .gte, .in, .nin, .exists, .prefix, .and, .or, .not],
         maxPageSize: 1000, defaultPageSize: 100, maxBatchSize: 100,
         notes: [
+            .listUsers: "GET users?token= lists the company's users with their groups and roles (the server decides who may; roles are AppPot's fixed role names)",
+            .importUsers: "AppPot users are created by an administrator in the console; this adapter does not import users or roles",
             .signUp: "AppPot users are created by an administrator in the company's user directory (console or admin-only POST users); apps cannot sign users up",
             .anonymousAuth: "AppPot's anonymous token only serves login, device registration and schema creation; it is not a user session",
             .atomicBatch: "AppPot batch writes report each row (objectId -1 for a failed row); they are not all-or-nothing",
@@ -27,9 +29,11 @@ public enum AppPotCapabilities {
             .fileAttachment: "AppPot files are not linked to data rows; store the returned file name in a varchar column",
             .operator(.regex): regexNote,
             .operator(.containsAll): containsAllNote,
-            .acl: "ACLs map to AppPot scopes: public = all (3), owner only = user (1), the owner's groups = group (2); per-user grants beyond the owner, role grants and read-only grants are unsupported",
+            .acl: "ACLs map to AppPot scopes: public = all (3), owner only = user (1), the owner's groups = group (2); no ACL = the URL's defaultScope (group unless set, the AppPot SDKs' default); per-user grants beyond the owner, role grants and read-only grants are unsupported",
             .valueType("array"): "arrays, objects, pointers, geo points, bytes and file references are stored as their neutral JSON text in a varchar column (queryable by equality only)",
-            .valueType("null"): "an AppPot NULL column cannot be told from an unset one: a null field reads back as absent (as after a delete)",
-            .operator(.prefix): "LIKE 'prefix%' on the server; case sensitivity follows the server database's collation",
+            .valueType("null"): "the AppPot server answers a NULL column as \"\" and cannot tell NULL from an unset or empty value: a null field (and an empty string) reads back as absent (as after a delete)",
+            .operator(.prefix): "LIKE 'prefix%' on the server's MySQL database: case-insensitive under the default collations",
+            .valueType("string"): "the AppPot server answers NULL and \"\" alike: an empty string is written as NULL and reads back as absent",
+            .operator(.eq): "string equality runs in MySQL: case-insensitive under the default collations",
         ])
 }

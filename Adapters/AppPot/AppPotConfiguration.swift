@@ -19,6 +19,15 @@ import MBaaSCore
 ///   instead of refusing them (for servers that allow it; see ``AppPotBackend``).
 /// - `transactions=true`: give every write a `transactionId` (duplicate-submit guard) and make it safe to retry
 ///   (see ``AppPotBackend``).
+/// - `generation=v2|v3|v4|auto`: the server API generation (default `v2`; see ``AppPotGeneration`` for what
+///   differs and what `auto` can detect).
+/// - `clientGroupIds=true`: an ACL granting a subset of the writer's groups is written as group scope with the
+///   record's `groupIds` set by the client (docs 05.2 shows a client-sent `groupIds`; whether every server
+///   honours it is not verified, hence opt-in). Without it such ACLs are `unsupported`.
+/// - `untypedReads=true`: read rows of classes whose column types this client does not know as the server
+///   answers them (strings) instead of refusing (see ``AppPotBackend``'s "Classes").
+/// - `defaultScope=user|group|all`: the `scopeType` of a record written without an ACL (default `group`, the
+///   default of every AppPot SDK: the writer's groups may read and write it; see ``AppPotScope``).
 public struct AppPotConfiguration: Sendable, Hashable {
     /// `https://host[:port]` (or `http://` for `apppot+http`).
     public var serverBase: String
@@ -34,6 +43,16 @@ public struct AppPotConfiguration: Sendable, Hashable {
     public var anonymousData: Bool
     /// Send a `transactionId` with every write.
     public var transactionIds: Bool
+    /// The server API generation (``detectGeneration`` may replace it with what the server shows).
+    public var generation: AppPotGeneration
+    /// `generation=auto`: find out whether the server is v4 from its first anonymous-token answer.
+    public var detectGeneration: Bool
+    /// The scope of a record written without an ACL (the AppPot SDKs' default: ``AppPotScope/group``).
+    public var defaultScope: AppPotScope
+    /// Read rows of classes with unknown column types as strings instead of refusing them.
+    public var untypedReads: Bool
+    /// Send `groupIds` for ACLs that grant a subset of the writer's groups.
+    public var clientGroupIds: Bool
 
     public static let defaultContextRoot = "apppot"
     public static let defaultDeviceUDID = "mbaaskit"
@@ -41,7 +60,9 @@ public struct AppPotConfiguration: Sendable, Hashable {
     public init(
         serverBase: String, contextRoot: String = AppPotConfiguration.defaultContextRoot, companyId: String,
         appId: String, appVersion: String, appKey: String, deviceUDID: String = AppPotConfiguration.defaultDeviceUDID,
-        loginUser: String? = nil, loginPassword: String? = nil, anonymousData: Bool = false, transactionIds: Bool = false
+        loginUser: String? = nil, loginPassword: String? = nil, anonymousData: Bool = false, transactionIds: Bool = false,
+        generation: AppPotGeneration = .v2, detectGeneration: Bool = false, defaultScope: AppPotScope = .group,
+        untypedReads: Bool = false, clientGroupIds: Bool = false
     ) {
         self.serverBase = serverBase
         self.contextRoot = contextRoot
@@ -54,6 +75,11 @@ public struct AppPotConfiguration: Sendable, Hashable {
         self.loginPassword = loginPassword
         self.anonymousData = anonymousData
         self.transactionIds = transactionIds
+        self.generation = generation
+        self.detectGeneration = detectGeneration
+        self.defaultScope = defaultScope
+        self.untypedReads = untypedReads
+        self.clientGroupIds = clientGroupIds
     }
 
     /// Reads a backend URL (see the type's documentation); errors name the missing or wrong part.
@@ -75,7 +101,8 @@ public struct AppPotConfiguration: Sendable, Hashable {
         let app = try required("app", "app id")
         let version = try required("version", "app version")
         let root = url.path.split(separator: "/").joined(separator: "/")
-        let known: Set<String> = ["company", "app", "version", "device", "user", "anonymousData", "transactions"]
+        let known: Set<String> = ["company", "app", "version", "device", "user", "anonymousData", "transactions",
+                                   "generation", "defaultScope", "untypedReads", "clientGroupIds"]
         if let unknown = url.options.keys.sorted().first(where: { !known.contains($0) }) {
             throw MBaaSError(.invalidRequest, "unknown AppPot URL option '\(unknown)' (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -91,12 +118,32 @@ public struct AppPotConfiguration: Sendable, Hashable {
             default: throw MBaaSError(.invalidRequest, "AppPot URL option \(name) takes true or false, got '\(a)'")
             }
         }
+        var generation = AppPotGeneration.v2
+        var detect = false
+        if let g = url.option("generation"), !g.isEmpty {
+            if g.lowercased() == "auto" {
+                detect = true
+            } else if let parsed = AppPotGeneration(option: g) {
+                generation = parsed
+            } else {
+                throw MBaaSError(.invalidRequest, "AppPot URL option generation takes v2, v3, v4 or auto, got '\(g)'")
+            }
+        }
+        var scope = AppPotScope.group
+        if let d = url.option("defaultScope"), !d.isEmpty {
+            guard let parsed = AppPotScope(name: d) else {
+                throw MBaaSError(.invalidRequest, "AppPot URL option defaultScope takes user, group or all (or 1, 2, 3), got '\(d)'")
+            }
+            scope = parsed
+        }
         self.init(
             serverBase: url.httpBase, contextRoot: root.isEmpty ? AppPotConfiguration.defaultContextRoot : root,
             companyId: company, appId: app, appVersion: version, appKey: key,
             deviceUDID: url.option("device").flatMap { $0.isEmpty ? nil : $0 } ?? AppPotConfiguration.defaultDeviceUDID,
             loginUser: user, loginPassword: user == nil ? nil : url.secret, anonymousData: try flag("anonymousData"),
-            transactionIds: try flag("transactions"))
+            transactionIds: try flag("transactions"), generation: generation, detectGeneration: detect,
+            defaultScope: scope, untypedReads: try flag("untypedReads"),
+            clientGroupIds: try flag("clientGroupIds"))
     }
 
     /// The API base path: `/{contextRoot}/api/{companyId}/{appId}/{appVersion}` (each segment percent-encoded).

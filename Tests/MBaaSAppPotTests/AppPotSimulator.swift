@@ -1,10 +1,16 @@
-// A documented-behaviour simulator of the AppPot v2 REST API, as an in-memory `HTTPTransport`.
+// A documented-behaviour simulator of the AppPot REST API (server generations v2, v3 and v4), as an in-memory
+// `HTTPTransport`.
 //
 // It exists to author cassettes from documented facts (Fixtures/Cassettes/apppot) and to cross-check the
 // adapter: it deliberately uses nothing of the adapter's codec (only MBaaSCore's JSON and HTTP types), so a
-// mistake in the codec is not mirrored here. Every behaviour cites the section of
-// /work/shared/reference/apppot-salesforce.md (part A) it follows; where the reference is silent the choice is
-// marked ASSUMPTION.
+// mistake in the codec is not mirrored here. Every answer names the fact it follows in the response header
+// `X-MBaaS-Fact` (moved into the cassette by the recorder), marked [doc] (the vendor docs as summarised in
+// /work/shared/reference/apppot-salesforce.md part A and its addendum), [sdk] (the vendor's JS SDK
+// ncdcdev/apppot-sdk-js, branch and path named) or [inferred] (this project's reading where both are silent).
+//
+// The server's database is MySQL (Troubleshoot.md `desc`, insertData.sql), so this simulator follows MySQL's
+// defaults: `=` and `LIKE` on text are case-insensitive, NULLs sort first ascending (last descending), a table
+// row is limited to 65,535 bytes, and a NULL column is answered as "" (JS commit 5321b55).
 //
 // Deterministic: tokens, object ids, file name prefixes and server times come from counters and a simulated
 // clock that starts at `Options.start` and advances one second per write request.
@@ -34,8 +40,12 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         var appId = "jp.co.example.App"
         var appVersion = "1.0"
         var appKey = "APP_KEY"
-        /// A5: `validTime` in ms (5 h in the sample).
+        /// How long a user token lives; the v2 login answers the expiry as an absolute epoch-ms `validTime`
+        /// (addendum: seed 000 shows `1470000416960`).
         var validTimeMs: Int64 = 18_000_000
+        /// The server API generation: v2 (1-based offsets, GET anonymousTokens), v3 (0-based offsets, typed
+        /// columns), v4 (POST anonymousTokens, login by account and app key).
+        var generation = "v2"
         /// A5: the server spells the member `authInfor`; the JS SDK also accepts `authInfo`.
         var authInfoKey = "authInfor"
         /// A5: the flat `{groupId,groupName,roleName}` or the nested `{group:{..},role:{..}}` shape.
@@ -81,7 +91,8 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         self.state = State(clock: options.start)
     }
 
-    /// Two users sharing group 12; the second also in group 13.
+    /// The fixture users of one company: alice (id 20) and bob (id 21) share group 12 (bob is also in 13);
+    /// carol (22) shares no group with them.
     static let defaultAccounts: [Account] = [
         Account(id: 20, account: "alice", password: "alice-pass", firstName: "Alice", lastName: "Sato",
                 groups: [Group(id: 12, name: "Sales", role: "User")]),
@@ -129,23 +140,56 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         var status: Int
         var code: Int
         var description: String
+        var fact: String = "[inferred] process error"
         var response: HTTPResponse {
             let body: JSON = .object(["status": "error", "errCode": .int(Int64(code)), "description": .string(description)])
-            return HTTPResponse(status: status, headers: ["Content-Type": "application/json;charset=UTF-8"], body: body.data())
+            return HTTPResponse(status: status, headers: ["Content-Type": "application/json;charset=UTF-8",
+                                                          "X-MBaaS-Fact": fact], body: body.data())
         }
     }
 
-    private func fail(_ code: Int, _ description: String, status: Int = 200) -> Failure {
-        Failure(status: status, code: code, description: description)
+    /// An error answer; `fact` names what it follows (default: the fact of its errCode, see ``codeFacts``).
+    private func fail(_ code: Int, _ description: String, status: Int = 200, fact: String? = nil) -> Failure {
+        Failure(status: status, code: code, description: description,
+                fact: fact ?? Self.codeFacts[code] ?? "[doc] \(Self.ref) A4 error envelope {status:error, errCode, description}")
     }
 
-    private func ok(_ members: [(String, JSON)] = [], results: JSON? = nil) -> HTTPResponse {
-        // A4: success envelope.
+    static let ref = "apppot-salesforce.md"
+
+    /// The fact behind each error code this simulator answers.
+    static let codeFacts: [Int: String] = [
+        101: "[doc] \(ref) A4 errCode 101: app does not exist",
+        103: "[doc] \(ref) A4/A6 errCode 103: cannot create the app database",
+        104: "[doc] \(ref) A4 errCode 104: appId/appVersion/token mismatch",
+        106: "[doc] \(ref) A4 errCode 106: app id or version not correct",
+        109: "[doc] \(ref) A4 errCode 109: input data not valid",
+        110: "[doc] \(ref) A4 errCode 110: user does not exist",
+        111: "[sdk] apppot-sdk-js v2.3 spec/login.test.ts: a wrong password is refused (AppPot.Error at HTTP 200, errCode 111 per \(ref) A4)",
+        112: "[inferred] data calls with the anonymous token are refused as a user/token mismatch (errCode 112)",
+        120: "[doc] \(ref) A5 errCode 120: token expired",
+        121: "[sdk] apppot-sdk-js v2.3 spec/logout.test.ts: a token unknown to the server (e.g. after logout) answers errCode 121",
+        130: "[doc] \(ref) A7 errCode 130: record does not exist or data blocking (a stale serverUpdateTime)",
+        161: "[doc] \(ref) A5 POST devices: an already registered UDID answers errCode 161",
+        198: "[doc] \(ref) A4 errCode 198: input parameters are required",
+        199: "[doc] \(ref) A4 errCode 199: request not found (HTTP 404)",
+        211: "[doc] \(ref) A7 errCode 211: transactionId already used",
+        220: "[doc] \(ref) A8 errCode 220: cannot execute query",
+        600: "[inferred] a missing file answers HTTP 404 with errCode 600",
+        993: "[sdk] apppot-sdk-js v2.3 commit 09f4d0d: a query that matches nothing answers HTTP 404 (empty result)",
+        995: "[inferred] a class that was never created answers errCode 995 (table empty or does not exist)",
+    ]
+
+    /// A success answer (A4 envelope) and the fact it follows.
+    private func ok(_ members: [(String, JSON)] = [], results: JSON? = nil, fact: String) -> HTTPResponse {
         var o: JSONObject = ["status": "OK", "errCode": 0, "description": .null]
         if let results { o["results"] = results }
         for (k, v) in members { o[k] = v }
-        return HTTPResponse(status: 200, headers: ["Content-Type": "application/json;charset=UTF-8"], body: JSON.object(o).data())
+        return HTTPResponse(status: 200, headers: ["Content-Type": "application/json;charset=UTF-8", "X-MBaaS-Fact": fact],
+                            body: JSON.object(o).data())
     }
+
+    private var v2: Bool { options.generation == "v2" }
+    private var v4: Bool { options.generation == "v4" }
 
     private func route(_ request: HTTPRequest) throws -> HTTPResponse {
         guard let comps = URLComponents(url: request.url, resolvingAgainstBaseURL: false) else {
@@ -167,10 +211,12 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         let token = request.headers["apppot-token"]
 
         switch (method, path.count, path.first) {
-        case ("GET", 1, "anonymousTokens"): return try anonymousToken(queryItems)
+        case ("GET", 1, "anonymousTokens") where !v4: return try anonymousToken(queryItems)
+        case ("POST", 1, "anonymousTokens") where v4: return try anonymousTokenV4(request)
         case ("POST", 2, "auth") where path[1] == "login": return try login(request, token: token)
         case ("POST", 2, "auth") where path[1] == "logout": return try logout(token: token)
-        case ("GET", 2, "users"): return try user(id: path[1], token: token)
+        case ("GET", 1, "users"): return try users(token: token, queryToken: queryItems["token"], groupId: queryItems["groupId"])
+        case ("GET", 2, "users"): return try user(id: path[1], token: token, queryToken: queryItems["token"])
         case ("POST", 1, "schemas"): return try schemas(request, token: token)
         case ("POST", 3, "data") where path[1] == "batch": return try batch(path[2], request, token: token)
         case ("GET", 3, "data"): return try getRow(className: path[1], id: path[2], token: token)
@@ -179,7 +225,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
             return try query(className: path[2], request, count: true, token: token)
         case ("POST", 1, "files"): return try storeFile(request, replacing: nil, token: token, host: comps)
         case ("PUT", 2, "files"): return try storeFile(request, replacing: path[1], token: token, host: comps)
-        case ("GET", 2, "files"): return try getFile(path[1], userToken: queryItems["userToken"])
+        case ("GET", 2, "files"): return try getFile(path[1], userToken: queryItems["userToken"], accept: request.headers["Accept"])
         case ("DELETE", 2, "files"): return try deleteFile(path[1], token: token)
         case ("POST", 1, "logs"): return try log(request, token: token)
         case ("POST", 1, "devices"): return try device(request, token: token)
@@ -188,6 +234,9 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
     }
 
     // MARK: Helpers
+
+    /// v4 has no GET anonymousTokens: the route falls through to "not found" ([sdk] apppot-sdk-js v4
+    /// src/ts/local-authenticator.ts posts it).
 
     private func nextCounter() -> Int {
         state.counter += 1
@@ -246,10 +295,11 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         }
     }
 
-    /// A7: values come back as strings; the row's keys as the server lists them.
+    /// A7: values come back as strings; the row's keys as the server lists them. A NULL column is answered as
+    /// "" (addendum; JS commit 5321b55 "NULL records came back as \"\"").
     private func wireRow(_ row: [String: JSON], table: Table) -> JSON {
         var o = JSONObject()
-        o["objectId"] = row["objectId"] ?? .null
+        o["objectId"] = row["objectId"] ?? .string("")
         for c in table.columns.keys.sorted() where !Self.system.contains(c) { o[c] = stringly(row[c] ?? .null) }
         for c in ["scopeType", "createUserId", "groupIds", "createTime", "updateTime", "serverCreateTime",
                   "serverUpdateTime", "serverRecordStatus"] {
@@ -260,8 +310,9 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
 
     private func stringly(_ v: JSON) -> JSON {
         switch v {
+        case .null: .string("")
         case .int(let i): .string(String(i))
-        case .double(let d): .string(String(d))
+        case .double(let d): .string(SimValue.mysqlDouble(d))
         case .bool(let b): .string(b ? "1" : "0")
         default: v
         }
@@ -275,7 +326,10 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         if value.isNull { return .null }
         guard let def = table.columns[column] else { throw fail(109, "Input data not valid: unknown column \(column)") }
         switch def.type {
-        case "integer", "long":
+        case "double", "float", "decimal":
+            if let d = value.doubleValue ?? value.stringValue.flatMap({ Double($0) }) { return .double(d) }
+            throw fail(109, "Input data not valid: \(column) is \(def.type)")
+        case "integer", "long", "datetime":
             if let i = value.intValue { return .int(i) }
             if let s = value.stringValue, let i = Int64(s) { return .int(i) }
             if let b = value.boolValue { return .int(b ? 1 : 0) }
@@ -289,7 +343,12 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
             case .bool(let b): text = b ? "1" : "0"
             default: throw fail(109, "Input data not valid: \(column) is varchar")
             }
-            if let n = def.length, text.count > n { throw fail(109, "Input data not valid: \(column) longer than \(n)") }
+            // MySQL strict mode: "Data too long for column".
+            let limit = def.type == "text" ? 65_535 / 3 : def.length
+            if let n = limit, text.count > n {
+                throw fail(109, "Input data not valid: \(column) longer than \(n)",
+                           fact: "[inferred] MySQL strict mode refuses a value longer than its varchar column (errCode 109)")
+            }
             return .string(text)
         }
     }
@@ -301,22 +360,52 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         guard key == options.appKey else { throw fail(101, "App with id does not exist") }
         let token = newToken()
         state.anonymousTokens.insert(token)
-        return ok(results: .string(token))
+        return ok(results: .string(token),
+                  fact: "[doc] \(Self.ref) A5 GET anonymousTokens?appKey&deviceUDID (v2, v3) returns the token in results")
+    }
+
+    /// v4: `POST anonymousTokens {appKey, account?}` answers an authInfo of role "Anonymous User" (roleId 6).
+    private func anonymousTokenV4(_ request: HTTPRequest) throws -> HTTPResponse {
+        let b = try body(request)
+        guard let key = b["appKey"]?.stringValue else { throw fail(198, "Input parameters are required") }
+        guard key == options.appKey else { throw fail(101, "App with id does not exist") }
+        let token = newToken()
+        state.anonymousTokens.insert(token)
+        let account = b["account"]?.stringValue ?? "anonymous-\(state.counter)"
+        let info: JSON = .object([
+            "userTokens": .string(token), "validTime": .int(ISO8601.millis(state.clock) + options.validTimeMs),
+            "userId": .int(0), "userInfo": .object(["account": .string(account)]),
+            "groupsAndRoles": .array([.object(["groupId": .int(0), "groupName": .string("Anonymous"),
+                                               "roleName": .string("Anonymous User"), "roleId": .int(6)])]),
+        ])
+        return ok([("authInfo", info)],
+                  fact: "[sdk] apppot-sdk-js v4 spec/login_spec.js + src/ts/local-authenticator.ts: POST anonymousTokens {appKey, account?} answers authInfo.userTokens with role Anonymous User (roleId 6)")
     }
 
     private func login(_ request: HTTPRequest, token: String?) throws -> HTTPResponse {
-        guard let token else { throw fail(121, "Token does not exist") }
-        guard state.anonymousTokens.contains(token) || state.userTokens[token] != nil else {
-            throw fail(121, "Token does not exist")
-        }
         let b = try body(request)
-        guard let name = b["username"]?.stringValue, let password = b["password"]?.stringValue else {
-            throw fail(198, "Input parameters are required")
-        }
-        let company = b["companyId"]?.stringValue ?? b["companyId"]?.intValue.map { String($0) }
-        guard b["appId"]?.stringValue == options.appId, b["appVersion"]?.stringValue == options.appVersion,
-              company == options.companyId else {
-            throw fail(104, "appId/appVersion/token mismatch")
+        let name: String, password: String
+        if v4 {
+            // v4: {account, password, appKey}, no token needed.
+            guard let a = b["account"]?.stringValue, let p = b["password"]?.stringValue, let key = b["appKey"]?.stringValue else {
+                throw fail(198, "Input parameters are required")
+            }
+            guard key == options.appKey else { throw fail(101, "App with id does not exist") }
+            (name, password) = (a, p)
+        } else {
+            guard let token else { throw fail(121, "Token does not exist") }
+            guard state.anonymousTokens.contains(token) || state.userTokens[token] != nil else {
+                throw fail(121, "Token does not exist")
+            }
+            guard let n = b["username"]?.stringValue, let p = b["password"]?.stringValue else {
+                throw fail(198, "Input parameters are required")
+            }
+            (name, password) = (n, p)
+            let company = b["companyId"]?.stringValue ?? b["companyId"]?.intValue.map { String($0) }
+            guard b["appId"]?.stringValue == options.appId, b["appVersion"]?.stringValue == options.appVersion,
+                  company == options.companyId else {
+                throw fail(104, "appId/appVersion/token mismatch")
+            }
         }
         guard let account = accounts.first(where: { $0.account == name }) else { throw fail(110, "User does not exist") }
         guard account.password == password else { throw fail(111, "User name or password not correct") }
@@ -329,24 +418,39 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
                 : .object(["groupId": .int(Int64(g.id)), "groupName": .string(g.name), "roleName": .string(g.role),
                            "description": .null])
         }
+        // The v2 login answers validTime as the absolute expiry in epoch ms (addendum, seed 000).
+        let expiry = ISO8601.millis(state.clock) + options.validTimeMs
         let info: JSON = .object([
-            "userTokens": .string(userToken), "validTime": .int(options.validTimeMs), "userId": .int(Int64(account.id)),
+            "userTokens": .string(userToken), "validTime": .int(expiry), "userId": .int(Int64(account.id)),
             "userInfo": .object(["account": .string(account.account), "firstName": .string(account.firstName),
                                  "lastName": .string(account.lastName)]),
             "groupsAndRoles": .array(groups),
         ])
-        return ok([(options.authInfoKey, info)])
+        if v4 {
+            return ok([("authInfo", info)],
+                      fact: "[sdk] apppot-sdk-js v4 src/ts/local-authenticator.ts: POST auth/login {account, password, appKey} without a token, answered under authInfo")
+        }
+        return ok([(options.authInfoKey, info)],
+                  fact: "[doc] \(Self.ref) A5 POST auth/login {username, password, appId, deviceUDID, isPush, appVersion, companyId} with the anonymous token; answer under authInfor; validTime an absolute epoch-ms expiry (addendum)")
     }
 
     private func logout(token: String?) throws -> HTTPResponse {
         _ = try requireUser(token)
         state.userTokens[token!] = nil
         // A5: logout answers {"status":"OK"}; later calls fail with 121.
-        return HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: JSON.object(["status": "OK"]).data())
+        return HTTPResponse(status: 200, headers: ["Content-Type": "application/json",
+                                                   "X-MBaaS-Fact": "[sdk] apppot-sdk-js v2.3 spec/logout.test.ts + \(Self.ref) A5: POST auth/logout {} answers {status:OK}; the token is unknown afterwards (121)"],
+                            body: JSON.object(["status": "OK"]).data())
     }
 
-    private func user(id: String, token: String?) throws -> HTTPResponse {
-        _ = try requireUser(token)
+    private func user(id: String, token: String?, queryToken: String?) throws -> HTTPResponse {
+        // Docs 04.2: `users/5?token=XXX`, token (Required); the JS SDK sends it and the header.
+        guard let queryToken, !queryToken.isEmpty else {
+            throw fail(198, "Input parameters are required",
+                       fact: "[doc] docs.apppot.jp 04.2 (\(Self.ref) addendum): GET users/{id} requires ?token=")
+        }
+        _ = try requireUser(token ?? queryToken)
+        _ = try requireUser(queryToken)
         guard let account = accounts.first(where: { String($0.id) == id }) else { throw fail(110, "User does not exist") }
         // A10: GET users/{id} gives {user}; ASSUMPTION: its members follow POST users (account, firstName, lastName,
         // groupRoleMap with the nested group/role shape) plus userId.
@@ -357,7 +461,27 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         return ok([("user", .object([
             "userId": .int(Int64(account.id)), "account": .string(account.account), "firstName": .string(account.firstName),
             "lastName": .string(account.lastName), "groupRoleMap": .array(map),
-        ]))])
+        ]))], fact: "[sdk] apppot-sdk-js v2.3 src/ts/user.ts findById: GET users/{id}?token= answers {user} (members inferred: account, firstName, lastName, groupRoleMap, userId)")
+    }
+
+    /// `GET users?token=[&groupId=]`: every user of the company with their group memberships.
+    private func users(token: String?, queryToken: String?, groupId: String?) throws -> HTTPResponse {
+        guard let queryToken, !queryToken.isEmpty else {
+            throw fail(198, "Input parameters are required",
+                       fact: "[sdk] apppot-sdk-js v2.3 src/ts/user.ts list: GET users sends ?token=")
+        }
+        _ = try requireUser(queryToken)
+        let list: [JSON] = accounts.filter { a in groupId.map { g in a.groups.contains { String($0.id) == g } } ?? true }.map { a in
+            .object([
+                "userId": .int(Int64(a.id)), "account": .string(a.account), "firstName": .string(a.firstName),
+                "lastName": .string(a.lastName),
+                "groupsRoles": .array(a.groups.map {
+                    .object(["groupId": .int(Int64($0.id)), "groupName": .string($0.name), "roleName": .string($0.role)])
+                }),
+            ])
+        }
+        return ok([("users", .array(list))],
+                  fact: "[sdk] apppot-sdk-js v2.3 src/ts/user.ts User.list + spec/user.test.ts: GET users?token=[&groupId=] answers users[] with groupsRoles (any logged-in user may list: inferred)")
     }
 
     // MARK: Schemas (A6)
@@ -377,23 +501,41 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
             // ASSUMPTION: without isResetDatabase an existing table is kept as it is (rows and columns).
             if state.tables[name] != nil { continue }
             var table = Table(columns: [:])
+            // A6: v2 knows varchar, integer, long; v3 (JS v3 database.ts) adds datetime, double, text, float, decimal.
+            let types: Set<String> = v2 ? ["varchar", "integer", "long"]
+                : ["varchar", "integer", "long", "datetime", "double", "text", "float", "decimal"]
             for c in cols {
-                guard let col = c["colName"]?.stringValue, let type = c["type"]?.stringValue,
-                      ["varchar", "integer", "long"].contains(type) else {
-                    throw fail(103, "Cannot create app database")
+                guard let col = c["colName"]?.stringValue, let type = c["type"]?.stringValue, types.contains(type) else {
+                    throw fail(103, "Cannot create app database",
+                               fact: "[doc] \(Self.ref) A6 (+ apppot-sdk-js v3 src/ts/database.ts for v3 types): an unknown column type fails table creation (103)")
                 }
                 table.columns[col] = (type, c["fieldLength"]?.intValue.map { Int($0) })
             }
-            // A6/A7: default and server columns.
-            for (c, type) in [("objectId", "varchar"), ("scopeType", "varchar"), ("createTime", "long"),
-                              ("updateTime", "long"), ("serverCreateTime", "varchar"), ("serverUpdateTime", "varchar"),
-                              ("createUserId", "varchar"), ("groupIds", "varchar"), ("serverRecordStatus", "varchar")]
-            where table.columns[c] == nil {
-                table.columns[c] = (type, nil)
+            // A6/A7: default and server columns (Troubleshoot.md desc: objectId varchar(255), groupIds text).
+            for (c, type, length) in [("objectId", "varchar", 255), ("scopeType", "varchar", 255), ("createTime", "long", 0),
+                                      ("updateTime", "long", 0), ("serverCreateTime", "varchar", 255),
+                                      ("serverUpdateTime", "varchar", 255), ("createUserId", "varchar", 255),
+                                      ("groupIds", "text", 0), ("serverRecordStatus", "varchar", 255)]
+            where table.columns[c] == nil || c == "objectId" || c == "scopeType" {
+                table.columns[c] = (type, length == 0 ? nil : length)
+            }
+            // MySQL: a row may hold at most 65,535 bytes (varchar n in utf8: 3n+2; text 12).
+            let bytes = table.columns.values.reduce(0) { sum, def in
+                switch def.type {
+                case "varchar": sum + (def.length ?? 255) * 3 + 2
+                case "integer", "float": sum + 4
+                case "long", "double", "datetime": sum + 8
+                case "decimal": sum + 16
+                default: sum + 12
+                }
+            }
+            guard bytes <= 65_535 else {
+                throw fail(103, "Cannot create app database: row size too large (\(bytes) > 65535)",
+                           fact: "[inferred] MySQL refuses a table whose row exceeds 65,535 bytes (\(Self.ref) addendum: the server is MySQL); AppPot answers 103")
             }
             state.tables[name] = table
         }
-        return ok()
+        return ok(fact: "[doc] \(Self.ref) A6 POST schemas {appId, appVersion, companyId, isResetDatabase, tables}; an existing table is kept unless isResetDatabase (v1 CreateAppData)")
     }
 
     // MARK: Data (A7)
@@ -429,7 +571,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
                 row["objectId"] = .string(id)
                 row["scopeType"] = row["scopeType"].flatMap { $0.isNull ? nil : $0 } ?? .string("2")
                 row["createUserId"] = .string(String(user.id))
-                row["groupIds"] = .string("{" + user.groups.map { String($0.id) }.joined(separator: ",") + "}")
+                row["groupIds"] = .string("{" + (try clientGroups(fields["groupIds"], user: user) ?? user.groups.map { String($0.id) }).joined(separator: ",") + "}")
                 row["serverCreateTime"] = .string(serverTime(now))
                 row["serverUpdateTime"] = .string(serverTime(now))
                 row["serverRecordStatus"] = .string("1")
@@ -453,6 +595,9 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
                 for (k, v) in fields where !["objectId", "serverCreateTime", "serverUpdateTime", "createUserId",
                                               "groupIds", "serverRecordStatus"].contains(k) {
                     row[k] = try store(v, column: k, in: table)
+                }
+                if let groups = try clientGroups(fields["groupIds"], user: user) {
+                    row["groupIds"] = .string("{" + groups.joined(separator: ",") + "}")
                 }
                 row["serverUpdateTime"] = .string(serverTime(now))
                 updated[id] = row
@@ -483,7 +628,22 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         }
         state.tables[name] = table
         if let tx { state.transactions.insert(tx) }
-        return ok(results: .array(results))
+        return ok(results: .array(results),
+                  fact: "[doc] \(Self.ref) A7 POST data/batch/\(op) {objectName, transactionId?, \(op == "deleteData" ? "objectIds[{objectId, serverUpdateTime}]" : "data[rows]")}; results per row in request order (docs 05.2)")
+    }
+
+    /// A client-sent `groupIds` (`"1"`, `"1,2"`; docs 05.2's addData example sends `"groupIds":"1"`): kept when
+    /// every id is one of the writer's groups (inferred), else errCode 109.
+    private func clientGroups(_ value: JSON?, user: Account) throws -> [String]? {
+        guard let text = value?.stringValue ?? value?.intValue.map({ String($0) }), !text.isEmpty else { return nil }
+        let ids = text.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        guard !ids.isEmpty, ids.allSatisfy({ id in user.groups.contains { String($0.id) == id } }) else {
+            throw fail(109, "Input data not valid: groupIds",
+                       fact: "[inferred] a client-sent groupIds naming a group the writer is not in is refused (errCode 109)")
+        }
+        return ids
     }
 
     private func getRow(className: String, id: String, token: String?) throws -> HTTPResponse {
@@ -491,9 +651,11 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         guard let table = state.tables[className] else { throw fail(995, "Table empty or does not exist") }
         // ASSUMPTION: a missing (or invisible) record answers HTTP 404 with errCode 130.
         guard let row = table.rows[id], visible(row, to: user) else {
-            throw fail(130, "Record does not exist or data blocking", status: 404)
+            throw fail(130, "Record does not exist or data blocking", status: 404,
+                       fact: "[inferred] GET data/{Class}/{id} for a missing or invisible record answers HTTP 404 with errCode 130")
         }
-        return ok([(className, .array([wireRow(row, table: table)]))])  // A7: {"Task":[{...}]}
+        return ok([(className, .array([wireRow(row, table: table)]))],
+                  fact: "[doc] \(Self.ref) A7 GET data/{Class}/{id} answers {Class:[row]}, every value a string, NULL as \"\" (addendum, JS commit 5321b55)")
     }
 
     // MARK: Query (A8)
@@ -518,9 +680,8 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
             rows = rows.filter { row in (try? parsed.evaluate(row: row, table: table, params: params)) == true }
         }
         if count {
-            // ASSUMPTION: the count shape is {results: N}; nothing matched answers 404 like the query (A4, JS count).
-            guard !rows.isEmpty else { throw fail(993, "Table empty or does not exist", status: 404) }
-            return ok(results: .int(Int64(rows.count)))
+            return ok([("count", .int(Int64(rows.count)))],
+                      fact: "[sdk] apppot-sdk-js v2.3 spec/model.test.ts: POST data/query/{Class}/count answers a top-level count ({\"count\":N}; 0 when nothing matched is inferred)")
         }
         var orders: [(String, Bool)] = []
         for o in b["orderBy"]?.arrayValue ?? [] {
@@ -535,19 +696,27 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
                 for (col, desc) in orders {
                     let c = SimValue.compare(a[col] ?? .null, b[col] ?? .null, type: table.columns[col]?.type ?? "varchar", column: col)
                     if c == 0 { continue }
-                    // PostgreSQL's default: NULLs sort last ascending, first descending.
+                    // MySQL: NULLs sort first ascending, last descending (compare puts NULL lowest).
                     return desc ? c > 0 : c < 0
                 }
                 return false
             }
         }
-        // A8: range.offset is 1-based.
-        let offset = max(1, Int(b["range"]?["offset"]?.intValue ?? 1))
+        // range.offset: 1-based on v2 (JS v2.3 limit(n, o) sends o+1), 0-based on v3/v4 (JS v3 sends o).
+        let skip: Int
+        if v2 {
+            skip = max(1, Int(b["range"]?["offset"]?.intValue ?? 1)) - 1
+        } else {
+            skip = max(0, Int(b["range"]?["offset"]?.intValue ?? 0))
+        }
         let limit = Int(b["range"]?["limit"]?.intValue ?? 1000)
-        let page = Array(rows.dropFirst(offset - 1).prefix(limit))
+        let page = Array(rows.dropFirst(skip).prefix(limit))
         // A4/A8: nothing matched answers HTTP 404.
         guard !page.isEmpty else { throw fail(993, "Table empty or does not exist", status: 404) }
-        return ok([(alias, .array(page.map { wireRow($0, table: table) }))])
+        let offsetFact = v2 ? "[sdk] apppot-sdk-js v2.3 spec/select.test.ts + src/ts/model.ts limit(): range.offset is 1-based (offset 11 skips 10 rows)"
+            : "[sdk] apppot-sdk-js \(options.generation == "v4" ? "v4" : "v3") spec/select_spec.js + src/ts/model.ts limit(): range.offset is 0-based (offset 10 skips 10 rows)"
+        return ok([(alias, .array(page.map { wireRow($0, table: table) }))],
+                  fact: "\(offsetFact); \(Self.ref) A8 query body, rows under the alias, NULL as \"\", MySQL collation (case-insensitive text, NULLs first ascending)")
     }
 
     // MARK: Files (A9)
@@ -575,14 +744,23 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         var base = "\(host.scheme ?? "https")://\(host.host ?? "localhost")"
         if let port = host.port { base += ":\(port)" }
         let url = "\(base)/\(options.contextRoot)/api/files/\(percentEncode(stored))"
-        return ok(results: .object(["name": .string(stored), "url": .string(url)]))
+        return ok(results: .object(["name": .string(stored), "url": .string(url)]),
+                  fact: "[doc] \(Self.ref) A9 \(old == nil ? "POST files" : "PUT files/{name}") multipart entity {name} + file; the stored name has a UUID prefix (07.FileAPI)")
     }
 
-    private func getFile(_ name: String, userToken: String?) throws -> HTTPResponse {
+    private func getFile(_ name: String, userToken: String?, accept: String?) throws -> HTTPResponse {
         _ = try requireUser(userToken)  // A5/A9: GET files/{name}?userToken=
         guard let f = state.files[name] else { throw fail(600, "File not found", status: 404) }
-        // A4: binary responses are application/octet-stream.
-        return HTTPResponse(status: 200, headers: ["Content-Type": "application/octet-stream"], body: f.data)
+        // JAX-RS (JBoss AS 7.1): a resource producing only octet-stream answers 406 to an Accept it cannot meet.
+        if let accept, !accept.isEmpty, !accept.contains("*/*"), !accept.contains("application/*"),
+           !accept.contains("octet-stream") {
+            return HTTPResponse(status: 406, headers: ["Content-Type": "text/html",
+                                                       "X-MBaaS-Fact": "[inferred] the server is a JAX-RS app (setup_JBoss_MySQL.md); a download asked for \(accept) is 406 Not Acceptable"],
+                                body: Data("Not Acceptable".utf8))
+        }
+        return HTTPResponse(status: 200, headers: ["Content-Type": "application/octet-stream",
+                                                   "X-MBaaS-Fact": "[doc] \(Self.ref) A9 GET files/{name}?userToken= answers the bytes as application/octet-stream (the JS SDK sends no Accept header)"],
+                            body: f.data)
     }
 
     private func deleteFile(_ name: String, token: String?) throws -> HTTPResponse {
@@ -590,7 +768,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         guard state.files[name] != nil else { throw fail(600, "File not found", status: 404) }
         state.files[name] = nil
         state.fileOrder.removeAll { $0 == name }
-        return ok()
+        return ok(fact: "[doc] \(Self.ref) A9 DELETE files/{name}")
     }
 
     // MARK: Logs and devices (A10, A5)
@@ -600,7 +778,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         let b = try body(request)
         guard let message = b["message"]?.stringValue else { throw fail(198, "Input parameters are required") }
         state.logs.append((b["logLevel"]?.stringValue ?? "MONITOR", message))
-        return ok()
+        return ok(fact: "[sdk] apppot-sdk-js v2.3 src/ts/apppot.ts: POST logs {message, logLevel}")
     }
 
     private func device(_ request: HTTPRequest, token: String?) throws -> HTTPResponse {
@@ -611,7 +789,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
             throw fail(161, "The device already registered for this device and app")  // A4/A5
         }
         state.devices.insert(udid)
-        return ok()
+        return ok(fact: "[doc] \(Self.ref) A5 POST devices {deviceToken, deviceUDID, deviceName, osType}")
     }
 }
 
@@ -872,28 +1050,44 @@ enum SimValue {
         return v.stringValue.flatMap { Double($0) }
     }
 
-    /// Compares as the column type: numbers for integer/long, server times as instants, text by code point
-    /// (a binary collation) otherwise. NULLs sort last.
+    /// A double as MySQL prints a DOUBLE column: `5`, `5.5`.
+    static func mysqlDouble(_ d: Double) -> String {
+        if d.rounded() == d, abs(d) < 1e15 { return String(Int64(d)) }
+        return String(d)
+    }
+
+    /// Compares as the column type: numbers for integer/long/double/datetime, server times as instants, text
+    /// case-insensitively otherwise (MySQL's default `_general_ci` collations). NULL is the lowest value, so it
+    /// sorts first ascending, as MySQL does.
     static func compare(_ a: JSON, _ b: JSON, type: String, column: String) -> Int {
         if a.isNull && b.isNull { return 0 }
-        if a.isNull { return 1 }
-        if b.isNull { return -1 }
+        if a.isNull { return -1 }
+        if b.isNull { return 1 }
         switch type {
-        case "integer", "long":
+        case "integer", "long", "double", "float", "decimal", "datetime":
             guard let x = number(a), let y = number(b) else { return (text(a) ?? "") < (text(b) ?? "") ? -1 : 1 }
             return x == y ? 0 : (x < y ? -1 : 1)
         case "time":
             guard let x = text(a).flatMap(ISO8601.parse), let y = text(b).flatMap(ISO8601.parse) else { return 0 }
             return x == y ? 0 : (x < y ? -1 : 1)
         default:
-            let x = Array((text(a) ?? "").unicodeScalars.map(\.value)), y = Array((text(b) ?? "").unicodeScalars.map(\.value))
+            let x = Array(fold(text(a) ?? "").unicodeScalars.map(\.value)), y = Array(fold(text(b) ?? "").unicodeScalars.map(\.value))
             return x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
         }
     }
 
-    /// SQL LIKE with `%`, `_` and the default escape character `\` (case-sensitive, as PostgreSQL).
+    /// Text as a case- and accent-insensitive MySQL collation compares it (trailing spaces ignored, PAD SPACE).
+    static func fold(_ s: String) -> String {
+        var t = s.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)
+        while t.hasSuffix(" ") { t.removeLast() }
+        return t
+    }
+
+    /// SQL LIKE with `%`, `_` and the default escape character `\`, case-insensitive as MySQL's default
+    /// collations.
     static func like(_ text: String, _ pattern: String) -> Bool {
-        let t = Array(text), p = Array(pattern)
+        let t = Array(text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil)),
+            p = Array(pattern.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil))
         func match(_ i: Int, _ j: Int) -> Bool {
             if j == p.count { return i == t.count }
             if p[j] == "\\", j + 1 < p.count {

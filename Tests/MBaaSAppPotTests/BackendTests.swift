@@ -184,7 +184,7 @@ struct RecordTests {
         let created = try await b.create(Record(className: "Memo", fields: fields))
         #expect(created.id?.hasPrefix("Memo_") == true)
         #expect(created.fields == fields)
-        #expect(created.version != nil && created.createdAt != nil && created.acl == .publicReadWrite)
+        #expect(created.version != nil && created.createdAt != nil && created.acl == ACL([.group("12"): .readWrite]))
         #expect(sim.table("Memo")?.columns["done"]?.length == 1)
         let got = try await b.get(className: "Memo", id: created.id!)
         #expect(got == created)
@@ -312,10 +312,14 @@ struct RecordTests {
         for other in [bob, carol] { other.registerClass(alice.schema(for: "Memo")!) }
         let mine = try await alice.create(Record(className: "Memo", acl: .privateTo("20"), fields: ["title": "mine"]))
         let team = try await alice.create(Record(className: "Memo", acl: ACL([.group("12"): .readWrite]), fields: ["title": "team"]))
-        let open = try await alice.create(Record(className: "Memo", fields: ["title": "open"]))
+        let open = try await alice.create(Record(className: "Memo", acl: .publicReadWrite, fields: ["title": "open"]))
         #expect(mine.acl == .privateTo("20") && team.acl == ACL([.group("12"): .readWrite]) && open.acl == .publicReadWrite)
+        // No ACL: the AppPot SDKs' default, Group (2).
+        let plain = try await alice.create(Record(className: "Memo", fields: ["title": "plain"]))
+        #expect(plain.acl == ACL([.group("12"): .readWrite]))
+        #expect(sim.table("Memo")?.rows[plain.id!]?["scopeType"] == "2")
         #expect(try await alice.get(className: "Memo", id: mine.id!).acl == .privateTo("20"))
-        #expect(try await bob.queryPage(Query("Memo").sorted("title")).records.map { $0.fields["title"]?.stringValue } == ["open", "team"])
+        #expect(try await bob.queryPage(Query("Memo").sorted("title")).records.map { $0.fields["title"]?.stringValue } == ["open", "plain", "team"])
         #expect(try await carol.queryPage(Query("Memo")).records.map { $0.fields["title"]?.stringValue } == ["open"])
         let hidden = try await #require(throws: MBaaSError.self) { try await carol.get(className: "Memo", id: team.id!) }
         #expect(hidden.kind == .notFound)

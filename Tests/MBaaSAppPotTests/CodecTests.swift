@@ -34,12 +34,16 @@ struct ValueCodecTests {
 
     @Test("wire forms by column: bool 1/0, dates epoch ms, doubles as text (JS formatColumns)")
     func toWire() throws {
-        func wire(_ v: Value, _ t: AppPotColumnType?) throws -> JSON { try AppPotValueCodec.wire(v, column: t, field: "f") }
+        func wire(_ v: Value, _ t: AppPotColumnType?, _ g: AppPotGeneration = .v2) throws -> JSON {
+            try AppPotValueCodec.wire(v, column: t, field: "f", generation: g)
+        }
         #expect(try wire(true, .bool) == 1)
         #expect(try wire(false, .bool) == 0)
         #expect(try wire(.date(Date(timeIntervalSince1970: 1.5)), .dateTime) == 1500)
         #expect(try wire(5.5, .double) == "5.5")
-        #expect(try wire(3, .double) == "3.0")
+        #expect(try wire(3, .double) == "3", "JS v2.3 formatColumns writes 3 + \"\"")
+        #expect(try wire(3, .double, .v3) == 3, "JS v3 formatColumns writes the number")
+        #expect(try wire(2.5, .double, .v3) == 2.5)
         #expect(try wire(7, .long) == 7)
         #expect(try wire(7.0, .long) == 7)
         #expect(try wire("x", .varchar(5)) == "x")
@@ -114,7 +118,8 @@ struct ValueCodecTests {
 struct ScopeTests {
     @Test("ACL to scopeType: public 3, owner-only 1, the owner's groups 2 (wire values)")
     func toScope() throws {
-        #expect(try AppPotScope.from(acl: nil, userId: "20", groupIds: ["12"]) == .all)
+        #expect(try AppPotScope.from(acl: nil, userId: "20", groupIds: ["12"]) == .group, "every AppPot SDK defaults to Group")
+        #expect(try AppPotScope.from(acl: nil, userId: "20", groupIds: ["12"], default: .all) == .all)
         #expect(try AppPotScope.from(acl: .publicReadWrite, userId: "20", groupIds: []) == .all)
         #expect(try AppPotScope.from(acl: .privateTo("20"), userId: "20", groupIds: ["12"]) == .user)
         #expect(try AppPotScope.from(acl: ACL([.group("12"): .readWrite]), userId: "20", groupIds: ["12"]) == .group)

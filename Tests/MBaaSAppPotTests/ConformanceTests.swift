@@ -18,20 +18,32 @@ struct AppPotConformanceTests {
     /// AppPot users come from the company's directory: data scenarios run as a pre-existing user named in the URL.
     static let userURL = base.replacingOccurrences(of: "\(appKey)@", with: "\(appKey):alice-pass@") + "&user=alice"
 
+    /// Scenarios a faithful AppPot server cannot pass, and why. They get no cassette.
+    static let knownFailures: [String: String] = [
+        // The server answers NULL as "" and cannot tell them apart in a varchar column; the adapter reads "" as
+        // absent (and writes "" as NULL), so objects.update.unset holds and an empty string does not survive.
+        "values.string": "AppPot cannot hold an empty string apart from NULL: \"\" reads back as absent",
+    ]
+
     @Test("every runnable scenario passes in replay; the rest are skipped with the capability named")
     func replay() async throws {
         let suite = try ConformanceSuite.bundled()
         let results = await ConformanceRunner.replay(adapter: "apppot", factory: AppPotBackendFactory(),
                                                      cassettes: Self.cassettes, scenarios: suite.scenarios)
         #expect(results.count == suite.scenarios.count)
-        for r in results where r.outcome != .passed && r.outcome != .skipped {
+        for r in results where r.outcome != .passed && r.outcome != .skipped && Self.knownFailures[r.scenario] == nil {
             Issue.record("\(r.scenario): \(r.outcome.rawValue) \(r.reason ?? "")")
+        }
+        for id in Self.knownFailures.keys {
+            #expect(results.first { $0.scenario == id }?.outcome != .passed, "\(id) passes now: take it off knownFailures")
         }
         for r in results where r.outcome == .skipped {
             #expect(r.isCapabilitySkip, "\(r.scenario): \(r.reason ?? "")")
         }
         let passed = results.filter { $0.outcome == .passed }.map(\.scenario)
-        #expect(passed.count >= 40, "passed: \(passed)")
+        // 44 pass, 15 skip (missing capabilities), values.string fails (see knownFailures). Before issue 16: 45/15/0.
+        #expect(passed.count == 44, "passed: \(passed)")
+        #expect(results.filter { $0.outcome == .skipped }.count == 15)
         // Spot checks: what AppPot can and cannot do.
         for id in ["objects.crud.basic", "objects.version.conflict", "queries.not", "queries.paging", "files.roundtrip",
                    "batch.mixed", "auth.currentUser.noSession", "errors.notFound.record"] {
@@ -53,12 +65,44 @@ struct AppPotConformanceTests {
             let c = try Cassette(json: JSON.parse(Data(contentsOf: file)))
             #expect(c.provenance.kind == .authored, "\(file.lastPathComponent)")
             #expect(c.provenance.facts.contains { $0.contains("A4") }, "\(file.lastPathComponent)")
-            #expect(c.interactions.allSatisfy { $0.fact != nil }, "\(file.lastPathComponent)")
+            for (n, i) in c.interactions.enumerated() {
+                #expect(i.evidence != nil, "\(file.lastPathComponent) #\(n): \(i.fact ?? "no fact")")
+            }
         }
     }
 
+    /// The suite live against the simulator of each server generation: v3 and v4 pass exactly what v2 passes
+    /// (the cassettes are authored on v2; this shows the generation rules hold end to end).
+    @Test("the suite passes the same scenarios live on simulated v2, v3 and v4 servers")
+    func generations() async throws {
+        let suite = try ConformanceSuite.bundled()
+        let clock: @Sendable () -> Date = { Date(timeIntervalSince1970: 1_767_225_600) }
+        var passed: [String: Set<String>] = [:]
+        for generation in ["v2", "v3", "v4"] {
+            var options = AppPotSimulator.Options()
+            options.appKey = Self.appKey
+            options.start = clock()
+            options.generation = generation
+            var results: [ScenarioResult] = []
+            for (scenarios, url) in [(suite.scenarios.filter { $0.group != "auth" }, Self.userURL),
+                                     (suite.scenarios.filter { $0.group == "auth" }, Self.base)] {
+                results += await ConformanceRunner.live(
+                    adapter: "apppot", factory: AppPotBackendFactory(),
+                    url: try BackendURL(parsing: url + "&generation=\(generation)"),
+                    transport: AppPotSimulator(options: options), clock: clock, scenarios: scenarios)
+            }
+            for r in results where r.outcome != .passed && r.outcome != .skipped && Self.knownFailures[r.scenario] == nil {
+                Issue.record("\(generation) \(r.scenario): \(r.outcome.rawValue) \(r.reason ?? "")")
+            }
+            passed[generation] = Set(results.filter { $0.outcome == .passed }.map(\.scenario))
+        }
+        #expect(passed["v3"] == passed["v2"] && passed["v4"] == passed["v2"])
+        #expect((passed["v2"]?.count ?? 0) >= 40)
+    }
+
     /// Writes the cassettes: runs the scenarios through `ConformanceRunner.record` with the simulator as the
-    /// server and a pinned clock, then adds each exchange's documented fact. A generator, not a check: it runs
+    /// server and a pinned clock; the simulator names each exchange's fact as it answers, and the cassette gets
+    /// the authored provenance. A generator, not a check: it runs
     /// only with `MBAAS_AUTHOR_CASSETTES=1` and never counts as a pass.
     @Test("author cassettes from the simulator", .enabled(if: ProcessInfo.processInfo.environment["MBAAS_AUTHOR_CASSETTES"] == "1"))
     func author() async throws {
@@ -75,17 +119,21 @@ struct AppPotConformanceTests {
         let asUser = suite.scenarios.filter { $0.group != "auth" }
         var results: [ScenarioResult] = []
         for (scenarios, url) in [(asUser, Self.userURL), (anonymous, Self.base)] {
-            results += await ConformanceRunner.record(
-                adapter: "apppot", factory: AppPotBackendFactory(), url: try BackendURL(parsing: url),
-                transport: AppPotSimulator(options: options), clock: clock,
-                provenance: .authored(facts: []), scrubber: AppPotCassettes.scrubber(appKey: Self.appKey),
-                scenarios: scenarios, to: directory)
+            // Known failures keep their cassette, so replay reports the difference rather than a missing file.
+            for known in [false, true] {
+                results += await ConformanceRunner.record(
+                    adapter: "apppot", factory: AppPotBackendFactory(), url: try BackendURL(parsing: url),
+                    transport: AppPotSimulator(options: options), clock: clock,
+                    provenance: .authored(facts: []), scrubber: AppPotCassettes.scrubber(appKey: Self.appKey),
+                    scenarios: scenarios.filter { (Self.knownFailures[$0.id] != nil) == known }, to: directory,
+                    keepFailures: known)
+            }
         }
         for file in SecretScanner.cassetteFiles(under: directory) {
             // Parsed as written (Cassette.load would substitute the placeholders).
-            try AppPotCassettes.annotate(try Cassette(json: JSON.parse(Data(contentsOf: file)))).write(to: file)
+            try AppPotCassettes.withProvenance(try Cassette(json: JSON.parse(Data(contentsOf: file)))).write(to: file)
         }
-        for r in results where r.outcome != .recorded && r.outcome != .skipped {
+        for r in results where r.outcome != .recorded && r.outcome != .skipped && Self.knownFailures[r.scenario] == nil {
             Issue.record("\(r.scenario): \(r.outcome.rawValue) \(r.reason ?? "")")
         }
         #expect(try SecretScanner.scanCassettes(under: directory).isEmpty)

@@ -129,8 +129,21 @@ public struct AppPotGroupRole: Sendable, Hashable {
 public struct AppPotAuthInfo: Sendable, Hashable {
     /// The user token (`userTokens` on the wire) to send as `apppot-token`.
     public var userToken: String
-    /// How long the token is valid, in milliseconds.
+    /// `validTime` as sent: an absolute epoch-ms expiry (v2 answers `1470000416960`) or, below 10^12, a
+    /// duration in ms (the v1 sample's `18000000`). Read it with ``expiry(now:)``.
     public var validTime: Int64?
+
+    /// Values of `validTime` from here on are absolute epoch-ms times (10^12 ms is September 2001).
+    public static let absoluteValidTimeThreshold: Int64 = 1_000_000_000_000
+
+    /// When the token expires: `validTime` itself when absolute, `now + validTime` when a duration.
+    public func expiry(now: Date) -> Date? {
+        guard let validTime, validTime > 0 else { return nil }
+        if validTime >= AppPotAuthInfo.absoluteValidTimeThreshold {
+            return Date(timeIntervalSince1970: Double(validTime) / 1000)
+        }
+        return now.addingTimeInterval(Double(validTime) / 1000)
+    }
     public var userId: String
     public var account: String?
     public var firstName: String?
@@ -171,7 +184,8 @@ public struct AppPotAuthInfo: Sendable, Hashable {
             groups.append(try AppPotGroupRole(json: entry))
         }
         self.init(
-            userToken: token, validTime: o["validTime"]?.intValue, userId: userId,
+            userToken: token, validTime: o["validTime"]?.intValue ?? o["validTime"]?.stringValue.flatMap { Int64($0) },
+            userId: userId,
             account: userInfo["account"]?.stringValue ?? o["account"]?.stringValue,
             firstName: userInfo["firstName"]?.stringValue ?? userInfo["fistName"]?.stringValue,
             lastName: userInfo["lastName"]?.stringValue, groupsAndRoles: groups)

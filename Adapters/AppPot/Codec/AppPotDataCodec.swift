@@ -184,9 +184,9 @@ public enum AppPotDataResponse {
         AppPotEnvelope.success(extra: [(key, .array(rows.map(JSON.object)))])
     }
 
-    /// The count of `POST data/query/{Class}/count`. The reference does not document the shape; this accepts
-    /// `results` as a number or numeric string, `results.count`, a top-level `count`, or Android's count alias
-    /// `__APPPOT_COUNT__`.
+    /// The count of `POST data/query/{Class}/count`: a top-level `count` (JS v2.3 `spec/model.test.ts` asserts
+    /// `count()` resolves to an object whose `count` is 20). Also accepted: `results` as a number or numeric
+    /// string, `results.count`, or Android's count alias `__APPPOT_COUNT__`.
     public static func count(_ json: JSON?) throws(MBaaSError) -> Int {
         func number(_ j: JSON?) -> Int? {
             guard let j else { return nil }
@@ -194,14 +194,14 @@ public enum AppPotDataResponse {
             if let s = j.stringValue, let i = Int(s) { return i }
             return nil
         }
-        let candidates: [JSON?] = [json?["results"], json?["results"]?["count"], json?["count"],
+        let candidates: [JSON?] = [json?["count"], json?["results"], json?["results"]?["count"],
                                    json?["__APPPOT_COUNT__"], json?["results"]?["__APPPOT_COUNT__"]]
         for c in candidates { if let n = number(c) { return n } }
         throw MBaaSError(.decoding, "AppPot count response has no count: \(json?.printed() ?? "empty body")")
     }
 
-    /// A count response as the adapter expects it: `{"status":"OK",...,"results":N}`.
-    public static func countResponse(_ n: Int) -> JSON { AppPotEnvelope.success(results: .int(Int64(n))) }
+    /// A count response as the server sends it: `{"status":"OK",...,"count":N}`.
+    public static func countResponse(_ n: Int) -> JSON { AppPotEnvelope.success(extra: [("count", .int(Int64(n)))]) }
 }
 
 /// Files (reference A9): the `entity` part of an upload and the upload result.

@@ -9,7 +9,7 @@ import MBaaSCore
 ///  "orderBy":[{"column":"#Task.limit","type":"desc"}],
 ///  "range":{"limit":1000,"offset":1}}
 /// ```
-/// `range.offset` is 1-based. Joins are not produced by the adapter (the core query has none); a decoded body
+/// `range.offset` is 1-based on v2 and 0-based on v3 and v4 (see ``AppPotGeneration``). Joins are not produced by the adapter (the core query has none); a decoded body
 /// keeps them out.
 public struct AppPotQueryBody: Sendable, Hashable {
     public struct Order: Sendable, Hashable {
@@ -29,7 +29,7 @@ public struct AppPotQueryBody: Sendable, Hashable {
     public var params: [JSON]
     public var orderBy: [Order]
     public var limit: Int?
-    /// 1-based: the first row is offset 1.
+    /// As the generation counts it: v2 1-based (the first row is offset 1), v3 and v4 0-based.
     public var offset: Int?
 
     public init(phyName: String, alias: String? = nil, expression: String? = nil, params: [JSON] = [],
@@ -96,26 +96,29 @@ public struct AppPotQueryBody: Sendable, Hashable {
 ///   compare text.
 /// - Sorting always ends with `objectId` ascending, so equal sort keys keep a stable order across pages.
 public enum AppPotQueryTranslator {
-    /// The body of a page query: `skip` rows skipped (sent as the 1-based `offset`), at most `limit`.
-    public static func translate(_ query: Query, schema: AppPotClassSchema?, skip: Int, limit: Int) throws(MBaaSError) -> AppPotQueryBody? {
+    /// The body of a page query: `skip` rows skipped (sent as `offset` the way the generation counts it), at
+    /// most `limit`.
+    public static func translate(_ query: Query, schema: AppPotClassSchema?, skip: Int, limit: Int,
+                                 generation: AppPotGeneration = .v2) throws(MBaaSError) -> AppPotQueryBody? {
         try AppPotIdentifier.check(query.className, what: "class name")
-        guard var body = try whereBody(query, schema: schema) else { return nil }
-        body.orderBy = try order(query.sort, alias: query.className, schema: schema)
+        guard var body = try whereBody(query, schema: schema, generation: generation) else { return nil }
+        body.orderBy = try order(query.sort, alias: query.className, schema: schema, generation: generation)
         body.limit = limit
-        body.offset = skip + 1
+        body.offset = generation.rangeOffset(skip: skip)
         return body
     }
 
     /// The body of a count query: `from` and `where` only.
-    public static func translateCount(_ query: Query, schema: AppPotClassSchema?) throws(MBaaSError) -> AppPotQueryBody? {
+    public static func translateCount(_ query: Query, schema: AppPotClassSchema?,
+                                      generation: AppPotGeneration = .v2) throws(MBaaSError) -> AppPotQueryBody? {
         try AppPotIdentifier.check(query.className, what: "class name")
-        return try whereBody(query, schema: schema)
+        return try whereBody(query, schema: schema, generation: generation)
     }
 
-    private static func whereBody(_ query: Query, schema: AppPotClassSchema?) throws(MBaaSError) -> AppPotQueryBody? {
+    private static func whereBody(_ query: Query, schema: AppPotClassSchema?, generation: AppPotGeneration) throws(MBaaSError) -> AppPotQueryBody? {
         var body = AppPotQueryBody(phyName: query.className)
         guard let predicate = query.predicate else { return body }
-        switch try condition(predicate, negated: false, alias: query.className, schema: schema) {
+        switch try condition(predicate, negated: false, alias: query.className, schema: schema, generation: generation) {
         case .never: return nil
         case .always: return body
         case .sql(let source, let params):
@@ -127,8 +130,9 @@ public enum AppPotQueryTranslator {
 
     /// The expression of a predicate: `nil` source when it always matches; throws nothing for never-matching
     /// predicates but returns `.never`.
-    public static func expression(_ predicate: QueryPredicate, alias: String, schema: AppPotClassSchema?) throws(MBaaSError) -> Condition {
-        try condition(predicate, negated: false, alias: alias, schema: schema)
+    public static func expression(_ predicate: QueryPredicate, alias: String, schema: AppPotClassSchema?,
+                                  generation: AppPotGeneration = .v2) throws(MBaaSError) -> Condition {
+        try condition(predicate, negated: false, alias: alias, schema: schema, generation: generation)
     }
 
     /// A translated condition.
@@ -138,11 +142,12 @@ public enum AppPotQueryTranslator {
         case sql(String, [JSON])
     }
 
-    static func order(_ sort: [SortKey], alias: String, schema: AppPotClassSchema?) throws(MBaaSError) -> [AppPotQueryBody.Order] {
+    static func order(_ sort: [SortKey], alias: String, schema: AppPotClassSchema?,
+                      generation: AppPotGeneration = .v2) throws(MBaaSError) -> [AppPotQueryBody.Order] {
         var orders: [AppPotQueryBody.Order] = []
         for key in sort {
             let (column, type) = try resolve(key.key, schema: schema)
-            if let type, case .double = type {
+            if let type, case .double = type, !generation.hasTypedColumns {
                 throw MBaaSError.unsupported("sorting by the double field '\(key.key)'", by: "apppot",
                                              reason: "AppPot stores doubles as varchar, so the server would sort them as text")
             }
@@ -180,7 +185,8 @@ public enum AppPotQueryTranslator {
 
     /// The parameter for a value compared with a column; `nil` when the value can never equal a value of the
     /// column (another type).
-    static func param(_ value: Value, key: String, column: String, type: AppPotColumnType?) -> JSON? {
+    static func param(_ value: Value, key: String, column: String, type: AppPotColumnType?,
+                      generation: AppPotGeneration = .v2) -> JSON? {
         switch column {
         case "objectId": return value.stringValue.map(JSON.string)
         case "serverCreateTime", "serverUpdateTime":
@@ -194,21 +200,22 @@ public enum AppPotQueryTranslator {
             return try? AppPotValueCodec.wire(value, column: nil, field: key)
         }
         if case .double = type, value.intValue != nil, case .int = value {
-            return .string(AppPotValueCodec.doubleText(Double(value.intValue!)))
+            return try? AppPotValueCodec.wire(.double(Double(value.intValue!)), column: type, field: key, generation: generation)
         }
-        return try? AppPotValueCodec.wire(value, column: type, field: key)
+        return try? AppPotValueCodec.wire(value, column: type, field: key, generation: generation)
     }
 
-    private static func condition(_ p: QueryPredicate, negated: Bool, alias: String, schema: AppPotClassSchema?) throws(MBaaSError) -> Condition {
+    private static func condition(_ p: QueryPredicate, negated: Bool, alias: String, schema: AppPotClassSchema?,
+                                  generation: AppPotGeneration) throws(MBaaSError) -> Condition {
         switch p {
         case .and(let ps):
-            return negated ? try or(ps, negated: true, alias: alias, schema: schema)
-                           : try and(ps, negated: false, alias: alias, schema: schema)
+            return negated ? try or(ps, negated: true, alias: alias, schema: schema, generation: generation)
+                           : try and(ps, negated: false, alias: alias, schema: schema, generation: generation)
         case .or(let ps):
-            return negated ? try and(ps, negated: true, alias: alias, schema: schema)
-                           : try or(ps, negated: false, alias: alias, schema: schema)
+            return negated ? try and(ps, negated: true, alias: alias, schema: schema, generation: generation)
+                           : try or(ps, negated: false, alias: alias, schema: schema, generation: generation)
         case .not(let inner):
-            return try condition(inner, negated: !negated, alias: alias, schema: schema)
+            return try condition(inner, negated: !negated, alias: alias, schema: schema, generation: generation)
         case .compare(let key, let cmp, let value):
             let (column, type) = try resolve(key, schema: schema)
             let c = "#\(alias).\(column)"
@@ -225,7 +232,9 @@ public enum AppPotQueryTranslator {
             } else {
                 op = cmp
             }
-            if value.isNull {
+            // An empty string is stored as NULL (see AppPotValueCodec.wire), so it compares as NULL.
+            let isNull = value.isNull || param(value, key: key, column: column, type: type, generation: generation) == .null
+            if isNull {
                 switch op {
                 case .eq: return .sql("\(c) IS NULL", [])
                 case .ne: return .sql("\(c) IS NOT NULL", [])
@@ -234,13 +243,14 @@ public enum AppPotQueryTranslator {
             }
             if cmp != .eq && cmp != .ne, let type {
                 switch type {
-                case .double, .json:
+                case .double where generation.hasTypedColumns: break
+                case .double, .json, .decimal:
                     throw MBaaSError.unsupported("ordering comparisons on the field '\(key)'", by: "apppot",
                                                  reason: "AppPot stores \(type) values as varchar, so the server would compare text")
                 default: break
                 }
             }
-            guard let param = param(value, key: key, column: column, type: type) else {
+            guard let param = param(value, key: key, column: column, type: type, generation: generation) else {
                 // A value of another type never compares true; its negation always does.
                 return op == .ne ? .always : .never
             }
@@ -252,9 +262,9 @@ public enum AppPotQueryTranslator {
                 return negated ? .sql("( \(c) \(sym) ? OR \(c) IS NULL )", [param]) : .sql("\(c) \(sym) ?", [param])
             }
         case .in(let key, let values):
-            return try membership(key, values, positive: !negated, alias: alias, schema: schema)
+            return try membership(key, values, positive: !negated, alias: alias, schema: schema, generation: generation)
         case .notIn(let key, let values):
-            return try membership(key, values, positive: negated, alias: alias, schema: schema)
+            return try membership(key, values, positive: negated, alias: alias, schema: schema, generation: generation)
         case .exists(let key, let present):
             let (column, _) = try resolve(key, schema: schema)
             return .sql("#\(alias).\(column) IS \(present != negated ? "NOT " : "")NULL", [])
@@ -263,7 +273,7 @@ public enum AppPotQueryTranslator {
             let c = "#\(alias).\(column)"
             if let type {
                 switch type {
-                case .varchar: break
+                case .varchar, .text: break
                 default: return negated ? .always : .never
                 }
             }
@@ -277,14 +287,14 @@ public enum AppPotQueryTranslator {
         }
     }
 
-    private static func membership(_ key: String, _ values: [Value], positive: Bool, alias: String, schema: AppPotClassSchema?) throws(MBaaSError) -> Condition {
+    private static func membership(_ key: String, _ values: [Value], positive: Bool, alias: String, schema: AppPotClassSchema?, generation: AppPotGeneration) throws(MBaaSError) -> Condition {
         let (column, type) = try resolve(key, schema: schema)
         let c = "#\(alias).\(column)"
         var params: [JSON] = []
         var hasNull = false
         for v in values {
-            if v.isNull { hasNull = true; continue }
-            if let p = param(v, key: key, column: column, type: type), !params.contains(p) { params.append(p) }
+            if v.isNull || param(v, key: key, column: column, type: type, generation: generation) == .null { hasNull = true; continue }
+            if let p = param(v, key: key, column: column, type: type, generation: generation), !params.contains(p) { params.append(p) }
         }
         if positive {
             var terms = params.map { _ in "\(c) = ?" }
@@ -298,10 +308,10 @@ public enum AppPotQueryTranslator {
         return .sql("( \(params.count == 1 ? chain : "( \(chain) )") OR \(c) IS NULL )", params)
     }
 
-    private static func and(_ ps: [QueryPredicate], negated: Bool, alias: String, schema: AppPotClassSchema?) throws(MBaaSError) -> Condition {
+    private static func and(_ ps: [QueryPredicate], negated: Bool, alias: String, schema: AppPotClassSchema?, generation: AppPotGeneration) throws(MBaaSError) -> Condition {
         var parts: [(String, [JSON])] = []
         for p in ps {
-            switch try condition(p, negated: negated, alias: alias, schema: schema) {
+            switch try condition(p, negated: negated, alias: alias, schema: schema, generation: generation) {
             case .never: return .never
             case .always: continue
             case .sql(let s, let params): parts.append((s, params))
@@ -310,10 +320,10 @@ public enum AppPotQueryTranslator {
         return combine(parts, with: "AND", empty: .always)
     }
 
-    private static func or(_ ps: [QueryPredicate], negated: Bool, alias: String, schema: AppPotClassSchema?) throws(MBaaSError) -> Condition {
+    private static func or(_ ps: [QueryPredicate], negated: Bool, alias: String, schema: AppPotClassSchema?, generation: AppPotGeneration) throws(MBaaSError) -> Condition {
         var parts: [(String, [JSON])] = []
         for p in ps {
-            switch try condition(p, negated: negated, alias: alias, schema: schema) {
+            switch try condition(p, negated: negated, alias: alias, schema: schema, generation: generation) {
             case .always: return .always
             case .never: continue
             case .sql(let s, let params): parts.append((s, params))

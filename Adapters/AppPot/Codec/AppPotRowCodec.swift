@@ -11,6 +11,16 @@ public enum AppPotScope: Int, Sendable, Hashable, CaseIterable {
     /// Every user of the app.
     case all = 3
 
+    /// Reads `user`, `group`, `all` (or `everyone`), or the wire numbers `1`, `2`, `3`.
+    public init?(name: String) {
+        switch name.lowercased().trimmingCharacters(in: .whitespaces) {
+        case "user", "1": self = .user
+        case "group", "2": self = .group
+        case "all", "everyone", "3": self = .all
+        default: return nil
+        }
+    }
+
     /// Reads `3` or `"3"`.
     public init?(wire: JSON?) {
         guard let wire else { return nil }
@@ -21,15 +31,19 @@ public enum AppPotScope: Int, Sendable, Hashable, CaseIterable {
 
     /// The scope that expresses an ACL exactly, for a record written by `userId` whose groups are `groupIds`.
     ///
-    /// - `nil` (public, the core's default) and `{"*": read+write}` are ``all``.
+    /// - `nil` (no ACL) is `defaultScope`: ``group`` unless the URL's `defaultScope` says otherwise, because
+    ///   every AppPot SDK writes Group when the app names no scope (iOS `APObject.h`, the iOS guide's
+    ///   "SDKのデフォルト値はAPScopeGroup", JS `model.ts` `defaultScope = ScopeType.Group`).
+    /// - `{"*": read+write}` is ``all``.
     /// - Read and write for the owner only (`userId`) is ``user``.
     /// - Read and write for exactly the owner's groups (optionally also the owner) is ``group``.
     ///
     /// Anything else cannot be expressed and is ``MBaaSError/Kind/unsupported``, naming why: grants to other
     /// users or to roles, read without write (a scope grants both), a subset of the owner's groups (group scope
     /// always shares with all of them), or an empty ACL.
-    public static func from(acl: ACL?, userId: String?, groupIds: [String]) throws(MBaaSError) -> AppPotScope {
-        guard let acl else { return .all }
+    public static func from(acl: ACL?, userId: String?, groupIds: [String],
+                            default defaultScope: AppPotScope = .group) throws(MBaaSError) -> AppPotScope {
+        guard let acl else { return defaultScope }
         func unsupported(_ why: String) -> MBaaSError {
             .unsupported("the ACL \(acl.json.printed())", by: "apppot",
                          reason: "\(why); AppPot scopes are user (owner only), group (the owner's groups) or all")
@@ -65,6 +79,28 @@ public enum AppPotScope: Int, Sendable, Hashable, CaseIterable {
         return .group
     }
 
+    /// The groups of an ACL that grants read and write to a non-empty proper subset of the writer's groups (and
+    /// optionally the writer), and nothing else: what a client-set `groupIds` expresses (docs 05.2's addData
+    /// example sends `"groupIds":"1"`). `nil` for any other ACL.
+    public static func groupSubset(acl: ACL?, userId: String?, groupIds: [String]) -> [String]? {
+        guard let acl, !acl[.everyone].read, !acl[.everyone].write else { return nil }
+        var groups: [String] = []
+        for (principal, access) in acl.entries {
+            guard access.read && access.write else { return nil }
+            switch principal {
+            case .group(let g): groups.append(g)
+            case .user(let u) where u == userId: break
+            default: return nil
+            }
+        }
+        let mine = Set(groupIds)
+        guard !groups.isEmpty, Set(groups).isSubset(of: mine), Set(groups) != mine else { return nil }
+        return groups.sorted()
+    }
+
+    /// `groupIds` as a client sends it: `"1"`, `"1,2"` (the docs' addData example; the list form is inferred).
+    public static func clientGroupIdsWire(_ ids: [String]) -> String { ids.joined(separator: ",") }
+
     /// The ACL this scope means: ``all`` is public read/write, ``user`` read/write for the creator, ``group``
     /// read/write for each of the record's groups.
     public func acl(createUserId: String?, groupIds: [String]) -> ACL {
@@ -76,7 +112,8 @@ public enum AppPotScope: Int, Sendable, Hashable, CaseIterable {
         }
     }
 
-    /// Parses `groupIds` as the server writes them, `"{1,2}"` (a PostgreSQL array literal), or a JSON array.
+    /// Parses `groupIds` as the server writes them, `"{1,2}"` (the server's own list text in a MySQL `text`
+    /// column), or a JSON array.
     public static func groupIds(fromWire json: JSON?) -> [String] {
         guard let json else { return [] }
         if let a = json.arrayValue { return a.compactMap { AppPotGroupRole.idString($0) } }
@@ -93,14 +130,35 @@ public enum AppPotScope: Int, Sendable, Hashable, CaseIterable {
 /// Conversions between core ``Value``s and AppPot's wire values, by column type (pure; shared by the adapter
 /// and a future emulator).
 public enum AppPotValueCodec {
-    /// The canonical text of a double column: Swift's shortest round-tripping form (`5.5`, `5.0`, `1e+20`).
-    public static func doubleText(_ d: Double) -> String { "\(d)" }
+    /// The text of a double as the JS SDK writes it (`columns[key] + ""`): `5`, `5.5`, `-0.25`. Other clients
+    /// compare double columns as text, so `5.0` would never equal the `5` they wrote.
+    public static func doubleText(_ d: Double) -> String { AppPotNumberText.js(d) }
 
     /// The wire form of a value for a column (or, without a known column, by the value's own type). `null` is JSON
     /// `null` for every column. A value the column cannot hold is ``MBaaSError/Kind/invalidRequest`` naming the
-    /// field, the column type and the value's type.
-    public static func wire(_ value: Value, column: AppPotColumnType?, field: String) throws(MBaaSError) -> JSON {
+    /// field, the column type and the value's type; so is a string longer than the column's
+    /// ``AppPotColumnType/characterLimit`` (naming the limit). Doubles are JS-style text on v2 (a varchar
+    /// column) and JSON numbers on v3 and later (a `double` column), as the JS SDK of each generation writes them.
+    public static func wire(_ value: Value, column: AppPotColumnType?, field: String,
+                            generation: AppPotGeneration = .v2) throws(MBaaSError) -> JSON {
+        var json = try wireUnchecked(value, column: column, field: field, generation: generation)
+        // The server answers NULL and "" alike (""), so an empty string is stored as NULL: what is stored then
+        // agrees with what is read back (absent) and with `IS NULL` in queries.
+        if case .string(let s) = json, s.isEmpty { json = .null }
+        if let column, let limit = column.characterLimit, case .string(let s) = json, s.count > limit {
+            throw MBaaSError(.invalidRequest, "field '\(field)' is an AppPot \(column) column of at most \(limit) characters; the value has \(s.count)")
+        }
+        return json
+    }
+
+    private static func wireUnchecked(_ value: Value, column: AppPotColumnType?, field: String,
+                                      generation: AppPotGeneration) throws(MBaaSError) -> JSON {
         if case .null = value { return .null }
+        func number(_ d: Double) -> JSON {
+            guard generation.hasTypedColumns else { return .string(doubleText(d)) }
+            if d.rounded() == d, abs(d) < 9.0e15 { return .int(Int64(d)) }
+            return .double(d)
+        }
         func mismatch() -> MBaaSError {
             MBaaSError(.invalidRequest,
                        "field '\(field)' is an AppPot \(column.map(\.description) ?? "?") column; a \(value.typeName) value (\(value.json.printed())) does not fit")
@@ -109,16 +167,23 @@ public enum AppPotValueCodec {
             switch value {
             case .bool(let b): return .int(b ? 1 : 0)
             case .int(let i): return .int(i)
-            case .double(let d): return .string(doubleText(d))
+            case .double(let d): return number(d)
             case .string(let s): return .string(s)
             case .date(let d): return .int(ISO8601.millis(d))
             default: return .string(value.json.printed([.sortedKeys]))
             }
         }
         switch column {
-        case .varchar:
+        case .varchar, .text:
             guard case .string(let s) = value else { throw mismatch() }
             return .string(s)
+        case .decimal:
+            switch value {
+            case .int(let i): return .string(String(i))
+            case .double(let d) where d.isFinite: return .string(doubleText(d))
+            case .string(let s) where Double(s) != nil: return .string(s)
+            default: throw mismatch()
+            }
         case .integer:
             guard case let n? = value.intValueForColumn, n >= Int64(Int32.min), n <= Int64(Int32.max) else { throw mismatch() }
             return .int(n)
@@ -133,7 +198,7 @@ public enum AppPotValueCodec {
             return .int(ISO8601.millis(d))
         case .double:
             guard let d = value.doubleValue, d.isFinite else { throw mismatch() }
-            return .string(doubleText(d))
+            return number(d)
         case .json:
             return .string(value.json.printed([.sortedKeys]))
         }
@@ -142,8 +207,17 @@ public enum AppPotValueCodec {
     /// A value read from the server (a string, as AppPot answers, or a JSON number) for a column. `null` and a
     /// missing column are `nil`. Without a known column the value is kept as the server sent it (strings stay
     /// strings). Text that does not fit the column is ``MBaaSError/Kind/decoding``.
+    ///
+    /// The server answers a NULL column as `""` (JS commit 5321b55; JS `parseColumns` turns `""` into `null` for
+    /// int, long, bool, datetime and double; Android `setValueFromServer` skips blank values). So `""` is `nil`
+    /// (absent) for every column type, including varchar and text: there the server cannot tell NULL from an
+    /// empty string, and reading it as absent keeps "a field never written is absent" true for sparse rows. The
+    /// price: AppPot holds no empty strings through this adapter. ``wire(_:column:field:generation:)`` writes
+    /// `""` as NULL, so an empty string reads back as absent (as the Android SDK reads it) and an `eq ""` query
+    /// is `IS NULL`.
     public static func value(fromWire json: JSON, column: AppPotColumnType?, field: String) throws(MBaaSError) -> Value? {
         if json.isNull { return nil }
+        if case .string(let s) = json, s.isEmpty { return nil }
         func bad() -> MBaaSError {
             MBaaSError(.decoding, "AppPot column '\(field)' (\(column.map(\.description) ?? "?")): cannot read \(json.printed())")
         }
@@ -157,7 +231,7 @@ public enum AppPotValueCodec {
             }
         }
         switch column {
-        case .varchar:
+        case .varchar, .text, .decimal:
             switch json {
             case .string(let s): return .string(s)
             case .int(let i): return .string(String(i))
@@ -171,7 +245,7 @@ public enum AppPotValueCodec {
             if let b = json.boolValue { return .bool(b) }
             if let s = json.stringValue?.lowercased() {
                 if s == "true" { return .bool(true) }
-                if s == "false" || s.isEmpty { return .bool(false) }
+                if s == "false" { return .bool(false) }
             }
             guard let d = json.doubleValue ?? json.stringValue.flatMap({ Double($0) }) else { throw bad() }
             return .bool(d != 0)
@@ -223,13 +297,13 @@ public enum AppPotRowCodec {
     /// expected, for the optimistic lock). Reserved and invalid field names are ``MBaaSError/Kind/invalidRequest``.
     public static func encodeRow(
         fields: [String: Value], schema: AppPotClassSchema?, scope: AppPotScope, objectId: String?,
-        createTime: Date?, updateTime: Date?, serverUpdateTime: String?
+        createTime: Date?, updateTime: Date?, serverUpdateTime: String?, generation: AppPotGeneration = .v2
     ) throws(MBaaSError) -> JSONObject {
         var row = JSONObject()
         if let objectId { row["objectId"] = .string(objectId) }
         for key in fields.keys.sorted() {
             try checkFieldName(key)
-            row[key] = try AppPotValueCodec.wire(fields[key]!, column: schema?.columns[key], field: key)
+            row[key] = try AppPotValueCodec.wire(fields[key]!, column: schema?.columns[key], field: key, generation: generation)
         }
         row["scopeType"] = .int(Int64(scope.rawValue))
         if let createTime { row["createTime"] = .int(ISO8601.millis(createTime)) }

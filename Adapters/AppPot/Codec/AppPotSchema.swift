@@ -27,28 +27,77 @@ public enum AppPotColumnType: Sendable, Hashable, CustomStringConvertible {
     case dateTime
     case double
     case json(Int)
+    /// A server `text` column (v3 and later): a string without a declared length.
+    case text
+    /// A server `decimal` column (v3 and later): read and written as its exact decimal text.
+    case decimal
 
     /// Length of a string column made for a dynamic field.
     public static let defaultStringLength = 255
     /// Length of a string column made for a long string or a `json` field.
     public static let longStringLength = 4000
 
-    /// `varchar`, `integer` or `long`: the type the server is told.
-    public var wireType: String {
+    /// `varchar`, `integer` or `long`: the type a v2 server is told.
+    public var wireType: String { wireType(for: .v2) }
+
+    /// The type the server of a generation is told. v2 knows `varchar`, `integer` and `long`; v3 and later also
+    /// `datetime`, `double`, `text` and `decimal` (JS v3 `database.ts`), and there a varchar longer than
+    /// ``defaultStringLength`` and a `json` column become `text`: MySQL counts a `text` column as 12 bytes of
+    /// its 65,535-byte row limit instead of up to 4 bytes per character.
+    public func wireType(for generation: AppPotGeneration) -> String {
+        if generation.hasTypedColumns {
+            switch self {
+            case .varchar(let n) where n > AppPotColumnType.defaultStringLength: return "text"
+            case .json, .text: return "text"
+            case .dateTime: return "datetime"
+            case .double: return "double"
+            case .decimal: return "decimal"
+            default: break
+            }
+        }
         switch self {
-        case .varchar, .bool, .double, .json: "varchar"
-        case .integer: "integer"
-        case .long, .dateTime: "long"
+        case .varchar, .bool, .double, .json, .text, .decimal: return "varchar"
+        case .integer: return "integer"
+        case .long, .dateTime: return "long"
         }
     }
 
-    /// The `fieldLength` of a varchar column.
-    public var fieldLength: Int? {
+    /// The `fieldLength` of a varchar column (v2 wire types).
+    public var fieldLength: Int? { fieldLength(for: .v2) }
+
+    /// The `fieldLength` sent to a server of a generation (`nil` for types without one).
+    public func fieldLength(for generation: AppPotGeneration) -> Int? {
+        guard wireType(for: generation) == "varchar" else { return nil }
+        switch self {
+        case .varchar(let n), .json(let n): return n
+        case .bool: return 1
+        case .double, .decimal: return 255
+        case .text: return AppPotColumnType.longStringLength
+        case .integer, .long, .dateTime: return nil
+        }
+    }
+
+    /// The most characters a value of this column may have before it is written (`nil`: no limit the client
+    /// checks). Checked so a too-long value is a clear ``MBaaSError/Kind/invalidRequest`` rather than MySQL's
+    /// error (strict mode) or a silent truncation (non-strict mode).
+    public var characterLimit: Int? {
         switch self {
         case .varchar(let n), .json(let n): n
-        case .bool: 1
-        case .double: 255
-        case .integer, .long, .dateTime: nil
+        case .text: 65_535 / 4
+        default: nil
+        }
+    }
+
+    /// Bytes this column takes of MySQL's 65,535-byte row limit on a server of a generation, assuming the
+    /// `utf8` character set (3 bytes a character, plus 2 length bytes). Inferred from MySQL's documented row
+    /// limit; the server's DDL mapping is not published.
+    public func rowBytes(for generation: AppPotGeneration) -> Int {
+        switch wireType(for: generation) {
+        case "varchar": (fieldLength(for: generation) ?? AppPotColumnType.defaultStringLength) * 3 + 2
+        case "integer", "float": 4
+        case "long", "double", "datetime": 8
+        case "decimal": 16
+        default: 12  // text
         }
     }
 
@@ -61,6 +110,8 @@ public enum AppPotColumnType: Sendable, Hashable, CustomStringConvertible {
         case .dateTime: "dateTime"
         case .double: "double"
         case .json(let n): "json(\(n))"
+        case .text: "text"
+        case .decimal: "decimal"
         }
     }
 
@@ -68,8 +119,15 @@ public enum AppPotColumnType: Sendable, Hashable, CustomStringConvertible {
     /// (`varchar(4000)` when longer), integers `long`, doubles `double`, booleans `bool`, dates `dateTime`, `null`
     /// `varchar(255)`, everything else `json(4000)`.
     public static func derived(from value: Value) -> AppPotColumnType {
+        derived(from: value, generation: .v2)
+    }
+
+    /// The derived type for a generation: the same logical types; on v2 a string longer than 255 characters gets
+    /// `varchar(4000)`, on v3 and later `text` (no row-size cost).
+    public static func derived(from value: Value, generation: AppPotGeneration) -> AppPotColumnType {
         switch value {
-        case .string(let s): s.count > defaultStringLength ? .varchar(longStringLength) : .varchar(defaultStringLength)
+        case .string(let s):
+            s.count > defaultStringLength ? (generation.hasTypedColumns ? .text : .varchar(longStringLength)) : .varchar(defaultStringLength)
         case .int: .long
         case .double: .double
         case .bool: .bool
@@ -79,13 +137,19 @@ public enum AppPotColumnType: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The type of a column as the server describes it (`type`, `fieldLength`): only the three wire types.
+    /// The type of a column as the server describes it (`type`, `fieldLength`): the v2 wire types and the v3
+    /// ones (`datetime` is epoch ms, `double` and `float` are doubles, `text` a string, `decimal` exact text).
     public init(wireType: String, fieldLength: Int?) throws(MBaaSError) {
         switch wireType.lowercased() {
         case "varchar": self = .varchar(fieldLength ?? AppPotColumnType.defaultStringLength)
         case "integer", "int": self = .integer
         case "long", "bigint": self = .long
-        default: throw MBaaSError(.invalidRequest, "unknown AppPot column type '\(wireType)' (varchar, integer, long)")
+        case "datetime": self = .dateTime
+        case "double", "float": self = .double
+        case "text": self = .text
+        case "decimal": self = .decimal
+        default:
+            throw MBaaSError(.invalidRequest, "unknown AppPot column type '\(wireType)' (varchar, integer, long, datetime, double, text, float, decimal)")
         }
     }
 }
@@ -118,16 +182,47 @@ public struct AppPotClassSchema: Sendable, Hashable {
 
     /// The table definition of `POST schemas`: `{"primary_key":"objectId","name":..,"columns":[...]}`, default
     /// columns first, then the user columns sorted by name.
-    public var tableJSON: JSON {
-        var cols: [JSON] = AppPotClassSchema.defaultColumns.map { AppPotClassSchema.columnJSON($0.0, $0.1, length: false) }
-        for name in columns.keys.sorted() { cols.append(AppPotClassSchema.columnJSON(name, columns[name]!, length: true)) }
+    public var tableJSON: JSON { tableJSON(for: .v2) }
+
+    /// The table definition for a server of a generation (see ``AppPotColumnType/wireType(for:)``).
+    public func tableJSON(for generation: AppPotGeneration) -> JSON {
+        var cols: [JSON] = AppPotClassSchema.defaultColumns.map {
+            AppPotClassSchema.columnJSON($0.0, $0.1, length: false, generation: generation)
+        }
+        for name in columns.keys.sorted() {
+            cols.append(AppPotClassSchema.columnJSON(name, columns[name]!, length: true, generation: generation))
+        }
         return .object(["primary_key": "objectId", "name": .string(name), "columns": .array(cols)])
     }
 
-    private static func columnJSON(_ name: String, _ type: AppPotColumnType, length: Bool) -> JSON {
-        var o: JSONObject = ["colName": .string(name), "type": .string(type.wireType)]
-        if length, let n = type.fieldLength { o["fieldLength"] = .int(Int64(n)) }
+    private static func columnJSON(_ name: String, _ type: AppPotColumnType, length: Bool, generation: AppPotGeneration) -> JSON {
+        var o: JSONObject = ["colName": .string(name), "type": .string(type.wireType(for: generation))]
+        if length, let n = type.fieldLength(for: generation) { o["fieldLength"] = .int(Int64(n)) }
         return .object(o)
+    }
+
+    /// Bytes the server columns take of a row (inferred: `objectId`, `scopeType`, `serverCreateTime`,
+    /// `serverUpdateTime`, `createUserId` and `serverRecordStatus` as varchar(255), `createTime` and `updateTime`
+    /// long, `groupIds` text; `Troubleshoot.md`'s `desc` shows objectId varchar(255), serverUpdateTime
+    /// varchar(255) and groupIds text).
+    public static let systemRowBytes = 6 * (255 * 3 + 2) + 2 * 8 + 12
+
+    /// MySQL's row size limit.
+    public static let mysqlRowLimit = 65_535
+
+    /// Throws ``MBaaSError/Kind/invalidRequest`` when the table would exceed MySQL's 65,535-byte row limit on a
+    /// server of a generation (the server would refuse it with errCode 103), or uses a type the generation lacks.
+    public func checkFits(_ generation: AppPotGeneration) throws(MBaaSError) {
+        if !generation.hasTypedColumns {
+            if let bad = columns.keys.sorted().first(where: { [.text, .decimal].contains(columns[$0]!) }) {
+                throw MBaaSError(.invalidRequest, "AppPot class \(name): column '\(bad)' is \(columns[bad]!), which a v2 server does not have (open with generation=v3 or later, or use varchar)")
+            }
+        }
+        let bytes = AppPotClassSchema.systemRowBytes + columns.values.reduce(0) { $0 + $1.rowBytes(for: generation) }
+        guard bytes <= AppPotClassSchema.mysqlRowLimit else {
+            let wide = columns.filter { $0.value.rowBytes(for: generation) > 1000 }.keys.sorted()
+            throw MBaaSError(.invalidRequest, "AppPot class \(name) needs about \(bytes) bytes a row; MySQL (the AppPot server's database) allows \(AppPotClassSchema.mysqlRowLimit). Shorten the wide columns (\(wide.joined(separator: ", ")))\(generation.hasTypedColumns ? "" : " or open with generation=v3 or later, where long strings are text columns")")
+        }
     }
 
     /// Reads a table definition. Only the wire types are known (a `bool` column reads as `varchar(1)`); the
@@ -148,8 +243,8 @@ public struct AppPotClassSchema: Sendable, Hashable {
     }
 
     /// The columns a first record's fields imply (see ``AppPotColumnType/derived(from:)``).
-    public static func derive(name: String, from fields: [String: Value]) -> AppPotClassSchema {
-        AppPotClassSchema(name: name, columns: fields.mapValues(AppPotColumnType.derived(from:)))
+    public static func derive(name: String, from fields: [String: Value], generation: AppPotGeneration = .v2) -> AppPotClassSchema {
+        AppPotClassSchema(name: name, columns: fields.mapValues { AppPotColumnType.derived(from: $0, generation: generation) })
     }
 }
 
@@ -161,8 +256,11 @@ public struct AppPotSchemaRequest: Sendable, Hashable {
     /// `true` drops the app's tables and creates them again (all data is lost).
     public var isResetDatabase: Bool
     public var tables: [AppPotClassSchema]
+    public var generation: AppPotGeneration = .v2
 
-    public init(appId: String, appVersion: String, companyId: String, isResetDatabase: Bool, tables: [AppPotClassSchema]) {
+    public init(appId: String, appVersion: String, companyId: String, isResetDatabase: Bool, tables: [AppPotClassSchema],
+                generation: AppPotGeneration = .v2) {
+        self.generation = generation
         self.appId = appId
         self.appVersion = appVersion
         self.companyId = companyId
@@ -174,7 +272,7 @@ public struct AppPotSchemaRequest: Sendable, Hashable {
         .object([
             "appId": .string(appId), "appVersion": .string(appVersion),
             "companyId": AppPotLoginRequest.companyJSON(companyId), "isResetDatabase": .bool(isResetDatabase),
-            "tables": .array(tables.map(\.tableJSON)),
+            "tables": .array(tables.map { $0.tableJSON(for: generation) }),
         ])
     }
 
