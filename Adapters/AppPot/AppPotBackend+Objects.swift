@@ -76,6 +76,12 @@ extension AppPotBackend {
     // MARK: Runs (one request each)
 
     /// Creates records of one class with one `addData`.
+    /// A null cannot be told apart from an unset column on AppPot: writing one is refused, not approximated
+    /// (``FieldOperation/delete`` clears a column).
+    func nullUnsupported(_ key: String) -> MBaaSError {
+        MBaaSError.unsupported("null values ('\(key)')", by: adapterName, reason: capabilities.note(for: .valueType("null")))
+    }
+
     func createRun(_ className: String, _ records: [Record]) async -> [BatchResult] {
         var results = [BatchResult?](repeating: nil, count: records.count)
         do {
@@ -97,6 +103,7 @@ extension AppPotBackend {
                     let scope = try subset.map { _ in AppPotScope.group }
                         ?? AppPotScope.from(acl: r.acl, userId: userId, groupIds: groupIds, default: configuration.defaultScope)
                     if let id = r.id { try AppPotBackend.checkObjectId(id) }
+                    if let key = r.fields.first(where: { $0.value.isNull })?.key { throw nullUnsupported(key) }
                     try checkColumns(r.fields, of: schema)
                     let fields = r.fields.filter { !$0.value.isNull }
                     let row = try AppPotRowCodec.encodeRow(fields: fields, schema: schema, scope: scope, objectId: r.id,
@@ -160,7 +167,9 @@ extension AppPotBackend {
                     for (key, op) in update.changes {
                         try AppPotRowCodec.checkFieldName(key)
                         switch op {
-                        case .set(let v): sets[key] = v
+                        case .set(let v):
+                            if v.isNull { throw nullUnsupported(key) }
+                            sets[key] = v
                         case .delete: sets[key] = .null
                         case .increment, .add, .addUnique, .remove:
                             throw MBaaSError.unsupported("the field operation on '\(key)'", by: adapterName,

@@ -9,7 +9,7 @@ public enum AppPotCapabilities {
     public static let standard = Capabilities(
         features: [
             .objects, .multiKeySort, .skip, .count, .batch, .optimisticLocking, .acl, .files, .auth, .serverLogout,
-            .roles, .listUsers,
+            .roles, .listUsers, .unicodeFileNames, .queryValue("Date"),
             .valueType("string"), .valueType("int"), .valueType("double"), .valueType("bool"), .valueType("Date"),
             .valueType("array"), .valueType("object"), .valueType("Pointer"),
             .valueType("GeoPoint"), .valueType("Bytes"), .valueType("File"),
@@ -25,6 +25,8 @@ public enum AppPotCapabilities {
             .selectKeys: "the AppPot query body has no column selection; whole rows are returned",
             .fieldOperations: "AppPot has no atomic field operations (increment, add, remove); only set and delete (null)",
             .nestedKeys: "AppPot columns are flat; there are no object fields to query into",
+            .fileNames: "the AppPot server stores a file under a generated prefix plus the name given: keep the name the upload returns",
+            .aclReadOnly: "AppPot scopes grant read and write together (user, group or all): read-only grants are refused",
             .fileList: "the AppPot file API has no listing endpoint",
             .fileAttachment: "AppPot files are not linked to data rows; store the returned file name in a varchar column",
             .operator(.regex): regexNote,

@@ -139,7 +139,7 @@ public actor NCMBBackend: Backend {
             .objects, .skip, .count, .multiKeySort, .acl, .fieldOperations, .nestedKeys, .files, .fileList,
             .fileAttachment, .auth, .signUp, .anonymousAuth, .serverLogout, .roles,
             .valueType("Date"), .valueType("Pointer"), .valueType("GeoPoint"), .valueType("array"),
-            .valueType("object"), .queryValue("Date"), .fileNames,
+            .valueType("object"), .queryValue("Date"), .fileNames, .aclReadOnly,
         ],
         operators: [.eq, .ne, .lt, .lte, .gt, .gte, .in, .nin, .exists, .prefix, .regex, .containsAll, .and, .or],
         maxPageSize: NCMBQuery.maxLimit, defaultPageSize: NCMBQuery.defaultLimit, maxBatchSize: 50,

@@ -55,7 +55,7 @@ public actor PocketBaseBackend: Backend {
         var features: Set<Capabilities.Feature> = [
             .objects, .multiKeySort, .skip, .selectKeys, .count, .batch, .atomicBatch, .acl, .nestedKeys, .files,
             .fileList, .fileAttachment, .auth, .signUp, .listClasses, .listUsers, .importUsers, .unicodeFileNames,
-            .queryValue("Date"), .queryValue("Pointer"),
+            .queryValue("Date"), .queryValue("Pointer"), .aclReadOnly,
         ]
         for type in ["null", "bool", "double", "string", "Date", "Bytes", "array", "object", "Pointer", "File", "GeoPoint"] {
             features.insert(.valueType(type))

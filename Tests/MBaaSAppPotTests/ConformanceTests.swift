@@ -15,8 +15,12 @@ struct AppPotConformanceTests {
     /// The app key, user and password of the simulated app (never real credentials).
     static let appKey = "sim-app-key-0001"
     static let base = "apppot+http://\(appKey)@apppot.example.test:8080/apppot?company=24&app=jp.co.example.App&version=1.0&device=mbaaskit-conformance"
-    /// AppPot users come from the company's directory: data scenarios run as a pre-existing user named in the URL.
-    static let userURL = base.replacingOccurrences(of: "\(appKey)@", with: "\(appKey):alice-pass@") + "&user=alice"
+    /// AppPot users come from the company's directory (apps cannot sign up): the scenarios' fixture users are the
+    /// simulator's provisioned alice and bob, and data scenarios act as alice.
+    static let fixtureUsers: [String: FixtureUser] = [
+        "alice": FixtureUser(username: "alice", password: "alice-pass"),
+        "bob": FixtureUser(username: "bob", password: "bob-pass"),
+    ]
 
     /// Scenarios a faithful AppPot server cannot pass, and why. They get no cassette.
     static let knownFailures: [String: String] = [
@@ -41,17 +45,20 @@ struct AppPotConformanceTests {
             #expect(r.isCapabilitySkip, "\(r.scenario): \(r.reason ?? "")")
         }
         let passed = results.filter { $0.outcome == .passed }.map(\.scenario)
-        // 44 pass, 15 skip (missing capabilities), values.string fails (see knownFailures). Before issue 16: 45/15/0.
-        #expect(passed.count == 44, "passed: \(passed)")
-        #expect(results.filter { $0.outcome == .skipped }.count == 15)
+        // Of 108 scenarios: 71 pass, 36 skip (missing capabilities, or probes of declared ones), values.string
+        // fails (see knownFailures). The auth group runs with the company's fixture users (no sign-up needed).
+        #expect(passed.count == 71, "passed: \(passed)")
+        #expect(results.filter { $0.outcome == .skipped }.count == 36)
         // Spot checks: what AppPot can and cannot do.
         for id in ["objects.crud.basic", "objects.version.conflict", "queries.not", "queries.paging", "files.roundtrip",
-                   "batch.mixed", "auth.currentUser.noSession", "errors.notFound.record"] {
+                   "batch.mixed", "auth.currentUser.noSession", "errors.notFound.record", "auth.fixture.logIn",
+                   "auth.fixture.wrongPassword", "auth.fixture.logOut.server", "acl.private.crossUser",
+                   "queries.emptyClass", "probes.valuenull", "probes.signUp", "probes.fileList"] {
             #expect(passed.contains(id), "\(id)")
         }
         let skipped = Set(results.filter { $0.outcome == .skipped }.map(\.scenario))
         for id in ["auth.signUp.logIn", "queries.regex", "queries.containsAll", "queries.keys", "objects.update.increment",
-                   "files.list", "files.attachment", "values.null"] {
+                   "files.list", "files.attachment", "values.null", "files.unicodeName", "acl.publicRead.ownerWrite"] {
             #expect(skipped.contains(id), "\(id)")
         }
     }
@@ -83,14 +90,11 @@ struct AppPotConformanceTests {
             options.appKey = Self.appKey
             options.start = clock()
             options.generation = generation
-            var results: [ScenarioResult] = []
-            for (scenarios, url) in [(suite.scenarios.filter { $0.group != "auth" }, Self.userURL),
-                                     (suite.scenarios.filter { $0.group == "auth" }, Self.base)] {
-                results += await ConformanceRunner.live(
-                    adapter: "apppot", factory: AppPotBackendFactory(),
-                    url: try BackendURL(parsing: url + "&generation=\(generation)"),
-                    transport: AppPotSimulator(options: options), clock: clock, scenarios: scenarios)
-            }
+            let results = await ConformanceRunner.live(
+                adapter: "apppot", factory: AppPotBackendFactory(),
+                url: try BackendURL(parsing: Self.base + "&generation=\(generation)"),
+                transport: AppPotSimulator(options: options), clock: clock, fixtureUsers: Self.fixtureUsers,
+                scenarios: suite.scenarios)
             for r in results where r.outcome != .passed && r.outcome != .skipped && Self.knownFailures[r.scenario] == nil {
                 Issue.record("\(generation) \(r.scenario): \(r.outcome.rawValue) \(r.reason ?? "")")
             }
@@ -114,20 +118,16 @@ struct AppPotConformanceTests {
         var options = AppPotSimulator.Options()
         options.appKey = Self.appKey
         options.start = clock()
-        // Scenarios about having no session start without the URL's user; every other one acts as alice.
-        let anonymous = suite.scenarios.filter { $0.group == "auth" }
-        let asUser = suite.scenarios.filter { $0.group != "auth" }
         var results: [ScenarioResult] = []
-        for (scenarios, url) in [(asUser, Self.userURL), (anonymous, Self.base)] {
-            // Known failures keep their cassette, so replay reports the difference rather than a missing file.
-            for known in [false, true] {
-                results += await ConformanceRunner.record(
-                    adapter: "apppot", factory: AppPotBackendFactory(), url: try BackendURL(parsing: url),
-                    transport: AppPotSimulator(options: options), clock: clock,
-                    provenance: .authored(facts: []), scrubber: AppPotCassettes.scrubber(appKey: Self.appKey),
-                    scenarios: scenarios.filter { (Self.knownFailures[$0.id] != nil) == known }, to: directory,
-                    keepFailures: known)
-            }
+        // Known failures keep their cassette, so replay reports the difference rather than a missing file.
+        for known in [false, true] {
+            results += await ConformanceRunner.record(
+                adapter: "apppot", factory: AppPotBackendFactory(), url: try BackendURL(parsing: Self.base),
+                transport: AppPotSimulator(options: options), clock: clock,
+                provenance: .authored(facts: []), scrubber: AppPotCassettes.scrubber(appKey: Self.appKey),
+                fixtureUsers: Self.fixtureUsers,
+                scenarios: suite.scenarios.filter { (Self.knownFailures[$0.id] != nil) == known }, to: directory,
+                keepFailures: known)
         }
         for file in SecretScanner.cassetteFiles(under: directory) {
             // Parsed as written (Cassette.load would substitute the placeholders).

@@ -31,6 +31,8 @@ public struct Capabilities: Sendable, Hashable {
         public static let optimisticLocking: Feature = "optimisticLocking"
         /// Per-record ACLs are enforced.
         public static let acl: Feature = "acl"
+        /// An ACL may grant read without write (public read, owner write); without it read and write go together.
+        public static let aclReadOnly: Feature = "aclReadOnly"
         /// Field operations other than set and delete (increment, add, addUnique, remove).
         public static let fieldOperations: Feature = "fieldOperations"
         /// Dotted keys into object fields in queries.
