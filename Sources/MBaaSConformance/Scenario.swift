@@ -121,6 +121,7 @@ public struct Scenario: Sendable, Hashable, Identifiable {
 /// | `session` | | the session or `null` |
 /// | `restoreSession` | `session` (a session document or `null`) | `null` |
 /// | `pause` | `ms` (1 to 2000) | `null`: lets server clocks move on (e.g. before a "changed since" query) |
+/// | `parallel` | `steps` (step objects without `capture`) | `null`: runs the steps at the same time, then checks each one's `expect`/`expectError` |
 ///
 /// `where` is the neutral query JSON (``QueryPredicate/init(json:path:)``); `order` is `"-n,title"` or
 /// `["-n","title"]`; field values are neutral JSON (``Value/init(json:path:)``).
@@ -151,7 +152,7 @@ public struct Step: Sendable, Hashable {
         case create, get, update, delete, query, queryAll, count, batch
         case upload, download, deleteFile, listFiles
         case signUp, logIn, logOut, currentUser, session, restoreSession
-        case pause
+        case pause, parallel
     }
 
     public var operation: Operation

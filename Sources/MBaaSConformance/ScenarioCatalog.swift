@@ -98,7 +98,14 @@ public enum ScenarioCatalog {
     /// query operators, sort keys, skip, keys, field operations, version checks, ACLs and value types.
     public static func derivedRequirements(of scenario: Scenario) -> Set<Capabilities.Feature> {
         var needs: Set<Capabilities.Feature> = []
+        var all: [Step] = []
         for step in scenario.steps + scenario.cleanup {
+            all.append(step)
+            if step.operation == .parallel {
+                for item in step.arguments["steps"]?.arrayValue ?? [] { if let sub = try? Step(json: item) { all.append(sub) } }
+            }
+        }
+        for step in all {
             let a = step.arguments
             switch step.operation {
             case .create, .get, .update, .delete, .query, .queryAll: needs.insert(.objects)
@@ -113,7 +120,7 @@ public enum ScenarioCatalog {
             case .logOut:
                 needs.insert(.auth)
                 if a["confirmWithServer"]?.boolValue == true { needs.insert(.serverLogout) }
-            case .session, .restoreSession, .pause: break
+            case .session, .restoreSession, .pause, .parallel: break
             }
             if a["expectedVersion"] != nil { needs.insert(.optimisticLocking) }
             if a["acl"] != nil { needs.insert(.acl) }

@@ -10,7 +10,7 @@ enum StepProblem: Error {
 }
 
 /// The backend instances of one scenario run, opened lazily by name (`main`, `alice`, ...).
-struct BackendPool {
+struct BackendPool: Sendable {
     let open: @Sendable () async throws -> any Backend
     private(set) var instances: [String: any Backend] = [:]
     private(set) var order: [String] = []
@@ -25,13 +25,19 @@ struct BackendPool {
         return b
     }
 
+    /// An instance already opened (``backend(_:)`` first).
+    func instance(_ name: String) throws -> any Backend {
+        guard let b = instances[name] else { throw MBaaSError(.internal, "backend instance '\(name)' was not opened") }
+        return b
+    }
+
     func closeAll() async {
         for name in order { await instances[name]?.close() }
     }
 }
 
 /// Carries out steps of the scenario language against backends and checks their expectations.
-struct StepInterpreter {
+struct StepInterpreter: Sendable {
     var pool: BackendPool
     var variables: [String: JSON]
 
@@ -46,16 +52,68 @@ struct StepInterpreter {
         } catch {
             throw .errored("\(label): \(error)")
         }
+        if step.operation == .parallel {
+            try await runParallel(Arguments(args, label: label), label: label)
+            return
+        }
         let backend: any Backend
         do { backend = try await pool.backend(step.session) } catch {
             throw .errored("\(label): cannot open backend instance '\(step.session)': \(MBaaSError.wrap(error))")
         }
+        let outcome: Result<JSON, any Error>
+        do { outcome = .success(try await perform(step.operation, Arguments(args, label: label), on: backend)) } catch {
+            outcome = .failure(error)
+        }
+        try check(step, outcome, expect: expect, label: label, tolerating: tolerating)
+    }
+
+    /// Runs the sub-steps of a `parallel` step at the same time (each on its named instance, opened first), then
+    /// checks each one's expectations in order. Sub-steps cannot capture, nest or run `pause`.
+    private mutating func runParallel(_ a: Arguments, label: String) async throws(StepProblem) {
+        guard let items = a.raw["steps"]?.arrayValue, !items.isEmpty else {
+            throw a.problem("parallel needs a non-empty 'steps' array")
+        }
+        var steps: [(Step, JSONObject?)] = []
+        for (i, item) in items.enumerated() {
+            let step: Step
+            do { step = try Step(json: item) } catch { throw a.problem("steps[\(i)]: \(error.message)") }
+            guard step.operation != .parallel, step.operation != .pause, step.capture.isEmpty else {
+                throw a.problem("steps[\(i)]: a parallel sub-step cannot nest, pause or capture")
+            }
+            steps.append((step, step.expect))
+            do { _ = try await pool.backend(step.session) } catch {
+                throw .errored("\(label): cannot open backend instance '\(step.session)': \(MBaaSError.wrap(error))")
+            }
+        }
+        let me = self
+        let outcomes = await withTaskGroup(of: (Int, Result<JSON, any Error>).self) { group in
+            for (i, (step, _)) in steps.enumerated() {
+                group.addTask {
+                    do {
+                        let backend = try await me.pool.instance(step.session)
+                        return (i, .success(try await me.perform(step.operation, Arguments(step.arguments, label: "\(label)[\(i)]"), on: backend)))
+                    } catch { return (i, .failure(error)) }
+                }
+            }
+            var out = [Result<JSON, any Error>?](repeating: nil, count: steps.count)
+            for await (i, r) in group { out[i] = r }
+            return out.map { $0! }
+        }
+        for (i, (step, expect)) in steps.enumerated() {
+            try check(step, outcomes[i], expect: expect, label: "\(label)[\(i)]", tolerating: [])
+        }
+    }
+
+    /// Checks one step's outcome against its `expectError` or `expect`, and captures.
+    private mutating func check(
+        _ step: Step, _ outcome: Result<JSON, any Error>, expect: JSONObject?, label: String,
+        tolerating: [MBaaSError.Kind]
+    ) throws(StepProblem) {
         let result: JSON
-        do {
-            result = try await perform(step.operation, Arguments(args, label: label), on: backend)
-        } catch let problem as StepProblem {
-            throw problem
-        } catch {
+        switch outcome {
+        case .success(let r): result = r
+        case .failure(let problem as StepProblem): throw problem
+        case .failure(let error):
             let e = MBaaSError.wrap(error)
             if tolerating.contains(e.kind) { return }
             if let kinds = step.expectError {
@@ -187,6 +245,8 @@ struct StepInterpreter {
             guard let s = a.raw["session"] else { throw a.problem("restoreSession needs 'session' (a session or null)") }
             await backend.restore(s.isNull ? nil : try SessionJSON.decode(s, label: a.label))
             return .null
+        case .parallel:
+            throw a.problem("parallel runs through run(_:label:)")
         case .pause:
             guard let ms = try a.optionalInt("ms") else { throw a.problem("pause needs 'ms'") }
             guard (1...2000).contains(ms) else { throw a.problem("pause needs 'ms' from 1 to 2000, got \(ms)") }

@@ -30,6 +30,18 @@ import Testing
         #expect(report.result(adapter: "memory", scenario: "auth.acl.private")?.outcome == .skipped)
     }
 
+    /// The article's recording step, compiled here so the article cannot drift (it needs a live server, so it is
+    /// not a test; `RecordReplayRoundTripTests` records the HTTP example the same way).
+    static func recordAgainstYourServer(to cassettesDirectory: URL) async throws -> [ScenarioResult] {
+        let results = await ConformanceRunner.record(
+            adapter: "mine", factory: MyBackendFactory(), url: try BackendURL(parsing: "mine+http://user:secret@127.0.0.1:8090"),
+            transport: URLSessionTransport(), clock: nil,
+            provenance: .recorded(server: "Mine", version: "1.2.3"),
+            scenarios: try ConformanceSuite.bundled().scenarios, to: cassettesDirectory)
+        return results
+    }
+    typealias MyBackendFactory = HTTPExampleFactory
+
     @Test func scenariosOfASecondUserShareTheServerButNotTheSession() async throws {
         let factory = MemoryBackendFactory()
         let url = try BackendURL(parsing: "memory://shared")

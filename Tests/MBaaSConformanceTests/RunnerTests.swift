@@ -203,6 +203,33 @@ import Testing
         }
     }
 
+    @Test func parallelStepsRunTogetherAndEachIsChecked() async throws {
+        let s = try scenario("""
+            {"id":"t.parallel","title":"","group":"t","requires":["objects"],"steps":[
+              {"op":"parallel","steps":[
+                {"op":"create","class":"Par_${run}","fields":{"n":1}},
+                {"op":"create","as":"other","class":"Par_${run}","fields":{"n":2}},
+                {"op":"get","class":"Par_${run}","id":"missing","expectError":"notFound"}]},
+              {"op":"query","class":"Par_${run}","expect":{"count":2}}]}
+            """)
+        let r = try #require(try await run(s, host: "parallel").first)
+        #expect(r.outcome == .passed, "\(r.reason ?? "")")
+        let failing = try scenario("""
+            {"id":"t.parallel2","title":"","group":"t","requires":["objects"],"steps":[
+              {"op":"parallel","steps":[
+                {"op":"create","class":"Par_${run}","fields":{"n":1},"expect":{"fields":{"n":1}}},
+                {"op":"create","class":"Par_${run}","fields":{"n":2},"expect":{"fields":{"n":3}}}]}]}
+            """)
+        let f = try #require(try await run(failing, host: "parallel2").first)
+        #expect(f.outcome == .failed)
+        #expect(f.reason?.hasPrefix("step 1 `parallel`[1]: field 'n': expected 3, got 2") == true, "\(f.reason ?? "")")
+        let capturing = try scenario("""
+            {"id":"t.parallel3","title":"","group":"t","requires":["objects"],"steps":[
+              {"op":"parallel","steps":[{"op":"create","class":"Par_${run}","fields":{"n":1},"capture":{"x":"$.id"}}]}]}
+            """)
+        #expect(try await run(capturing, host: "parallel3").first?.outcome == .errored)
+    }
+
     @Test func namedSessionsAreSeparateInstances() async throws {
         let s = try scenario("""
             {"id":"t.sessions","title":"","group":"t","requires":["signUp","auth"],"steps":[
