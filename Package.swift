@@ -45,7 +45,7 @@ let package = Package(
         ),
         .target(
             name: "MBaaSConformance",
-            dependencies: ["MBaaSCore", "MBaaSReplay"],
+            dependencies: ["MBaaSCore", "MBaaSReplay", .product(name: "Crypto", package: "swift-crypto")],
             path: "Sources/MBaaSConformance"
         ),
         .target(

@@ -93,6 +93,8 @@ extension AppPotBackend {
                 for (k, v) in r.fields where merged[k] == nil || merged[k]!.isNull { merged[k] = v }
             }
             for key in merged.keys { try AppPotRowCodec.checkFieldName(key) }
+            // Refuse what cannot be written before anything reaches the server (no table for a refused write).
+            if records.count == 1, let key = records[0].fields.first(where: { $0.value.isNull })?.key { throw nullUnsupported(key) }
             let (schema, derived) = try await ensureSchema(className, fields: merged)
             let now = context.now
             var rows: [(Int, JSONObject, AppPotScope)] = []

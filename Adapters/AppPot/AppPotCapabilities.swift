@@ -32,7 +32,7 @@ public enum AppPotCapabilities {
             .operator(.regex): regexNote,
             .operator(.containsAll): containsAllNote,
             .acl: "ACLs map to AppPot scopes: public = all (3), owner only = user (1), the owner's groups = group (2); no ACL = the URL's defaultScope (group unless set, the AppPot SDKs' default); per-user grants beyond the owner, role grants and read-only grants are unsupported",
-            .valueType("array"): "arrays, objects, pointers, geo points, bytes and file references are stored as their neutral JSON text in a varchar column (queryable by equality only)",
+            .valueType("array"): "arrays, objects, pointers, geo points, bytes and file references are stored as their neutral JSON text in a varchar column: they round-trip but are not compared in queries (unsupported)",
             .valueType("null"): "the AppPot server answers a NULL column as \"\" and cannot tell NULL from an unset or empty value: a null field (and an empty string) reads back as absent (as after a delete)",
             .operator(.prefix): "LIKE 'prefix%' on the server's MySQL database: case-insensitive under the default collations",
             .valueType("string"): "the AppPot server answers NULL and \"\" alike: an empty string is written as NULL and reads back as absent",

@@ -199,6 +199,7 @@ public actor LocalBackend: Backend {
             .objects, .multiKeySort, .skip, .selectKeys, .count, .batch, .atomicBatch, .optimisticLocking, .acl,
             .fieldOperations, .nestedKeys, .files, .fileList, .fileAttachment, .auth, .signUp, .serverLogout, .roles,
             .listClasses, .listUsers, .importUsers, .clientIds, .queryValue("Date"), .queryValue("Pointer"),
+            .queryValue("GeoPoint"), .queryValue("Bytes"), .queryValue("File"),
             .fileNames, .unicodeFileNames, .aclReadOnly,
         ]).union(["null", "bool", "int", "double", "string", "Date", "Bytes", "array", "object", "Pointer", "File", "GeoPoint"]
             .map(Capabilities.Feature.valueType)),

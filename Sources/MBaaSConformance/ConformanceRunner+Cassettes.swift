@@ -13,7 +13,7 @@ extension ConformanceRunner {
     /// recorded interaction to have been used, and any request that matched no recorded interaction makes the
     /// scenario errored, even when the adapter swallowed the error the replay threw. Each result's ``Fixture``
     /// comes from the cassette's provenance (`recorded` from a server, `authored` by a simulator: `simulated`);
-    /// a scenario tagged `"network": false`, or that sent no request, is ``Fixture/none``. A cassette whose
+    /// a scenario whose steps sent no request (after any fixture-user sign-up and log-in) is ``Fixture/none``. A cassette whose
     /// backend URL carries one of the factory's ``BackendFactory/administrativeOptions`` is refused (errored). A scenario whose required capabilities the adapter lacks is
     /// skipped, cassette or not (capabilities are probed from a backend opened without a network); a runnable
     /// scenario without a cassette is errored.
@@ -80,6 +80,7 @@ extension ConformanceRunner {
         }
         // Fixture users: a generated one is signed up again with its derived password; a given one logs in with
         // the password the caller substitutes, else the placeholder's dummy (which the cassette carries too).
+        table = Dictionary(table.map { (Cassette.normalizedPlaceholder($0.key), $0.value) }) { a, _ in a }
         var fixtureUsers: [String: FixtureUser] = [:]
         for name in scenario.users {
             let generated = FixtureUser.generated(name, run: run)
@@ -101,13 +102,15 @@ extension ConformanceRunner {
         do { url = try BackendURL(parsing: urlText) } catch {
             return errored("cassette \(file.lastPathComponent): \(error)")
         }
-        if let admin = factory.administrativeOptions.sorted().first(where: { url.option($0) != nil }) {
-            return errored("cassette \(file.lastPathComponent) opens the backend with the administrative option '\(admin)': conformance runs as the app's users, never as an admin (record it without)")
+        if let reason = administrativeOption(in: url, factory: factory) {
+            return errored("cassette \(file.lastPathComponent): \(reason)")
         }
         let recordedAt = raw.recordedAt
         let context = BackendContext(transport: transport, clock: { recordedAt })
+        let usedBeforeSteps = Snapshot()
         var execution = await execute(scenario, variables: raw.variables.merging(["run": run]) { $1 },
-                                      fixtureUsers: fixtureUsers) {
+                                      fixtureUsers: fixtureUsers,
+                                      setupDone: { usedBeforeSteps.set(transport.usedCount) }) {
             try await factory.open(url, context: context)
         }
         let misses = transport.misses
@@ -122,8 +125,9 @@ extension ConformanceRunner {
                 execution.reason = "replay: \(MBaaSError.wrap(error).message)"
             }
         }
-        let fixture: Fixture = !scenario.network || transport.usedCount == 0 ? .none
-            : raw.provenance.kind == .recorded ? .recorded : .simulated
+        // The evidence is what answered the steps (and cleanup): fixture-user sign-up and log-in do not count.
+        let stepsUsed = transport.usedCount - usedBeforeSteps.value
+        let fixture: Fixture = stepsUsed == 0 ? .none : raw.provenance.kind == .recorded ? .recorded : .simulated
         return (execution, fixture)
     }
 
@@ -155,6 +159,9 @@ extension ConformanceRunner {
     ) async -> [ScenarioResult] {
         let now: @Sendable () -> Date = clock ?? { Date() }
         var results: [ScenarioResult] = []
+        if let reason = administrativeOption(in: url, factory: factory) {
+            return scenarios.map { ScenarioResult(adapter: adapter, scenario: $0.id, outcome: .errored, reason: reason) }
+        }
         for scenario in scenarios {
             let started = ProcessInfo.processInfo.systemUptime
             let run = makeRunID()
@@ -302,4 +309,12 @@ struct CapabilityProbe {
         cached = result
         return result
     }
+}
+
+/// A number set from a `@Sendable` callback and read afterwards.
+private final class Snapshot: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored = 0
+    func set(_ v: Int) { lock.lock(); stored = v; lock.unlock() }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return stored }
 }

@@ -60,12 +60,22 @@ public enum ConformanceRunner {
                                               reason: "no backend URL: \(MBaaSError.wrap(error))"))
                 continue
             }
+            if let reason = administrativeOption(in: scenarioURL, factory: factory) {
+                results.append(ScenarioResult(adapter: adapter, scenario: scenario.id, outcome: .errored, reason: reason))
+                continue
+            }
             let execution = await execute(scenario, variables: ["run": makeRunID()], fixtureUsers: fixtureUsers) {
                 try await factory.open(scenarioURL, context: context)
             }
             results.append(execution.result(adapter: adapter, since: started, fixture: scenario.network ? .live : .none))
         }
         return results
+    }
+
+    /// Why `url` may not be used for conformance (it carries an administrative option), or `nil`.
+    static func administrativeOption(in url: BackendURL, factory: any BackendFactory) -> String? {
+        guard let admin = factory.administrativeOptions.sorted().first(where: { url.option($0) != nil }) else { return nil }
+        return "the backend URL carries the administrative option '\(admin)': conformance runs as the app's users, never as an admin (drop it)"
     }
 
     // MARK: The core
@@ -76,6 +86,7 @@ public enum ConformanceRunner {
     ///   a fixture user not given is signed up when the backend can (see ``FixtureUser/generated(_:run:)``).
     static func execute(
         _ scenario: Scenario, variables: [String: String], fixtureUsers: [String: FixtureUser] = [:],
+        setupDone: @Sendable () -> Void = {},
         open: @escaping @Sendable () async throws -> any Backend
     ) async -> ScenarioExecution {
         var pool = BackendPool(open: open)
@@ -105,8 +116,8 @@ public enum ConformanceRunner {
             } else {
                 await pool.closeAll()
                 return ScenarioExecution(
-                    scenario: scenario, outcome: .skipped,
-                    reason: "fixture user '\(name)' is needed: the backend cannot sign up users and none was given")
+                    scenario: scenario, outcome: .errored,
+                    reason: "fixture user '\(name)' is needed: the backend cannot sign up users, so name an existing one (fixtureUsers:, or mbaas conformance --fixture-user \(name)=USERNAME)")
             }
             do {
                 let setup = try await pool.backend("fixture " + name)
@@ -132,6 +143,7 @@ public enum ConformanceRunner {
                                          reason: "cannot act as fixture user '\(name)': \(MBaaSError.wrap(error))")
             }
         }
+        setupDone()
         var interpreter = StepInterpreter(pool: pool, variables: vars)
         var outcome = Outcome.passed
         var reason: String?

@@ -77,18 +77,19 @@ public struct ConformanceSuite: Sendable {
     /// Runs every scenario live against backends opened from one URL, each scenario with fresh instances and
     /// a unique `${run}`, and reports.
     public func run(
-        adapter: String, factory: any BackendFactory, url: BackendURL, context: BackendContext = BackendContext()
+        adapter: String, factory: any BackendFactory, url: BackendURL, context: BackendContext = BackendContext(),
+        fixtureUsers: [String: FixtureUser] = [:]
     ) async -> ConformanceReport {
-        await run(adapter: adapter, factory: factory, context: context) { _ in url }
+        await run(adapter: adapter, factory: factory, context: context, fixtureUsers: fixtureUsers) { _ in url }
     }
 
     /// Runs every scenario live, with a URL per scenario (a fresh embedded database for each), and reports.
     public func run(
         adapter: String, factory: any BackendFactory, context: BackendContext = BackendContext(),
-        url: @escaping @Sendable (Scenario) throws -> BackendURL
+        fixtureUsers: [String: FixtureUser] = [:], url: @escaping @Sendable (Scenario) throws -> BackendURL
     ) async -> ConformanceReport {
         let results = await ConformanceRunner.live(adapter: adapter, factory: factory, scenarios: scenarios,
-                                                   context: context, url: url)
+                                                   context: context, fixtureUsers: fixtureUsers, url: url)
         return ConformanceReport(results: results, suiteVersion: version)
     }
 

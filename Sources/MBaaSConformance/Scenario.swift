@@ -29,22 +29,25 @@ import MBaaSCore
 ///   missing any of them skips the scenario with the reason from ``Capabilities/missing(_:)``. The catalog
 ///   checks that the steps need nothing beyond what is declared (``ScenarioCatalog/validate(_:)``).
 /// - `steps` run in order (see ``Step`` for the step language); the first unmet expectation fails the scenario.
-/// - `cleanup` runs afterwards whatever happened, ignoring errors, and may only delete records by id (and files
+/// - `cleanup` runs afterwards whatever happened (an error other than `notFound` errors a passing scenario), and
+///   may only delete records by id (and files
 ///   the scenario uploaded), the operations every backend that can run the scenario has. A cleanup step that
 ///   names a variable never captured is left out.
 /// - `users` (optional) names **fixture users** the scenario needs, e.g. `["alice", "bob"]`: users that exist
 ///   before the first step. The runner provides each one before the steps run: a user the caller gave
 ///   (``FixtureUser``, e.g. AppPot's company directory) is logged in once to learn its id; otherwise, when the
 ///   backend can sign up users, one is signed up with a generated name. Steps then read `${alice_username}`,
-///   `${alice_password}` and `${alice_id}`. A backend that can do neither skips the scenario, saying why.
+///   `${alice_password}` and `${alice_id}`. A backend that can do neither errors the scenario, naming the user to
+///   give.
 /// - `unless` (optional): the scenario runs only on backends that do *not* declare those features (a backend
 ///   declaring one skips it). **Capability probes** use it: their steps use the feature expecting `unsupported`,
 ///   proving that an undeclared feature is refused rather than approximated. It also states behaviour that
 ///   holds only without a feature (per-operation batch results without `atomicBatch`).
 /// - `actAs` (optional) names one of `users`: the `main` instance logs in as that user before the first step, so
 ///   objects, queries and files run as an app user (never as an admin or superuser).
-/// - `network` (default `true`): `false` tags a scenario that never reaches a server (client-side validation);
-///   its results are reported with ``Fixture/none`` whatever answered the adapter.
+/// - `network` (default `true`): `false` documents a scenario whose steps never reach a server (client-side
+///   validation). On replay the fixture kind is measured, not taken from the tag: ``Fixture/none`` when the steps
+///   sent no request (fixture-user sign-up and log-in do not count); live runs report such a scenario as `none`.
 /// - `${run}` is a per-run unique value of 8 lowercase alphanumerics (generated when running live or recording,
 ///   read back from the cassette on replay), so class names (`Memo_${run}`) and user names (`u${run}a`) never
 ///   clash between runs against a shared server.
@@ -110,8 +113,8 @@ public struct Scenario: Sendable, Hashable, Identifiable {
 /// | `queryAll` | `class`, `where`?, `order`?, `limit`?, `pageSize`? | `{"records":[...],"pages":N}` (iterates ``ObjectStore/records(matching:pageSize:)``) |
 /// | `count` | `class`, `where`? | `{"count":N}` |
 /// | `batch` | `operations`: `[{"create":{class,fields}}, {"update":{class,id,set..}}, {"delete":{class,id}}]` | `{"results":[{"ok":true,"record":..} or {"ok":false,"error":"kind"}]}` |
-/// | `upload` | `name`, `text` or `base64`, `contentType`?, `attachment`? (`{class,id,field}`) | the `File` value's neutral JSON |
-/// | `download` | `file` (a `File` value) or `name` | `{"size":N,"base64":"..","text":".."}` |
+/// | `upload` | `name`, `text` (`repeat`? times) or `base64`, `contentType`?, `attachment`? (`{class,id,field}`) | the `File` value's neutral JSON |
+/// | `download` | `file` (a `File` value) or `name` | `{"size":N,"sha256":"hex","base64":"..","text":".."}` |
 /// | `deleteFile` | `file` or `name` | `null` |
 /// | `listFiles` | `prefix`?, `limit`? | `{"files":[{"__type":"File",...}]}` |
 /// | `signUp` | `username`, `password`, `email`? | the session `{"token","userId","username",...}` |

@@ -61,6 +61,19 @@ public enum ScenarioCatalog {
             }
             var defined: Set<String> = ["run"]
             for name in s.users { defined.formUnion([name + "_username", name + "_password", name + "_id"]) }
+            for (i, step) in s.steps.enumerated() where step.operation == .parallel {
+                guard let items = step.arguments["steps"]?.arrayValue, !items.isEmpty else {
+                    problem("steps[\(i)]: parallel needs a non-empty 'steps' array"); continue
+                }
+                for (j, item) in items.enumerated() {
+                    do {
+                        let sub = try Step(json: item)
+                        if sub.operation == .parallel || sub.operation == .pause || !sub.capture.isEmpty {
+                            problem("steps[\(i)].steps[\(j)]: a parallel sub-step cannot nest, pause or capture")
+                        }
+                    } catch { problem("steps[\(i)].steps[\(j)]: \(error.message)") }
+                }
+            }
             for (i, step) in s.steps.enumerated() {
                 let undefined = Template.references(in: .object(step.arguments))
                     .union(step.expect.map { Template.references(in: .object($0)) } ?? [])

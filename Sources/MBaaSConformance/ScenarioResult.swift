@@ -2,12 +2,13 @@ import MBaaSCore
 
 /// The outcome of one (adapter, scenario) pair.
 public enum Outcome: String, Sendable, Hashable, Codable, CaseIterable, Comparable {
-    /// Every step met its expectations (and, on replay, every recorded interaction was used).
+    /// Every step met its expectations and the cleanup succeeded (and, on replay, every recorded interaction was
+    /// used and no request went unmatched).
     case passed
     /// A step did not do what the contract says; the reason holds the difference.
     case failed
-    /// A capability the scenario requires is missing; the reason comes from ``Capabilities/missing(_:)``.
-    /// Never counted as a pass.
+    /// A capability the scenario requires is missing (the reason comes from ``Capabilities/missing(_:)``), or one
+    /// its `unless` excludes is declared. Never counted as a pass.
     case skipped
     /// The harness could not run the scenario: a missing or unusable cassette, a backend that would not open,
     /// an unexpected error from a step.
@@ -65,13 +66,11 @@ public struct ScenarioResult: Sendable, Hashable {
         self.fixture = fixture
     }
 
-    /// Whether the result is a skip for a capability reason: a feature the scenario requires is missing, a
-    /// feature whose presence excludes it is declared (`unless`), or a fixture user cannot be provided (no
-    /// sign-up). Every skip the runner makes is one of these.
+    /// Whether the result is a skip for a capability reason: a feature the scenario requires is missing, or a
+    /// feature whose presence excludes it is declared (`unless`). Every skip the runner makes is one of these.
     public var isCapabilitySkip: Bool {
         guard outcome == .skipped, let reason else { return false }
         return reason.hasPrefix("missing capability '") || reason.hasPrefix("declares capability '")
-            || reason.hasPrefix("fixture user '")
     }
 
     /// The scenario's group: the first component of its id (`objects` for `objects.crud.basic`).

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import MBaaSCore
 
@@ -196,7 +197,9 @@ struct StepInterpreter: Sendable {
         case .upload:
             let data: Data
             if let text = try a.optionalString("text") {
-                data = Data(text.utf8)
+                let times = try a.optionalInt("repeat") ?? 1
+                guard (1...(1 << 24)).contains(times) else { throw a.problem("'repeat' must be from 1 to 16777216") }
+                data = Data(String(repeating: text, count: times).utf8)
             } else if let b64 = try a.optionalString("base64") {
                 guard let d = Data(base64Encoded: b64) else { throw a.problem("'base64' is not valid base64") }
                 data = d
@@ -214,7 +217,8 @@ struct StepInterpreter: Sendable {
             return Value.file(try await backend.upload(upload)).json
         case .download:
             let data = try await backend.download(try a.file())
-            var o: JSONObject = ["size": .int(Int64(data.count)), "base64": .string(data.base64EncodedString())]
+            var o: JSONObject = ["size": .int(Int64(data.count)), "base64": .string(data.base64EncodedString()),
+                                 "sha256": .string(SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined())]
             if let text = String(data: data, encoding: .utf8) { o["text"] = .string(text) }
             return .object(o)
         case .deleteFile:

@@ -141,7 +141,7 @@ extension HTTPHeaders {
 extension RecordedBody {
     func mapStrings(contentType: String?, _ transform: (String, StringSite) -> String) -> RecordedBody {
         switch self {
-        case .none, .base64: return self
+        case .none, .base64, .repeated: return self
         case .json(let json): return .json(json.mapStrings { transform($0, .json) })
         case .text(let text): return .text(transform(text, .text(contentType.map(RecordedBody.mediaType) ?? "")))
         case .multipart(let parts):

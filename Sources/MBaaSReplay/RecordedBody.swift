@@ -7,7 +7,9 @@ import MBaaSCore
 /// - ``from(data:contentType:)`` chooses the form: no bytes are ``none``; a JSON media type (`application/json`,
 ///   `*/*+json`) whose bytes parse is ``json(_:)`` (key order and int/double kept by the core ``JSON``);
 ///   `multipart/*` that decodes is ``multipart(_:)`` (one ``RecordedPart`` per part, boundary dropped); bytes that
-///   are valid UTF-8 and round-trip exactly are ``text(_:)``; anything else is ``base64(_:)``.
+///   are valid UTF-8 and round-trip exactly are ``text(_:)``; anything else is ``base64(_:)``. A body (or part) of
+///   64 KiB or more that is one short unit (at most 256 bytes) repeated is ``repeated(_:times:)``, so a
+///   megabyte upload stays a line in the cassette.
 /// - ``data(boundary:)`` produces the wire bytes again. Text and base64 are byte-exact; JSON is re-printed compactly
 ///   (semantically equal, whitespace may differ); multipart is re-encoded with the given boundary.
 public enum RecordedBody: Sendable, Hashable {
@@ -16,6 +18,11 @@ public enum RecordedBody: Sendable, Hashable {
     case text(String)
     case base64(Data)
     case multipart([RecordedPart])
+    /// `unit` repeated `times` times (large, regular payloads).
+    case repeated(Data, times: Int)
+
+    /// Bodies at least this long are checked for a repeated unit.
+    static let repetitionThreshold = 65_536
 
     /// The stored form of `data` sent or received with `contentType` (see the type's contract).
     public static func from(data: Data?, contentType: String?) -> RecordedBody {
@@ -26,8 +33,21 @@ public enum RecordedBody: Sendable, Hashable {
            let form = try? MultipartForm.decode(data, contentType: contentType) {
             return .multipart(form.parts.map(RecordedPart.init(part:)))
         }
+        if let (unit, times) = repetition(data) { return .repeated(unit, times: times) }
         if let text = losslessText(data) { return .text(text) }
         return .base64(data)
+    }
+
+    /// The shortest unit (at most 256 bytes) that `data` repeats exactly, for bodies of 64 KiB or more.
+    static func repetition(_ data: Data) -> (Data, Int)? {
+        guard data.count >= repetitionThreshold else { return nil }
+        let bytes = [UInt8](data)
+        for period in 1...256 where bytes.count % period == 0 {
+            var i = period
+            while i < bytes.count, bytes[i] == bytes[i - period] { i += 1 }
+            if i == bytes.count { return (Data(bytes[0..<period]), bytes.count / period) }
+        }
+        return nil
     }
 
     /// The wire bytes of the body; `boundary` is used for ``multipart(_:)`` only.
@@ -39,13 +59,17 @@ public enum RecordedBody: Sendable, Hashable {
         case .base64(let data): return data
         case .multipart(let parts):
             return MultipartForm(parts: parts.map(\.formPart), boundary: boundary).encoded()
+        case .repeated(let unit, let times):
+            var out = Data(capacity: unit.count * times)
+            for _ in 0..<times { out.append(unit) }
+            return out
         }
     }
 
     public var isNone: Bool { if case .none = self { true } else { false } }
 
-    /// The JSON form used inside a cassette: `null`, `{"json": …}`, `{"text": "…"}`, `{"base64": "…"}` or
-    /// `{"multipart": [part, …]}`.
+    /// The JSON form used inside a cassette: `null`, `{"json": …}`, `{"text": "…"}`, `{"base64": "…"}`,
+    /// `{"multipart": [part, …]}` or `{"repeated": {"text"|"base64": unit, "times": n}}`.
     public var json: JSON {
         switch self {
         case .none: return .null
@@ -53,6 +77,11 @@ public enum RecordedBody: Sendable, Hashable {
         case .text(let text): return .object(["text": .string(text)])
         case .base64(let data): return .object(["base64": .string(data.base64EncodedString())])
         case .multipart(let parts): return .object(["multipart": .array(parts.map(\.json))])
+        case .repeated(let unit, let times):
+            let text = RecordedBody.losslessText(unit)
+            let form: JSON = .string(text ?? unit.base64EncodedString())
+            let key = text == nil ? "base64" : "text"
+            return .object(["repeated": .object([key: form, "times": .int(Int64(times))])])
         }
     }
 
@@ -60,7 +89,7 @@ public enum RecordedBody: Sendable, Hashable {
     public init(json: JSON, at path: String = "body") throws(MBaaSError) {
         if json.isNull { self = .none; return }
         guard let object = json.objectValue, object.count == 1, let key = object.keys.first, let value = object[key]
-        else { throw CassetteFormatError.at(path, "expected null or an object with one of json, text, base64, multipart") }
+        else { throw CassetteFormatError.at(path, "expected null or an object with one of json, text, base64, multipart, repeated") }
         switch key {
         case "json": self = .json(value)
         case "text":
@@ -76,8 +105,19 @@ public enum RecordedBody: Sendable, Hashable {
             var parts: [RecordedPart] = []
             for (i, item) in items.enumerated() { parts.append(try RecordedPart(json: item, at: "\(path).multipart[\(i)]")) }
             self = .multipart(parts)
+        case "repeated":
+            guard let o = value.objectValue, let times = o["times"]?.intValue, times > 0 else {
+                throw CassetteFormatError.at(path + ".repeated", "expected {\"text\" or \"base64\": unit, \"times\": n > 0}")
+            }
+            if let text = o["text"]?.stringValue, !text.isEmpty {
+                self = .repeated(Data(text.utf8), times: Int(times))
+            } else if let b = o["base64"]?.stringValue, let unit = Data(base64Encoded: b), !unit.isEmpty {
+                self = .repeated(unit, times: Int(times))
+            } else {
+                throw CassetteFormatError.at(path + ".repeated", "expected a non-empty text or base64 unit")
+            }
         default:
-            throw CassetteFormatError.at(path, "unknown body form '\(key)' (expected json, text, base64 or multipart)")
+            throw CassetteFormatError.at(path, "unknown body form '\(key)' (expected json, text, base64, multipart or repeated)")
         }
     }
 

@@ -200,6 +200,7 @@ public enum RequestMatcher {
         case .text(let t): "text " + quote(t)
         case .base64(let d): "\(d.count) bytes"
         case .multipart(let p): "\(p.count) multipart parts"
+        case .repeated(let unit, let times): "\(unit.count)-byte unit repeated \(times) times"
         }
     }
 

@@ -134,7 +134,7 @@ public struct Scrubber: Sendable {
                     if case .text(let t) = p.body, p.filename == nil { keyed(p.name, t) }
                     scanBody(p.body, contentType: p.contentType)
                 }
-            case .none, .base64: break
+            case .none, .base64, .repeated: break
             }
         }
         func headers(_ h: HTTPHeaders) {

@@ -53,6 +53,9 @@ struct ConformanceCommand: AsyncParsableCommand {
     @Flag(name: .customLong("check-baseline"), help: "Fail only on regressions against Fixtures/conformance-baseline.json.")
     var checkBaseline = false
 
+    @Option(name: .customLong("fixture-user"), help: ArgumentHelp("With --mode live: an existing user that scenarios name, NAME=USERNAME (repeatable), e.g. alice=taro; the password comes from the environment variable MBAAS_FIXTURE_PASSWORD_<NAME> (never the command line). Users not given are signed up where the backend can.", valueName: "NAME=USERNAME"))
+    var fixtureUser: [String] = []
+
     @Option(help: ArgumentHelp("The fixtures directory (default: ./Fixtures if it exists, else the package's own).", valueName: "DIR"))
     var fixtures: String?
 
@@ -64,6 +67,25 @@ struct ConformanceCommand: AsyncParsableCommand {
         case .live:
             if backend == nil { throw ValidationError("--mode live needs --backend URL") }
         }
+        if mode == .replay, !fixtureUser.isEmpty { throw ValidationError("--fixture-user needs --mode live") }
+        _ = try fixtureUsers()
+    }
+
+    /// `--fixture-user NAME=USERNAME`, each password from `MBAAS_FIXTURE_PASSWORD_<NAME>`.
+    func fixtureUsers() throws -> [String: FixtureUser] {
+        var out: [String: FixtureUser] = [:]
+        for item in fixtureUser {
+            let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+                throw ValidationError("--fixture-user expects NAME=USERNAME (e.g. alice=taro), got '\(item)'")
+            }
+            let variable = "MBAAS_FIXTURE_PASSWORD_\(parts[0].uppercased())"
+            guard let password = ProcessInfo.processInfo.environment[variable], !password.isEmpty else {
+                throw ValidationError("--fixture-user \(parts[0]): set the password in the environment variable \(variable)")
+            }
+            out[parts[0]] = FixtureUser(username: parts[1], password: password)
+        }
+        return out
     }
 
     func run() async throws {
@@ -104,11 +126,11 @@ struct ConformanceCommand: AsyncParsableCommand {
                     adapter: factory.adapterName, factory: factory, url: url, transport: URLSessionTransport(),
                     clock: nil,
                     provenance: .recorded(server: factory.adapterName, version: serverVersion, notes: "mbaas conformance --record"),
-                    scrubber: Scrubber(), scenarios: suite.scenarios, to: directory)
+                    scrubber: Scrubber(), fixtureUsers: try fixtureUsers(), scenarios: suite.scenarios, to: directory)
             } else {
                 progress("running \(suite.scenarios.count) scenarios live against \(url)")
                 results = await ConformanceRunner.live(adapter: factory.adapterName, factory: factory, url: url,
-                                                       scenarios: suite.scenarios)
+                                                       fixtureUsers: try fixtureUsers(), scenarios: suite.scenarios)
             }
         }
 

@@ -45,15 +45,16 @@ struct AppPotConformanceTests {
             #expect(r.isCapabilitySkip, "\(r.scenario): \(r.reason ?? "")")
         }
         let passed = results.filter { $0.outcome == .passed }.map(\.scenario)
-        // Of 109 scenarios: 71 pass, 37 skip (missing capabilities, or probes of declared ones), values.string
+        // Of 117 scenarios: 75 pass, 41 skip (missing capabilities, or probes of declared ones), values.string
         // fails (see knownFailures). The auth group runs with the company's fixture users (no sign-up needed).
-        #expect(passed.count == 71, "passed: \(passed)")
-        #expect(results.filter { $0.outcome == .skipped }.count == 37)
+        #expect(passed.count == 75, "passed: \(passed)")
+        #expect(results.filter { $0.outcome == .skipped }.count == 41)
         // Spot checks: what AppPot can and cannot do.
         for id in ["objects.crud.basic", "objects.version.conflict", "queries.not", "queries.paging", "files.roundtrip",
                    "batch.mixed", "auth.currentUser.noSession", "errors.notFound.record", "auth.fixture.logIn",
                    "auth.fixture.wrongPassword", "auth.fixture.logOut.server", "acl.private.crossUser",
-                   "queries.emptyClass", "probes.valuenull", "probes.signUp", "probes.fileList"] {
+                   "queries.emptyClass", "probes.valuenull", "probes.signUp", "probes.fileList", "probes.aclReadOnly",
+                   "probes.queryValuePointer", "probes.nestedKeys"] {
             #expect(passed.contains(id), "\(id)")
         }
         let skipped = Set(results.filter { $0.outcome == .skipped }.map(\.scenario))

@@ -96,7 +96,8 @@ struct QueryTranslationTests {
         #expect(try expr(Field("due") < .date(due))!.1 == [.int(1_390_085_336_544)])
         #expect(try expr(Field("rate") == 5.5)!.1 == ["5.5"])
         #expect(try expr(Field("rate") == 5)!.1 == ["5"], "JS-style text (JS v2.3 formatColumns: 5 + \"\")")
-        #expect(try expr(Field("tags") == ["a", "b"])!.1 == [.string("[\"a\",\"b\"]")])
+        // Arrays are kept as JSON text another client may have written differently: comparing them is refused.
+        #expect(throws: MBaaSError.self) { try expr(Field("tags") == ["a", "b"]) }
         #expect(try expr(Field("id") == "Memo_1")! == ("#Memo.objectId = ?", ["Memo_1"]))
         #expect(try expr(Field("createdAt") >= .date(due))! == ("#Memo.serverCreateTime >= ?", ["2014-01-18T22:48:56.544Z"]))
     }

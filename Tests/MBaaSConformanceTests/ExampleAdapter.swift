@@ -73,7 +73,7 @@ actor MemoryBackend: Backend {
     nonisolated let capabilities = Capabilities(
         features: Set<Capabilities.Feature>([
             .objects, .count, .skip, .selectKeys, .multiKeySort, .files, .fileList, .auth, .signUp, .serverLogout,
-            .fileNames, .unicodeFileNames,
+            .fileNames, .unicodeFileNames, .queryValue("Pointer"),
         ]).union(["int", "Date", "Bytes", "array", "object", "Pointer", "File", "GeoPoint", "null"].map(Capabilities.Feature.valueType)),
         operators: Set(QueryOperator.allCases).subtracting([.regex]),
         maxPageSize: 100, defaultPageSize: 20,

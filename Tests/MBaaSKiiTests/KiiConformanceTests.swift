@@ -40,6 +40,8 @@ import Testing
         #expect(probes == [
             "probes.batch", "probes.fieldOperations", "probes.acl", "probes.op.regex", "probes.op.containsAll",
             "probes.op.not", "probes.multiKeySort", "probes.skip", "probes.selectKeys", "probes.serverLogout",
+            "probes.op.ne", "probes.op.nin", "probes.op.exists", "probes.queryValueDate", "probes.queryValuePointer",
+            "probes.nestedKeys",
         ])
     }
 

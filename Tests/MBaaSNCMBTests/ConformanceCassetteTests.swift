@@ -74,7 +74,7 @@ struct ConformanceCassetteTests {
         for s in skipped { #expect(s.isCapabilitySkip, "\(s.scenario): \(s.reason ?? "")") }
         #expect(Set(skipped.map(\.scenario).filter { !$0.hasPrefix("probes.") }) == [
             "objects.version.conflict", "values.bytes", "values.null", "values.file", "values.int.big", "queries.not",
-            "queries.keys", "queries.pointer.eq", "batch.create", "batch.mixed", "batch.partialFailure",
+            "queries.keys", "batch.create", "batch.mixed", "batch.partialFailure",
             "batch.atomic.rollback",
             // NCMB refuses non-ASCII file names (E403002): the adapter does not declare unicodeFileNames.
             "files.unicodeName",

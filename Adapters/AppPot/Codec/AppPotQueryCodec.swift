@@ -217,6 +217,14 @@ public enum AppPotQueryTranslator {
         case .not(let inner):
             return try condition(inner, negated: !negated, alias: alias, schema: schema, generation: generation)
         case .compare(let key, let cmp, let value):
+            // Pointers, geo points, bytes, files, arrays and objects are kept as JSON text another client may
+            // have written differently: comparing them would silently miss rows (query.value.* is not declared).
+            switch value {
+            case .pointer, .geoPoint, .bytes, .file, .array, .object:
+                throw MBaaSError.unsupported("comparing \(value.typeName) values ('\(key)')", by: "apppot",
+                                             reason: "AppPot keeps them as JSON text in a varchar column; text equality is not value equality")
+            default: break
+            }
             let (column, type) = try resolve(key, schema: schema)
             let c = "#\(alias).\(column)"
             let op: QueryPredicate.Comparison

@@ -204,7 +204,10 @@ public struct Query: Sendable, Hashable {
     public var forCounting: Query { Query(className, predicate: predicate) }
 
     /// Throws ``MBaaSError/Kind/invalidRequest`` for negative limits or skips, and
-    /// ``MBaaSError/Kind/unsupported`` for anything the capabilities do not allow, naming it.
+    /// ``MBaaSError/Kind/unsupported`` for anything the capabilities do not allow, naming it: an operator, a dotted
+    /// key without ``Capabilities/Feature/nestedKeys``, a Date, Pointer, GeoPoint, Bytes or File operand without
+    /// its ``Capabilities/Feature/queryValue(_:)`` (`id`, `createdAt` and `updatedAt` always compare), several
+    /// sort keys, skip, selected keys.
     public func validate(against capabilities: Capabilities, backend: String) throws(MBaaSError) {
         if let limit, limit < 0 { throw MBaaSError(.invalidRequest, "limit must be >= 0, got \(limit)") }
         if let skip, skip < 0 { throw MBaaSError(.invalidRequest, "skip must be >= 0, got \(skip)") }
@@ -215,6 +218,23 @@ public struct Query: Sendable, Hashable {
                                    reason: capabilities.note(for: .operator(op)))
             }
         }
+        if let predicate {
+            if !capabilities.has(.nestedKeys), let key = predicate.keys.sorted().first(where: { $0.contains(".") }) {
+                throw .unsupported("the dotted key '\(key)'", by: backend, reason: capabilities.note(for: .nestedKeys))
+            }
+            // Comparing typed values needs query.value.<Type>; the metadata keys compare on every backend.
+            for (key, value) in Query.operands(of: predicate) where !["id", "createdAt", "updatedAt"].contains(key) {
+                switch value {
+                case .date, .pointer, .geoPoint, .bytes, .file:
+                    let feature = Capabilities.Feature.queryValue(value.typeName)
+                    if !capabilities.has(feature) {
+                        throw .unsupported("comparing \(value.typeName) values ('\(key)')", by: backend,
+                                           reason: capabilities.note(for: feature))
+                    }
+                default: break
+                }
+            }
+        }
         if sort.count > 1, !capabilities.has(.multiKeySort) {
             throw .unsupported("sorting by more than one key", by: backend, reason: capabilities.note(for: .multiKeySort))
         }
@@ -223,6 +243,17 @@ public struct Query: Sendable, Hashable {
         }
         if keys != nil, !capabilities.has(.selectKeys) {
             throw .unsupported("selecting keys", by: backend, reason: capabilities.note(for: .selectKeys))
+        }
+    }
+
+    /// Every (key, operand) a predicate compares.
+    static func operands(of p: QueryPredicate) -> [(String, Value)] {
+        switch p {
+        case .compare(let k, _, let v): [(k, v)]
+        case .in(let k, let vs), .notIn(let k, let vs), .containsAll(let k, let vs): vs.map { (k, $0) }
+        case .exists, .prefix, .regex: []
+        case .and(let ps), .or(let ps): ps.flatMap(operands)
+        case .not(let q): operands(of: q)
         }
     }
 }
