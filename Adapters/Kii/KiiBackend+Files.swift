@@ -62,6 +62,12 @@ extension KiiBackend {
         let files = KiiBucketAddress(bucket: configuration.filesBucket)
         let desiredACL = try upload.acl.map { acl throws(MBaaSError) in try KiiACLMapping.objectEntries(for: acl) }
         let meta: JSONObject = ["contentType": .string(contentType), "name": .string(upload.name), "size": .int(Int64(data.count))]
+        // Kii objects have no unique key: the adapter keeps names unique itself, as the FileStore contract asks
+        // (a name that exists is `duplicate`; delete it first). Not atomic: two clients racing can both store.
+        do {
+            _ = try await locate(FileReference(name: upload.name))
+            throw MBaaSError(.duplicate, "a file named '\(upload.name)' already exists; delete it first or choose another name")
+        } catch let e as MBaaSError where e.kind == .notFound {}
         let created = try await send(try requests.createObject(files, body: meta))
         let id = try KiiObjectCreationResponse(json: try json(created)).objectID
         do {

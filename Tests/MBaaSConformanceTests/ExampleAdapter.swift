@@ -175,6 +175,9 @@ actor MemoryBackend: Backend {
             throw MBaaSError.unsupported("file attachments", by: adapterName, reason: capabilities.note(for: Capabilities.Feature.fileAttachment))
         }
         let data = try upload.source.load()
+        if await server.file(upload.name) != nil {
+            throw MBaaSError(.duplicate, "a file named '\(upload.name)' already exists; delete it first")
+        }
         let ref = FileReference(name: upload.name, contentType: upload.contentType ?? guessContentType(forFileName: upload.name),
                                 size: Int64(data.count))
         await server.putFile(upload.name, data, FileInfo(reference: ref, createdAt: context.now))

@@ -80,7 +80,9 @@ public struct FileInfo: Sendable, Hashable {
 /// - ``upload(_:)`` stores the bytes and returns a ``FileReference`` usable with ``download(_:)`` and
 ///   ``deleteFile(_:)``. With an `attachment` the record's field refers to the file afterwards (a `File` value,
 ///   or the vendor's own link), and the returned reference carries the attachment. File names may be any
-///   Unicode; adapters percent-encode them on the wire. Cancelling the task cancels the upload and leaves no
+///   Unicode; adapters percent-encode them on the wire. On a backend with ``Capabilities/Feature/fileNames`` an
+///   upload under a name that exists in the separate store is ``MBaaSError/Kind/duplicate`` (delete it first): the
+///   stored bytes never change silently. Cancelling the task cancels the upload and leaves no
 ///   file behind where the backend allows it. A backend without ``Capabilities/Feature/files`` (or
 ///   ``Capabilities/Feature/fileAttachment`` for attachments) throws `unsupported`.
 /// - ``download(_:)`` returns the bytes exactly as uploaded; a missing file is ``MBaaSError/Kind/notFound``.
