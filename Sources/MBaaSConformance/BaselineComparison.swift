@@ -3,8 +3,10 @@ import MBaaSCore
 
 /// The difference between a committed baseline report and a new run.
 ///
-/// Only regressions fail a `--check-baseline` run: a pair that passed in the baseline and now does not, or that
-/// vanished (its scenario or its adapter's cassette is gone). A pair that newly passes is an improvement,
+/// Only regressions fail a `--check-baseline` run: a pair that passed in the baseline and now does not, that
+/// vanished (its scenario or its adapter's cassette is gone), or that still passes on weaker evidence (a
+/// ``Fixture/recorded`` or ``Fixture/live`` pass that became ``Fixture/simulated`` or ``Fixture/none``, or a
+/// simulated one that became `none`). A pair that newly passes is an improvement,
 /// reported so the baseline can be refreshed. Pairs that did not pass before and still do not are known
 /// failures and change nothing.
 public struct BaselineComparison: Sendable, Hashable {
@@ -45,6 +47,9 @@ public struct BaselineComparison: Sendable, Hashable {
             if n?.outcome != .passed {
                 regressions.append(Change(adapter: b.adapter, scenario: b.scenario, before: .passed, after: n?.outcome,
                                           reason: n?.reason))
+            } else if let n, Self.strength(n.fixture) < Self.strength(b.fixture) {
+                regressions.append(Change(adapter: b.adapter, scenario: b.scenario, before: .passed, after: .passed,
+                                          reason: "weaker evidence: \(b.fixture.rawValue) -> \(n.fixture.rawValue)"))
             }
         }
         for n in current.results where n.outcome == .passed {
@@ -58,6 +63,15 @@ public struct BaselineComparison: Sendable, Hashable {
     }
 
     public var hasRegressions: Bool { !regressions.isEmpty }
+
+    /// How much a pass proves: a real server (recorded or live) over a simulator of this project over nothing.
+    static func strength(_ fixture: Fixture) -> Int {
+        switch fixture {
+        case .recorded, .live: 2
+        case .simulated: 1
+        case .none: 0
+        }
+    }
 
     /// What changed, for the terminal.
     public var summary: String {

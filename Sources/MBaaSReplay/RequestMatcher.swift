@@ -12,8 +12,9 @@ import MBaaSCore
 ///    relative order); a value that is a JSON object or array on both sides (`where=`) is compared as JSON;
 /// 4. **headers**: every recorded header that is not volatile (see ``RequestMatcher/volatileHeaders``) must be
 ///    sent with the same value (`Content-Type` by media type only: boundary and charset are ignored); headers the
-///    live request sends but the cassette does not list are ignored; a header named in the recording's
-///    `pinnedHeaders` must match exactly even if it is volatile;
+///    live request sends but the cassette does not list are ignored, except `Authorization`: a request recorded
+///    without it (anonymous) does not match a live one that carries it (identified); a header named in the
+///    recording's `pinnedHeaders` must match exactly even if it is volatile;
 /// 5. **body**, compared semantically: JSON ignoring key order and whitespace (`1` equals `1.0`); multipart part
 ///    by part (name, file name, content type, content), boundary ignored; `application/x-www-form-urlencoded` by
 ///    fields in any order; other text and binary bodies byte for byte.
@@ -125,6 +126,10 @@ public enum RequestMatcher {
             } else if expected.map(normalizedContentType) != actual.map(normalizedContentType) {
                 return "header '\(name)': expected \(describe(expected)), got \(describe(actual))"
             }
+        }
+        // Anonymous in the recording, identified live: not the same caller.
+        if !checked.contains("authorization"), !ignored.contains("authorization"), let sent = live["Authorization"] {
+            return "header 'Authorization': recorded without one (anonymous), got \(quote(sent))"
         }
         return nil
     }

@@ -123,6 +123,19 @@ import Testing
     }
 }
 
+@Suite struct BaselineEvidenceTests {
+    @Test func aPassOnWeakerEvidenceIsARegression() {
+        func r(_ f: Fixture) -> ScenarioResult { ScenarioResult(adapter: "pb", scenario: "a.one", outcome: .passed, fixture: f) }
+        let baseline = ConformanceReport(results: [r(.recorded)])
+        let weaker = BaselineComparison(baseline: baseline, current: ConformanceReport(results: [r(.simulated)]))
+        #expect(weaker.hasRegressions)
+        #expect(weaker.regressions.first?.reason == "weaker evidence: recorded -> simulated")
+        #expect(!BaselineComparison(baseline: baseline, current: ConformanceReport(results: [r(.live)])).hasRegressions)
+        #expect(!BaselineComparison(baseline: ConformanceReport(results: [r(.simulated)]),
+                                    current: ConformanceReport(results: [r(.recorded)])).hasRegressions)
+    }
+}
+
 @Suite struct BaselineTests {
     func r(_ a: String, _ s: String, _ o: Outcome) -> ScenarioResult { ScenarioResult(adapter: a, scenario: s, outcome: o) }
 

@@ -46,6 +46,15 @@ import Testing
         #expect(none?.message.contains("closest is #") == true)
     }
 
+    @Test func aRequestRecordedAnonymousDoesNotMatchAnIdentifiedOne() async throws {
+        let t = ReplayingTransport(cassette: cassette([interaction("GET", "/a")], name: "s.anon"))
+        let e = await thrownError { _ = try await t.send(request("GET", "https://x/a", headers: [("Authorization", "Bearer abc")])) }
+        #expect(e?.message.contains("header 'Authorization': recorded without one (anonymous)") == true, "\(e?.message ?? "")")
+        #expect(t.misses.count == 1)
+        _ = try await t.send(request("GET", "https://x/a"))
+        try t.verifyAllUsed()
+    }
+
     @Test func verifyAllUsedListsUnusedInteractions() async throws {
         let t = ReplayingTransport(cassette: cassette([
             interaction("GET", "/a"), interaction("GET", "/b"), interaction("DELETE", "/c"),
