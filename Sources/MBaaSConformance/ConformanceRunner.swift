@@ -121,9 +121,18 @@ public enum ConformanceRunner {
             }
             do {
                 let setup = try await pool.backend("fixture " + name)
-                let session = user.signUp
-                    ? try await setup.signUp(username: user.username, password: user.password, email: nil, fields: [:])
-                    : try await setup.logIn(username: user.username, password: user.password)
+                func provide() async throws -> Session {
+                    user.signUp
+                        ? try await setup.signUp(username: user.username, password: user.password, email: nil, fields: [:])
+                        : try await setup.logIn(username: user.username, password: user.password)
+                }
+                // Provisioning is setup, not a measured step (the auth scenarios test sign-up and log-in): a
+                // failure other than `duplicate` (a server busy with parallel tests) is retried once.
+                let session: Session
+                do { session = try await provide() } catch let e as MBaaSError where e.kind != .duplicate && e.kind != .unauthorized {
+                    try await Task.sleep(nanoseconds: 300_000_000)
+                    session = try await provide()
+                }
                 try await setup.logOut(confirmWithServer: false)
                 vars[name + "_username"] = .string(user.username)
                 vars[name + "_password"] = .string(user.password)

@@ -37,7 +37,8 @@ import MBaaSCore
 ///   before the first step. The runner provides each one before the steps run: a user the caller gave
 ///   (``FixtureUser``, e.g. AppPot's company directory) is logged in once to learn its id; otherwise, when the
 ///   backend can sign up users, one is signed up with a generated name. Steps then read `${alice_username}`,
-///   `${alice_password}` and `${alice_id}`. A backend that can do neither errors the scenario, naming the user to
+///   `${alice_password}` and `${alice_id}`. Provisioning is setup, not a measured step: a failure other than
+///   `duplicate` or `unauthorized` is retried once. A backend that can do neither errors the scenario, naming the user to
 ///   give.
 /// - `unless` (optional): the scenario runs only on backends that do *not* declare those features (a backend
 ///   declaring one skips it). **Capability probes** use it: their steps use the feature expecting `unsupported`,
