@@ -107,10 +107,10 @@ extension ConformanceRunner {
         }
         let recordedAt = raw.recordedAt
         let context = BackendContext(transport: transport, clock: { recordedAt })
-        let usedBeforeSteps = Snapshot()
+        var usedBeforeSteps = 0
         var execution = await execute(scenario, variables: raw.variables.merging(["run": run]) { $1 },
                                       fixtureUsers: fixtureUsers,
-                                      setupDone: { usedBeforeSteps.set(transport.usedCount) }) {
+                                      setupDone: { usedBeforeSteps = transport.usedCount }) {
             try await factory.open(url, context: context)
         }
         let misses = transport.misses
@@ -126,7 +126,7 @@ extension ConformanceRunner {
             }
         }
         // The evidence is what answered the steps (and cleanup): fixture-user sign-up and log-in do not count.
-        let stepsUsed = transport.usedCount - usedBeforeSteps.value
+        let stepsUsed = transport.usedCount - usedBeforeSteps
         let fixture: Fixture = stepsUsed == 0 ? .none : raw.provenance.kind == .recorded ? .recorded : .simulated
         return (execution, fixture)
     }
@@ -309,12 +309,4 @@ struct CapabilityProbe {
         cached = result
         return result
     }
-}
-
-/// A number set from a `@Sendable` callback and read afterwards.
-private final class Snapshot: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored = 0
-    func set(_ v: Int) { lock.lock(); stored = v; lock.unlock() }
-    var value: Int { lock.lock(); defer { lock.unlock() }; return stored }
 }

@@ -86,7 +86,7 @@ public enum ConformanceRunner {
     ///   a fixture user not given is signed up when the backend can (see ``FixtureUser/generated(_:run:)``).
     static func execute(
         _ scenario: Scenario, variables: [String: String], fixtureUsers: [String: FixtureUser] = [:],
-        setupDone: @Sendable () -> Void = {},
+        setupDone: () -> Void = {},
         open: @escaping @Sendable () async throws -> any Backend
     ) async -> ScenarioExecution {
         var pool = BackendPool(open: open)
@@ -200,7 +200,7 @@ public struct FixtureUser: Sendable, Hashable {
     /// Whether the runner signs the user up (`true`) or logs it in (an existing user).
     public var signUp: Bool
 
-    /// An existing user (e.g. from AppPot's company directory), logged in once to learn its id.
+    /// An existing user (e.g. from a directory an administrator keeps), logged in once to learn its id.
     public init(username: String, password: String) {
         self.init(username: username, password: password, signUp: false)
     }

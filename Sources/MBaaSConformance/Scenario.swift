@@ -35,7 +35,7 @@ import MBaaSCore
 ///   names a variable never captured is left out.
 /// - `users` (optional) names **fixture users** the scenario needs, e.g. `["alice", "bob"]`: users that exist
 ///   before the first step. The runner provides each one before the steps run: a user the caller gave
-///   (``FixtureUser``, e.g. AppPot's company directory) is logged in once to learn its id; otherwise, when the
+///   (``FixtureUser``, e.g. from a directory an administrator keeps) is logged in once to learn its id; otherwise, when the
 ///   backend can sign up users, one is signed up with a generated name. Steps then read `${alice_username}`,
 ///   `${alice_password}` and `${alice_id}`. Provisioning is setup, not a measured step: a failure other than
 ///   `duplicate` or `unauthorized` is retried once. A backend that can do neither errors the scenario, naming the user to

@@ -44,7 +44,7 @@ public struct Capabilities: Sendable, Hashable {
         /// Files attached to a record (a record's file field or body).
         public static let fileAttachment: Feature = "fileAttachment"
         /// A stored file keeps the name it was uploaded with (the returned reference and listings show it);
-        /// without it the backend renames files (PocketBase adds a random suffix), so apps must keep the
+        /// without it the backend renames files (e.g. adds a random suffix), so apps must keep the
         /// returned name.
         public static let fileNames: Feature = "fileNames"
         /// File names outside ASCII are accepted; without it uploading one is `unsupported`.
