@@ -16,9 +16,11 @@ let package = Package(
         .library(name: "MBaaSMigration", targets: ["MBaaSMigration"]),
         .library(name: "MBaaSLocal", targets: ["MBaaSLocal"]),
         .library(name: "MBaaSPocketBase", targets: ["MBaaSPocketBase"]),
+        .library(name: "MBaaSNCMBWire", targets: ["MBaaSNCMBWire"]),
         .library(name: "MBaaSNCMB", targets: ["MBaaSNCMB"]),
         .library(name: "MBaaSKii", targets: ["MBaaSKii"]),
         .library(name: "MBaaSAppPot", targets: ["MBaaSAppPot"]),
+        .library(name: "MBaaSEmulator", targets: ["MBaaSEmulator"]),
         .executable(name: "mbaas", targets: ["mbaas"]),
     ],
     dependencies: [
@@ -27,6 +29,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        // The emulator's server. No traits: swift-configuration and the full-Foundation extras are not needed.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // MARK: Core and tooling modules
@@ -57,10 +63,21 @@ let package = Package(
             ],
             path: "Sources/MBaaSMigration"
         ),
+        .target(
+            name: "MBaaSEmulator",
+            dependencies: [
+                "MBaaSCore", "MBaaSLocal", "MBaaSNCMBWire",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/MBaaSEmulator"
+        ),
         .executableTarget(
             name: "mbaas",
             dependencies: [
-                "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSMigration",
+                "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSMigration", "MBaaSEmulator",
                 "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -84,10 +101,17 @@ let package = Package(
             dependencies: ["MBaaSCore"],
             path: "Adapters/PocketBase"
         ),
+        // Each HTTP vendor: a pure, two-way Wire module (the client and the emulator's dialect share it) and a client.
+        .target(
+            name: "MBaaSNCMBWire",
+            dependencies: ["MBaaSCore", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Adapters/NCMB/Wire"
+        ),
         .target(
             name: "MBaaSNCMB",
-            dependencies: ["MBaaSCore", .product(name: "Crypto", package: "swift-crypto")],
-            path: "Adapters/NCMB"
+            dependencies: ["MBaaSCore", "MBaaSNCMBWire", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Adapters/NCMB",
+            exclude: ["Wire"]
         ),
         .target(
             name: "MBaaSKii",
@@ -126,6 +150,13 @@ let package = Package(
         ),
         .testTarget(name: "MBaaSKiiTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSKii"]),
         .testTarget(name: "MBaaSAppPotTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSAppPot"]),
+        .testTarget(
+            name: "MBaaSEmulatorTests",
+            dependencies: [
+                "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSEmulator", "MBaaSLocal", "MBaaSNCMBWire", "MBaaSNCMB",
+                "MBaaSMigration", "MBaaSPocketBase",
+            ]
+        ),
         // Depends on the executable so that `swift test` builds the `mbaas` binary the CLI tests run.
         .testTarget(name: "mbaasTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSMigration", "mbaas"]),
     ],

@@ -119,6 +119,17 @@ extension LocalBackend {
         return user
     }
 
+    /// Deletes a user and ends its sessions (administrative, like ``setRoles(_:forUser:)``); its records stay.
+    /// An unknown id is `notFound`.
+    public func deleteUser(id: String) async throws {
+        let deleted = try await directWrite { db in
+            try db.execute(sql: "DELETE FROM sessions WHERE user_id = ?", arguments: [id])
+            try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id])
+            return db.changesCount
+        }
+        if deleted == 0 { throw MBaaSError(.notFound, "user \(id) not found") }
+    }
+
     private func setList(_ column: String, _ names: [String], kind: String, userId: String) async throws {
         for n in names { try LocalValidation.principalName(n, kind: kind) }
         var unique: [String] = []

@@ -173,6 +173,29 @@ public actor LocalBackend: Backend {
         context.logger.debug("local: opened database", metadata: ["path": "\(path)", "files": "\(files.directory.path)"])
     }
 
+    /// Another instance on the same open database (same store, files and connections), holding `session`
+    /// instead of this instance's session. Cheap: nothing is opened. Meant for servers that act for many users
+    /// at once (the emulator makes one per request from the request's session token); ACLs apply to `session`'s
+    /// user exactly as for any instance, and an unknown or expired token is `unauthorized` on the first call that
+    /// needs it.
+    ///
+    /// With `administrative`, calls without a session act as the database owner (every ACL grants it), as with
+    /// ``BackendContext/administrative``; by default a view keeps this instance's setting.
+    ///
+    /// Close only the instance that opened the database: ``close()`` on either closes the shared store.
+    public nonisolated func sharing(session: Session?, administrative: Bool? = nil) -> LocalBackend {
+        var shared = store
+        if let administrative { shared.administrative = administrative }
+        return LocalBackend(sharing: shared, path: path, missingDatabase: missingDatabase, session: session)
+    }
+
+    private init(sharing store: LocalStore, path: String, missingDatabase: Bool, session: Session?) {
+        self.store = store
+        self.path = path
+        self.missingDatabase = missingDatabase
+        self.currentSession = session
+    }
+
     /// A private in-memory database (files in a temporary directory removed by ``close()``).
     public static func inMemory(context: BackendContext = BackendContext(), options: Options = Options()) throws(MBaaSError)
         -> LocalBackend

@@ -27,6 +27,11 @@ public enum LocalPasswordHasher {
         /// N = 2^15, r = 8, p = 3: 32 MiB and roughly 0.1–0.3 s per hash, one of OWASP's recommended
         /// equivalents for scrypt.
         public static let `default` = Parameters(logN: 15, blockSize: 8, parallelism: 3)
+
+        /// N = 2^11, r = 8, p = 1: 2 MiB and about a millisecond per hash (release build). For throwaway data
+        /// only (test servers, an in-memory emulator), where sign-ups and log-ins must be cheap; never for a store
+        /// that keeps real users' passwords.
+        public static let light = Parameters(logN: 11, blockSize: 8, parallelism: 1)
     }
 
     static let saltBytes = 16

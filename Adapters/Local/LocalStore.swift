@@ -49,7 +49,7 @@ struct LocalStore: Sendable {
     let files: LocalFileArea
     let options: LocalBackend.Options
     /// Session-less calls act as ``LocalPrincipal/administrator`` (opened with ``BackendContext/administrative``).
-    let administrative: Bool
+    var administrative: Bool
     /// A read-only connection of its own for point reads (see ``LocalPointReader``).
     let pointReader = LocalPointReader()
 

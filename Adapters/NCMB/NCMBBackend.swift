@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+@_exported import MBaaSNCMBWire
 
 /// Where and how to reach an NCMB application.
 ///
@@ -133,36 +134,14 @@ public actor NCMBBackend: Backend {
         self.context = context
     }
 
-    /// What NCMB can do, with the reason for each thing it cannot.
-    public static let capabilities = Capabilities(
-        features: [
-            .objects, .skip, .count, .multiKeySort, .acl, .fieldOperations, .nestedKeys, .files, .fileList,
-            .fileAttachment, .auth, .signUp, .anonymousAuth, .serverLogout, .roles,
-            .valueType("Date"), .valueType("Pointer"), .valueType("GeoPoint"), .valueType("array"),
-            .valueType("object"), .queryValue("Date"), .queryValue("Pointer"), .fileNames, .aclReadOnly,
-        ],
-        operators: [.eq, .ne, .lt, .lte, .gt, .gte, .in, .nin, .exists, .prefix, .regex, .containsAll, .and, .or],
-        maxPageSize: NCMBQuery.maxLimit, defaultPageSize: NCMBQuery.defaultLimit, maxBatchSize: 50,
-        notes: [
-            .batch: "NCMB has no batch endpoint; batch(_:) throws unsupported (apply the operations one by one yourself)",
-            .atomicBatch: "NCMB has no batch endpoint, so nothing is atomic across records",
-            .selectKeys: "NCMB queries have no 'keys' projection",
-            .optimisticLocking: "NCMB records have no version and no conditional update",
-            .operator(.not): "NCMB has no $not or $nor",
-            .operator(.and): "NCMB has no $and: conditions on distinct keys and one $or group are merged into one where object; an and of two or groups is refused",
-            .operator(.regex): "NCMB's $regex has no $options",
-            .valueType("Bytes"): "NCMB has no binary type",
-            .valueType("File"): "NCMB has no File type: records keep a file's name as a string",
-            .queryValue("Pointer"): "a Pointer operand is sent as NCMB's Pointer JSON for equality ([inferred]: the SDKs build where clauses from pointer objects the same way)",
-            .valueType("int"): "integers within ±2^53 only: NCMB is not known to keep larger ones exactly (its SDKs' JSON numbers are doubles); larger integers are refused (unsupported)",
-            .valueType("null"): "writing a null is refused (unsupported): NCMB clears a field by setting it to null and has no Delete operator (ncmb.md §1.3), so a null field cannot be told from a cleared one: it reads back absent",
-            NCMBBackend.unicodeFileNames: NCMBBackend.unicodeFileNamesNote,
-        ])
+    /// What NCMB can do, with the reason for each thing it cannot (``NCMBWire/capabilities``, shared with the
+    /// emulator's NCMB dialect).
+    public static let capabilities = NCMBWire.capabilities
 
     /// The feature a scenario needing non-ASCII file names would require. Not declared: ``upload(_:)`` refuses
     /// such names.
     public static let unicodeFileNames: Capabilities.Feature = .unicodeFileNames
-    static let unicodeFileNamesNote = "NCMB refuses full-width (non-ASCII) file names (E403002, UserCommunity #1304; the NCMB answer: use ASCII or Base64 names); upload(_:) throws unsupported before sending"
+    static let unicodeFileNamesNote = NCMBWire.unicodeFileNamesNote
 
     // MARK: Session
 

@@ -33,7 +33,7 @@ struct MBaaSCommand: AsyncParsableCommand {
         subcommands: [
             ObjectsCommand.self, FilesCommand.self, AuthCommand.self, ConformanceCommand.self, NCMBCommand.self,
             BenchCommand.self, MigrateCommand.self, ExportCommand.self, ImportCommand.self, VerifyCommand.self,
-            SamplesCommand.self,
+            SamplesCommand.self, ServeCommand.self,
         ])
 
     /// Parses and runs like ArgumentParser's own `main()`, after ``Terminal/prepare()`` (SIGPIPE ignored), with

@@ -38,6 +38,30 @@ public struct NCMBErrorBody: Sendable, Hashable {
         HTTPResponse(status: NCMBErrorBody.httpStatus(forCode: code) ?? 400, headers: headers, body: json.data())
     }
 
+    /// The error body a server answers for an ``MBaaSError`` (server direction): its vendor code when it is an
+    /// NCMB code (`E404001`), else the code of its kind: not found E404001, unauthorized E401001, forbidden
+    /// E403001, duplicate and conflict E409001, rate limited E429002, unavailable E503001, unsupported E405001,
+    /// too large E413002, anything else E400000 (a bad request) or E500001 (a server fault). The message is the
+    /// error's own.
+    public init(_ error: MBaaSError) {
+        if let code = error.vendorCode, NCMBErrorBody.httpStatus(forCode: code) != nil {
+            self.init(code: code, error: error.message)
+            return
+        }
+        let code: String = switch error.kind {
+        case .notFound: "E404001"
+        case .unauthorized: "E401001"
+        case .forbidden: "E403001"
+        case .duplicate, .conflict: "E409001"
+        case .rateLimited: "E429002"
+        case .unavailable: "E503001"
+        case .unsupported: "E405001"
+        case .invalidRequest: "E400000"
+        default: "E500001"
+        }
+        self.init(code: code, error: error.message)
+    }
+
     /// The neutral kind of a code; unknown codes fall back to the HTTP status.
     public static func kind(forCode code: String, httpStatus: Int?) -> MBaaSError.Kind {
         if let entry = table[code] { return entry.kind }

@@ -35,7 +35,7 @@ public enum NCMBCodec {
             // NCMB is not known to keep integers beyond ±2^53 exactly (its SDKs' JSON numbers are doubles).
             guard i.magnitude <= 9_007_199_254_740_992 else {
                 throw MBaaSError.unsupported("integers beyond ±2^53 (\(path): \(i))", by: "ncmb",
-                                             reason: NCMBBackend.capabilities.note(for: .valueType("int")))
+                                             reason: NCMBWire.capabilities.note(for: .valueType("int")))
             }
             return .int(i)
         case .double(let d):
@@ -256,7 +256,7 @@ public enum NCMBCodec {
 
     /// A null field cannot be kept apart from a cleared one in NCMB: storing one is refused, not approximated.
     static func nullUnsupported(_ key: String) -> MBaaSError {
-        MBaaSError.unsupported("null values (\(key))", by: "ncmb", reason: NCMBBackend.capabilities.note(for: .valueType("null")))
+        MBaaSError.unsupported("null values (\(key))", by: "ncmb", reason: NCMBWire.capabilities.note(for: .valueType("null")))
     }
 }
 

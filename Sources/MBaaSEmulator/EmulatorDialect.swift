@@ -1,0 +1,44 @@
+import Foundation
+import MBaaSCore
+
+/// One vendor's wire dialect, answered from the embedded store.
+///
+/// # Contract
+/// - ``respond(to:)`` answers every request with the vendor's own response: a success in the vendor's shape, or the
+///   vendor's error status and body. It never throws and never crashes on bad input: an unknown path, a malformed
+///   body or a failed store call all become the vendor's error.
+/// - A dialect is independent of the network: the ``EmulatorServer`` feeds it requests from Hummingbird, and
+///   ``EmulatorTransport`` feeds it requests in-process (tests, parity checks), with the same answers.
+/// - Requests bigger than ``maxRequestBodySize`` never reach ``respond(to:)``: the server answers
+///   ``requestTooLarge(limit:)`` without reading the rest.
+/// - A dialect is built on its vendor's Wire module (routes, messages, queries, updates, errors, signing), the
+///   same code the vendor's client uses; it does not reuse any test simulator.
+public protocol EmulatorDialect: Sendable {
+    /// The dialect's name, as `mbaas serve --dialect` takes it (`ncmb`).
+    var name: String { get }
+    /// The largest request body accepted, in bytes.
+    var maxRequestBodySize: Int { get }
+    /// Answers one request. `request.url` holds the URL as the client addressed it (`http://host:port/path?query`,
+    /// percent-encoding as sent).
+    func respond(to request: HTTPRequest) async -> HTTPResponse
+    /// The vendor's answer to a body over ``maxRequestBodySize``.
+    func requestTooLarge(limit: Int) -> HTTPResponse
+    /// The backend URL a client uses to reach this dialect at `host:port` (`ncmb+http://KEY:SECRET@127.0.0.1:8080`).
+    func backendURL(host: String, port: Int) -> String
+}
+
+/// An ``HTTPTransport`` that hands each request to a dialect in-process: no socket, same answers as the server.
+/// For tests and for parity checks of recorded exchanges; bodies over the dialect's limit get
+/// ``EmulatorDialect/requestTooLarge(limit:)`` as they would from the server.
+public struct EmulatorTransport: HTTPTransport {
+    public let dialect: any EmulatorDialect
+
+    public init(_ dialect: any EmulatorDialect) { self.dialect = dialect }
+
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        if let body = request.body, body.count > dialect.maxRequestBodySize {
+            return dialect.requestTooLarge(limit: dialect.maxRequestBodySize)
+        }
+        return await dialect.respond(to: request)
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import MBaaSCore
+import NIOCore
+import ServiceLifecycle
+
+/// Serves one ``EmulatorDialect`` over HTTP/1.1 with Hummingbird.
+///
+/// ```swift
+/// let server = EmulatorServer(dialect: dialect, host: "127.0.0.1", port: 0)
+/// let running = try await server.start()          // bound; running.port is the real port
+/// // ... clients talk to running.baseURL ...
+/// await running.stop()                            // graceful shutdown, waits for the server to end
+/// ```
+/// `mbaas serve` uses ``run(onRunning:)`` instead, which runs until cancelled.
+///
+/// # Contract
+/// - Each request is handed to the dialect with its URL rebuilt from the `Host` header and the raw request
+///   target, so signatures computed over the client's URL verify.
+/// - A body bigger than the dialect's limit is refused with ``EmulatorDialect/requestTooLarge(limit:)`` (by
+///   `Content-Length` before reading, or as soon as the bytes read pass the limit).
+/// - Requests are logged at debug level (method, path, status), never with headers or bodies.
+@available(macOS 14, iOS 17, tvOS 17, *)
+public struct EmulatorServer: Sendable {
+    public let dialect: any EmulatorDialect
+    public let host: String
+    public let port: Int
+    public let logger: Logger
+
+    /// - Parameters:
+    ///   - host: the address to bind (default loopback).
+    ///   - port: the port; 0 picks a free one (read it from ``RunningEmulator/port``).
+    public init(dialect: any EmulatorDialect, host: String = "127.0.0.1", port: Int = 0,
+                logger: Logger = Logger(label: "mbaas.emulator")) {
+        self.dialect = dialect
+        self.host = host
+        self.port = port
+        self.logger = logger
+    }
+
+    /// A running server: its port, and a way to stop it.
+    public struct RunningEmulator: Sendable {
+        public let port: Int
+        public let host: String
+        let group: ServiceGroup
+        let task: Task<Void, any Error>
+
+        /// `http://host:port`
+        public var baseURL: String { "http://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+
+        /// Shuts the server down gracefully and waits until it has stopped.
+        public func stop() async {
+            await group.triggerGracefulShutdown()
+            _ = await task.result
+        }
+    }
+
+    /// Starts the server in the background and returns once it listens.
+    public func start() async throws -> RunningEmulator {
+        let (stream, continuation) = AsyncStream<Int>.makeStream()
+        let app = application { port in continuation.yield(port); continuation.finish() }
+        let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        let task = Task { try await group.run() }
+        var iterator = stream.makeAsyncIterator()
+        guard let bound = await iterator.next() else {
+            await group.triggerGracefulShutdown()
+            if case .failure(let error) = await task.result { throw error }
+            throw MBaaSError(.unavailable, "the emulator did not start on \(host):\(port)")
+        }
+        return RunningEmulator(port: bound, host: host, group: group, task: task)
+    }
+
+    /// Runs until the calling task is cancelled; `onRunning` gets the bound port once listening. (`mbaas serve`
+    /// cancels it on SIGINT or SIGTERM.)
+    public func run(onRunning: @escaping @Sendable (Int) async -> Void) async throws {
+        try await application(onRunning: onRunning).runService(gracefulShutdownSignals: [])
+    }
+
+    func application(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
+        let responder = DialectResponder(dialect: dialect, logger: logger)
+        return Application(
+            responder: responder,
+            configuration: .init(address: .hostname(host, port: port), serverName: nil),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            logger: logger)
+    }
+}
+
+/// Converts Hummingbird requests into the core's ``MBaaSCore/HTTPRequest`` and the dialect's answers back.
+@available(macOS 14, iOS 17, tvOS 17, *)
+struct DialectResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+    let dialect: any EmulatorDialect
+    let logger: Logger
+
+    func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
+        let limit = dialect.maxRequestBodySize
+        let answer: MBaaSCore.HTTPResponse
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            answer = dialect.requestTooLarge(limit: limit)
+        } else {
+            var body = ByteBuffer()
+            var tooLarge = false
+            for try await chunk in request.body {
+                if body.readableBytes + chunk.readableBytes > limit { tooLarge = true; break }
+                var chunk = chunk
+                body.writeBuffer(&chunk)
+            }
+            if tooLarge {
+                answer = dialect.requestTooLarge(limit: limit)
+            } else {
+                answer = await dialect.respond(to: coreRequest(request, body: body))
+            }
+        }
+        logger.debug("emulator", metadata: [
+            "method": "\(request.method.rawValue)", "path": "\(request.uri.path)", "status": "\(answer.status)",
+        ])
+        var fields = HTTPFields()
+        for (name, value) in answer.headers {
+            if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
+        }
+        return Response(status: .init(code: answer.status), headers: fields,
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+    }
+
+    func coreRequest(_ request: Request, body: ByteBuffer) -> MBaaSCore.HTTPRequest {
+        let authority = request.head.authority ?? "localhost"
+        let target = request.uri.string
+        let url = URL(string: "http://\(authority)\(target.hasPrefix("/") ? target : "/" + target)")
+            ?? URL(string: "http://\(authority)/")!
+        var headers = HTTPHeaders()
+        for field in request.headers { headers.add(field.name.rawName, field.value) }
+        return MBaaSCore.HTTPRequest(method: request.method.rawValue, url: url, headers: headers,
+                                     body: body.readableBytes == 0 ? nil : Data(body.readableBytesView))
+    }
+}

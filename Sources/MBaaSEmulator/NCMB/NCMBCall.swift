@@ -1,0 +1,101 @@
+import Foundation
+import MBaaSCore
+import MBaaSLocal
+import MBaaSNCMBWire
+
+/// One request being answered by the ``NCMBDialect``: its route, its caller, and the store view acting for it.
+struct NCMBCall {
+    let dialect: NCMBDialect
+    let request: HTTPRequest
+    let route: NCMBRoute
+    /// The session token the request carries, if any.
+    let token: String?
+    /// The store acting as the caller (anonymous without a token).
+    let backend: LocalBackend
+    /// The store acting as the application owner, for the dialect's own bookkeeping (role membership, unique
+    /// names): never used to answer what the caller may see.
+    let owner: LocalBackend
+
+    init(dialect: NCMBDialect, request: HTTPRequest, route: NCMBRoute) {
+        self.dialect = dialect
+        self.request = request
+        self.route = route
+        let token = request.headers[NCMBSigner.Header.sessionToken].flatMap { $0.isEmpty ? nil : $0 }
+        self.token = token
+        self.backend = dialect.store.sharing(session: token.map { Session(token: $0, userId: "") }, administrative: false)
+        self.owner = dialect.store.sharing(session: nil, administrative: true)
+    }
+
+    var method: String { request.method }
+
+    func answer() async throws -> HTTPResponse {
+        if let token { try await checkSession(token) }
+        switch (route, method) {
+        case (.objects(let cls), "GET"): return try await query(cls)
+        case (.objects(let cls), "POST"):
+            return cls == .user ? try await signUp() : try await create(cls)
+        case (.object(let cls, let id), "GET"): return try await get(cls, id)
+        case (.object(let cls, let id), "PUT"): return try await update(cls, id)
+        case (.object(let cls, let id), "DELETE"): return try await delete(cls, id)
+        case (.login, "POST"), (.login, "GET"): return try await logIn()
+        case (.logout, "GET"): return try await logOut()
+        case (.files, "GET"): return try await listFiles()
+        case (.file(let name), "POST"): return try await upload(name)
+        case (.file(let name), "GET"): return try await download(name)
+        case (.file(let name), "PUT"): return try await updateFileACL(name)
+        case (.file(let name), "DELETE"): return try await deleteFile(name)
+        case (.batch, _), (.requestPasswordReset, _):
+            return NCMBErrorBody(code: "E404002").response()
+        default:
+            return NCMBErrorBody(code: "E405001").response()
+        }
+    }
+
+    /// A token the store does not know (never issued, expired, logged out) is E401001 on every call.
+    func checkSession(_ token: String) async throws {
+        do { _ = try await backend.currentUser() } catch let e as MBaaSError where e.kind == .unauthorized {
+            throw MBaaSError(.unauthorized, "Authentication error by header incorrect.", vendorCode: "E401001")
+        }
+    }
+
+    // MARK: Bodies and answers
+
+    /// The JSON object body; a missing, non-JSON or non-object body is 400 E400001.
+    func jsonBody() throws -> JSONObject {
+        guard let data = request.body, !data.isEmpty else { return [:] }
+        guard data.count <= dialect.configuration.maxDocumentSize else {
+            throw MBaaSError(.invalidRequest, "Document size limit exceeded.", vendorCode: "E413002")
+        }
+        guard let json = try? JSON.parse(data), let object = json.objectValue else {
+            throw MBaaSError(.invalidRequest, "JSON is invalid format.", vendorCode: "E400001")
+        }
+        return object
+    }
+
+    static func json(_ status: Int, _ body: JSON) -> HTTPResponse {
+        HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: body.data())
+    }
+
+    static func empty() -> HTTPResponse { HTTPResponse(status: 200, headers: ["Content-Type": "application/json"]) }
+
+    var queryItems: [(String, String)] { ncmbQueryItems(of: request.url) }
+
+    /// Reads a value of a request body, as NCMB's JSON (E400002 naming the field when it is malformed).
+    static func value(_ json: JSON, _ key: String) throws -> Value {
+        do { return try NCMBCodec.decode(json, path: key) } catch {
+            throw MBaaSError(.invalidRequest, "\(key) is invalid. (\(error.message))", vendorCode: "E400002")
+        }
+    }
+
+    static func acl(_ json: JSON) throws -> ACL {
+        do { return try NCMBCodec.decodeACL(json) } catch {
+            throw MBaaSError(.invalidRequest, "acl is invalid. (\(error.message))", vendorCode: "E400002")
+        }
+    }
+
+    static func checkFieldName(_ key: String) throws {
+        if key.isEmpty || key.hasPrefix("$") || key.hasPrefix("__") || key == "_id" || key.contains(".") {
+            throw MBaaSError(.invalidRequest, "\(key) is invalid format.", vendorCode: "E400004")
+        }
+    }
+}

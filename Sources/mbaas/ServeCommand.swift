@@ -1,0 +1,106 @@
+import ArgumentParser
+import Foundation
+import MBaaSCore
+import MBaaSEmulator
+import MBaaSLocal
+
+/// `mbaas serve --dialect ncmb`: a local server that speaks a vendor's wire dialect on the embedded store.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve a vendor's REST dialect on the embedded store (an emulator for apps, tests and migrations).",
+        discussion: """
+            Dialects: ncmb (NIFCLOUD mobile backend). The kii, apppot and parse dialects are not built yet: asking \
+            for one is an error (exit status 2).
+
+              mbaas serve --dialect ncmb --application-key K --client-key C [--host 127.0.0.1] [--port 0] [--data app.db]
+
+            On start it prints the base URL and the backend URL other mbaas commands (and the MBaaSKit NCMB client) \
+            take, e.g. ncmb+http://K:C@127.0.0.1:PORT; with --format json one JSON line \
+            {"dialect","baseURL","backendURL","data"}. Data lives in memory unless --data names a database file \
+            (created mode 0600; the same file sqlite:PATH opens). The keys may come from MBAAS_NCMB_APPLICATION_KEY \
+            and MBAAS_NCMB_CLIENT_KEY instead of the command line. It listens on loopback unless --host says \
+            otherwise, logs requests with --verbose (method, path, status; never headers or bodies), and stops on \
+            Ctrl-C or SIGTERM (exit status 130 or 143 after a graceful shutdown).
+
+            The emulator is MBaaSKit's own reading of each vendor: a pass against it proves consistency with that \
+            reading, not with the vendor's closed service.
+            """)
+
+    enum Dialect: String, ExpressibleByArgument, CaseIterable { case ncmb, kii, apppot, parse }
+
+    @Option(help: "The wire dialect: \(Dialect.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var dialect: Dialect
+
+    @Option(help: "The address to bind (default 127.0.0.1).")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port (default 0: a free port, printed on start).")
+    var port = 0
+
+    @Option(help: "A database file to keep the data in (default: in memory, gone when the server stops).")
+    var data: String?
+
+    @Option(name: .customLong("application-key"), help: "ncmb: the application key clients sign with (or MBAAS_NCMB_APPLICATION_KEY).")
+    var applicationKey: String?
+
+    @Option(name: .customLong("client-key"), help: "ncmb: the client key clients sign with (or MBAAS_NCMB_CLIENT_KEY).")
+    var clientKey: String?
+
+    @Option(name: .customLong("max-file-size"), help: "ncmb: the largest file upload in bytes (default 5242880).")
+    var maxFileSize: Int?
+
+    enum PasswordCost: String, ExpressibleByArgument, CaseIterable { case light, strong }
+
+    @Option(name: .customLong("password-cost"),
+            help: "scrypt cost of new password hashes: light (fast, for throwaway data) or strong (default with --data; light in memory).")
+    var passwordCost: PasswordCost?
+
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        if let maxFileSize, maxFileSize <= 0 { throw ValidationError("--max-file-size must be positive") }
+    }
+
+    func run() async throws {
+        let env = ProcessInfo.processInfo.environment
+        guard dialect == .ncmb else {
+            throw MBaaSError(.unsupported, "the \(dialect.rawValue) dialect is not built yet; available: ncmb")
+        }
+        guard let appKey = applicationKey ?? env["MBAAS_NCMB_APPLICATION_KEY"], !appKey.isEmpty,
+              let clientKey = clientKey ?? env["MBAAS_NCMB_CLIENT_KEY"], !clientKey.isEmpty
+        else {
+            throw ValidationError("the ncmb dialect needs --application-key and --client-key (or MBAAS_NCMB_APPLICATION_KEY and MBAAS_NCMB_CLIENT_KEY)")
+        }
+        let logger = global.logger
+        var options = LocalBackend.Options()
+        options.passwordHashing = (passwordCost ?? (data == nil ? .light : .strong)) == .light ? .light : .default
+        let store = try LocalBackend(path: data ?? ":memory:", context: BackendContext(logger: logger), options: options)
+        var configuration = NCMBDialect.Configuration(applicationKey: appKey, clientKey: clientKey)
+        if let maxFileSize { configuration.maxFileSize = maxFileSize }
+        let ncmb = NCMBDialect(store: store, configuration: configuration, logger: logger)
+        let server = EmulatorServer(dialect: ncmb, host: host, port: port, logger: logger)
+        let format = global.resolvedFormat
+        let host = self.host, data = self.data
+        do {
+            try await server.run { bound in
+                let base = "http://\(host.contains(":") ? "[\(host)]" : host):\(bound)"
+                let backendURL = ncmb.backendURL(host: host, port: bound)
+                let line: String
+                if format == .table {
+                    line = "mbaas serve: \(ncmb.name) dialect on \(base) (data: \(data ?? "in memory"))\nbackend URL: \(backendURL)\n"
+                } else {
+                    let o: JSONObject = ["dialect": .string(ncmb.name), "baseURL": .string(base), "backendURL": .string(backendURL),
+                                         "data": data.map(JSON.string) ?? .null]
+                    line = JSON.object(o).printed([.sortedKeys]) + "\n"
+                }
+                Terminal.writeOut(Data(line.utf8))
+            }
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
+    }
+}

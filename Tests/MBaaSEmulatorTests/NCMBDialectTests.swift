@@ -1,0 +1,207 @@
+import Foundation
+import MBaaSConformance
+import MBaaSCore
+import MBaaSEmulator
+import MBaaSLocal
+import MBaaSNCMB
+import Testing
+
+/// A fresh NCMB dialect on an in-memory store, with cheap password hashing.
+func makeDialect(applicationKey: String = "emulator-app-key", clientKey: String = "emulator-client-key",
+                 clock: @escaping @Sendable () -> Date = { Date() },
+                 configure: (inout NCMBDialect.Configuration) -> Void = { _ in }) throws -> NCMBDialect {
+    let store = try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .light))
+    var configuration = NCMBDialect.Configuration(applicationKey: applicationKey, clientKey: clientKey)
+    configure(&configuration)
+    return NCMBDialect(store: store, configuration: configuration, clock: clock)
+}
+
+/// An NCMB client talking to a dialect in-process.
+func client(_ dialect: NCMBDialect, clock: @escaping @Sendable () -> Date = { Date() }) -> NCMBBackend {
+    NCMBBackend(configuration: NCMBConfiguration(applicationKey: dialect.configuration.applicationKey,
+                                                 clientKey: dialect.configuration.clientKey, host: "127.0.0.1",
+                                                 port: 8080, isSecure: false),
+                context: BackendContext(transport: EmulatorTransport(dialect), clock: clock))
+}
+
+/// A signed request as the NCMB client would send it.
+func signedRequest(_ dialect: NCMBDialect, _ method: String, _ path: String, query: [(String, String)] = [],
+                   body: Data? = nil, timestamp: Date = Date(), token: String? = nil,
+                   clientKey: String? = nil) throws -> HTTPRequest {
+    let url = try URL.build(base: "http://127.0.0.1:8080", path: "/2013-09-01" + path, query: query)
+    var request = HTTPRequest(method: method, url: url, headers: ["Content-Type": "application/json"], body: body)
+    if let token { request.headers[NCMBSigner.Header.sessionToken] = token }
+    let signer = NCMBSigner(applicationKey: dialect.configuration.applicationKey,
+                            clientKey: clientKey ?? dialect.configuration.clientKey)
+    try signer.sign(&request, timestamp: ISO8601.format(timestamp))
+    return request
+}
+
+func errorCode(_ response: HTTPResponse) -> String? {
+    (try? JSON.parse(response.body))?["code"]?.stringValue
+}
+
+@Suite("NCMB dialect")
+struct NCMBDialectTests {
+    @Test("the conformance suite passes live against the dialect wherever the NCMB adapter passes in replay")
+    func conformanceLive() async throws {
+        let dialect = try makeDialect()
+        let suite = try ConformanceSuite.bundled()
+        let url = try BackendURL(parsing: "ncmb+http://\(dialect.configuration.applicationKey):\(dialect.configuration.clientKey)@127.0.0.1:8080")
+        let live = await ConformanceRunner.live(adapter: "ncmb", factory: NCMBBackendFactory(), url: url,
+                                                transport: EmulatorTransport(dialect), scenarios: suite.scenarios)
+        let bad = live.filter { $0.outcome != .passed && $0.outcome != .skipped }
+        #expect(bad.isEmpty, "\(bad.map { "\($0.scenario): \($0.outcome) \($0.reason ?? "")" }.joined(separator: "\n"))")
+        let replay = await ConformanceRunner.replay(adapter: "ncmb", factory: NCMBBackendFactory(),
+                                                    cassettes: ConformanceSuite.bundledFixtures.appendingPathComponent("Cassettes/ncmb"),
+                                                    scenarios: suite.scenarios)
+        let passedInReplay = Set(replay.filter { $0.outcome == .passed }.map(\.scenario))
+        let passedLive = Set(live.filter { $0.outcome == .passed }.map(\.scenario))
+        #expect(passedInReplay.count > 80)
+        #expect(passedInReplay.subtracting(passedLive).isEmpty, "pass in replay only: \(passedInReplay.subtracting(passedLive).sorted())")
+    }
+
+    @Test("requests need the application key, a fresh timestamp and a valid signature (E401001 otherwise)")
+    func signatures() async throws {
+        let dialect = try makeDialect()
+        let good = try signedRequest(dialect, "GET", "/classes/Memo")
+        #expect(await dialect.respond(to: good).status == 200)
+
+        var missing = good
+        missing.headers[NCMBSigner.Header.signature] = nil
+        var forged = try signedRequest(dialect, "GET", "/classes/Memo", clientKey: "someone-elses-key")
+        let stale = try signedRequest(dialect, "GET", "/classes/Memo", timestamp: Date().addingTimeInterval(-3600))
+        var wrongApp = good
+        wrongApp.headers[NCMBSigner.Header.applicationKey] = "other-app"
+        // A signature over another path does not sign this one.
+        let other = try signedRequest(dialect, "GET", "/classes/Other")
+        forged.headers[NCMBSigner.Header.timestamp] = good.headers[NCMBSigner.Header.timestamp]
+        var moved = good
+        moved.headers[NCMBSigner.Header.signature] = other.headers[NCMBSigner.Header.signature]
+        for (name, request) in [("missing", missing), ("forged", forged), ("stale", stale), ("wrong app", wrongApp), ("moved", moved)] {
+            let response = await dialect.respond(to: request)
+            #expect(response.status == 401, "\(name)")
+            #expect(errorCode(response) == "E401001", "\(name)")
+        }
+        // Timestamps without milliseconds are accepted (tolerant), as are trailing slashes.
+        var noMillis = try signedRequest(dialect, "GET", "/classes/Memo/")
+        let stamp = String(ISO8601.format(Date()).prefix(19)) + "Z"
+        try NCMBSigner(applicationKey: dialect.configuration.applicationKey, clientKey: dialect.configuration.clientKey)
+            .sign(&noMillis, timestamp: stamp)
+        #expect(await dialect.respond(to: noMillis).status == 200)
+    }
+
+    @Test("a user cannot read or write another user's private records, and ACL errors use NCMB's codes")
+    func privateRecords() async throws {
+        let dialect = try makeDialect()
+        let alice = client(dialect), bob = client(dialect)
+        let aliceSession = try await alice.signUp(username: "alice", password: "pw-alice", email: nil, fields: [:])
+        _ = try await bob.signUp(username: "bob", password: "pw-bob", email: nil, fields: [:])
+        let secret = try await alice.create(Record(className: "Diary", acl: ACL.privateTo(aliceSession.userId), fields: ["text": "mine"]))
+        let id = try #require(secret.id)
+        #expect(try await alice.get(className: "Diary", id: id).fields["text"] == "mine")
+        await #expect(throws: MBaaSError.self) { _ = try await bob.get(className: "Diary", id: id) }
+        do { _ = try await bob.get(className: "Diary", id: id) } catch let e as MBaaSError { #expect(e.vendorCode == "E404001") }
+        do {
+            _ = try await bob.update(className: "Diary", id: id, .set(["text": "hacked"]))
+            Issue.record("bob updated alice's record")
+        } catch let e as MBaaSError { #expect(e.kind == .notFound) }
+        do {
+            try await bob.delete(className: "Diary", id: id, expectedVersion: nil)
+            Issue.record("bob deleted alice's record")
+        } catch let e as MBaaSError { #expect(e.kind == .notFound) }
+        #expect(try await bob.queryPage(Query("Diary")).records.isEmpty)
+        #expect(try await alice.queryPage(Query("Diary")).records.count == 1)
+        // Public read, owner write: bob reads but may not write (E403001).
+        let shared = try await alice.create(Record(className: "Diary", acl: ACL.publicRead(owner: aliceSession.userId), fields: ["text": "ours"]))
+        #expect(try await bob.get(className: "Diary", id: shared.id!).fields["text"] == "ours")
+        do {
+            _ = try await bob.update(className: "Diary", id: shared.id!, .set(["text": "hacked"]))
+            Issue.record("bob updated a read-only record")
+        } catch let e as MBaaSError { #expect(e.vendorCode == "E403001") }
+        #expect(try await alice.get(className: "Diary", id: shared.id!).fields["text"] == "ours")
+    }
+
+    @Test("file names cannot leave the file area, and oversized bodies get NCMB's size errors")
+    func fileNamesAndSizes() async throws {
+        let dialect = try makeDialect(configure: { $0.maxFileSize = 1024 })
+        for name in ["../escape.txt", "a/../../b", "..", "dir\\x"] {
+            let form = MultipartForm(parts: [MultipartForm.Part(name: "file", filename: "x", contentType: "text/plain", data: Data("x".utf8))])
+            var request = try signedRequest(dialect, "POST", "/files/" + name.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!, body: form.encoded())
+            request.headers["Content-Type"] = form.contentType
+            let response = await dialect.respond(to: request)
+            #expect(response.status == 400, "\(name): \(response.status)")
+            #expect(errorCode(response) == "E400005", "\(name)")
+        }
+        let files = try await client(dialect).listFiles(prefix: nil, limit: nil)
+        #expect(files.isEmpty)
+        // One byte over the file limit: E413001; a body over the request limit: E413002 (server and transport alike).
+        let big = MultipartForm(parts: [MultipartForm.Part(name: "file", filename: "big", contentType: "application/octet-stream", data: Data(count: 1025))])
+        var request = try signedRequest(dialect, "POST", "/files/big.bin", body: big.encoded())
+        request.headers["Content-Type"] = big.contentType
+        let tooBig = await dialect.respond(to: request)
+        #expect(tooBig.status == 413 && errorCode(tooBig) == "E413001")
+        let huge = try signedRequest(dialect, "POST", "/classes/Memo", body: Data(count: dialect.maxRequestBodySize + 1))
+        let refused = try await EmulatorTransport(dialect).send(huge)
+        #expect(refused.status == 413 && errorCode(refused) == "E413002")
+        // A JSON document over the document limit.
+        let doc = try signedRequest(dialect, "POST", "/classes/Memo",
+                                    body: JSON.object(["text": .string(String(repeating: "x", count: dialect.configuration.maxDocumentSize))]).data())
+        let docAnswer = await dialect.respond(to: doc)
+        #expect(docAnswer.status == 413 && errorCode(docAnswer) == "E413002")
+    }
+
+    @Test("NCMB's shapes: 201 on create, E404001 for a missing id, E404002 for an unknown path, login by query too")
+    func shapes() async throws {
+        let dialect = try makeDialect()
+        let created = await dialect.respond(to: try signedRequest(dialect, "POST", "/classes/Memo",
+                                                                  body: Data(#"{"title":"a","createDate":"2020-01-01T00:00:00.000Z"}"#.utf8)))
+        #expect(created.status == 201)
+        let object = try JSON.parse(created.body)
+        let id = try #require(object["objectId"]?.stringValue)
+        #expect(object["createDate"]?.stringValue.flatMap(ISO8601.parse) != nil)
+        #expect(object["createDate"]?.stringValue != "2020-01-01T00:00:00.000Z")
+        let read = try JSON.parse(await dialect.respond(to: try signedRequest(dialect, "GET", "/classes/Memo/" + id)).body)
+        #expect(read["acl"] == .object(["*": .object(["read": true, "write": true])]))
+        #expect(read["title"] == "a")
+        let missing = await dialect.respond(to: try signedRequest(dialect, "GET", "/classes/Memo/nope"))
+        #expect(missing.status == 404 && errorCode(missing) == "E404001")
+        let unknown = await dialect.respond(to: try signedRequest(dialect, "GET", "/nothing-here"))
+        #expect(unknown.status == 404 && errorCode(unknown) == "E404002")
+        let batch = await dialect.respond(to: try signedRequest(dialect, "POST", "/batch", body: Data("{}".utf8)))
+        #expect(batch.status == 404 && errorCode(batch) == "E404002")
+        let badJSON = await dialect.respond(to: try signedRequest(dialect, "POST", "/classes/Memo", body: Data("{nope".utf8)))
+        #expect(badJSON.status == 400 && errorCode(badJSON) == "E400001")
+        // Sign up, then the legacy GET /login with the credentials in the query.
+        let signUp = await dialect.respond(to: try signedRequest(dialect, "POST", "/users", body: Data(#"{"userName":"taro","password":"pw"}"#.utf8)))
+        #expect(signUp.status == 201)
+        #expect(try JSON.parse(signUp.body)["sessionToken"]?.stringValue?.isEmpty == false)
+        let dup = await dialect.respond(to: try signedRequest(dialect, "POST", "/users", body: Data(#"{"userName":"taro","password":"pw"}"#.utf8)))
+        #expect(dup.status == 409 && errorCode(dup) == "E409001")
+        let login = await dialect.respond(to: try signedRequest(dialect, "GET", "/login", query: [("userName", "taro"), ("password", "pw")]))
+        #expect(login.status == 200)
+        let token = try #require(try JSON.parse(login.body)["sessionToken"]?.stringValue)
+        let wrong = await dialect.respond(to: try signedRequest(dialect, "POST", "/login", body: Data(#"{"userName":"taro","password":"no"}"#.utf8)))
+        #expect(wrong.status == 401 && errorCode(wrong) == "E401002")
+        let out = await dialect.respond(to: try signedRequest(dialect, "GET", "/logout", token: token))
+        #expect(out.status == 200)
+        let after = await dialect.respond(to: try signedRequest(dialect, "GET", "/classes/Memo", token: token))
+        #expect(after.status == 401 && errorCode(after) == "E401001")
+    }
+
+    @Test("served over HTTP by Hummingbird: the NCMB client works end to end, and the server stops")
+    func overHTTP() async throws {
+        let dialect = try makeDialect()
+        let running = try await EmulatorServer(dialect: dialect).start()
+        defer { Task { await running.stop() } }
+        let url = try BackendURL(parsing: dialect.backendURL(host: "127.0.0.1", port: running.port))
+        let backend = try await NCMBBackendFactory().open(url, context: BackendContext())
+        let created = try await backend.create(Record(className: "Memo", fields: ["title": "over http", "n": 3]))
+        let page = try await backend.queryPage(Query("Memo").filter(Field("n") >= 3))
+        #expect(page.records.map(\.id) == [created.id])
+        let upload = try await backend.upload(FileUpload(name: "hello.txt", source: .data(Data("hello".utf8)), contentType: "text/plain"))
+        #expect(try await backend.download(upload) == Data("hello".utf8))
+        await running.stop()
+        await #expect(throws: (any Error).self) { _ = try await backend.get(className: "Memo", id: created.id!) }
+    }
+}
