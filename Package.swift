@@ -127,7 +127,7 @@ let package = Package(
         .testTarget(name: "MBaaSKiiTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSKii"]),
         .testTarget(name: "MBaaSAppPotTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSAppPot"]),
         // Depends on the executable so that `swift test` builds the `mbaas` binary the CLI tests run.
-        .testTarget(name: "mbaasTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSMigration", "mbaas"]),
+        .testTarget(name: "mbaasTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSMigration", "MBaaSNCMB", "mbaas"]),
     ],
     swiftLanguageModes: [.v6]
 )
