@@ -158,7 +158,7 @@ let package = Package(
             ]
         ),
         // Depends on the executable so that `swift test` builds the `mbaas` binary the CLI tests run.
-        .testTarget(name: "mbaasTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSMigration", "mbaas"]),
+        .testTarget(name: "mbaasTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSMigration", "MBaaSNCMB", "mbaas"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -8,6 +8,14 @@ public struct AppPotBackendFactory: BackendFactory {
     public init() {}
     public var schemes: [String] { ["apppot"] }
     public var adapterName: String { "apppot" }
+    /// The generic profile plus AppPot's session header, which has no `X-` prefix: `apppot-token` is secret and
+    /// `apppot-…` headers are captured; the user token's members (`userTokens`, and the string `results` an
+    /// anonymous-token answer carries before v4; see ``AppPotGeneration``) and `apppot-token` are token fields.
+    public var wireProfile: WireProfile {
+        WireProfile.generic.merging(WireProfile(
+            secretHeaders: ["apppot-token"], tokenFields: ["apppot-token", "userTokens", "results"],
+            capturedHeaderPrefixes: ["apppot-"]))
+    }
 
     public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
         AppPotBackend(configuration: try AppPotConfiguration(url: url), context: context)

@@ -17,6 +17,8 @@ import MBaaSCore
 public struct LocalBackendFactory: BackendFactory {
     public let schemes = ["sqlite"]
     public let adapterName = "local"
+    /// No HTTP at all; its URLs name a file, never a host (`sqlite:PATH`, `sqlite:///ABSOLUTE/PATH`).
+    public var wireProfile: WireProfile { WireProfile.generic.merging(WireProfile(requiresHost: false)) }
     public let options: LocalBackend.Options
 
     public init(options: LocalBackend.Options = LocalBackend.Options()) {

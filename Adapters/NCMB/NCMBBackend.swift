@@ -110,6 +110,8 @@ public struct NCMBBackendFactory: BackendFactory {
     public init() {}
     public var schemes: [String] { ["ncmb"] }
     public var adapterName: String { "ncmb" }
+    /// ``WireProfile/ncmb``: the signed `X-NCMB-…` headers.
+    public var wireProfile: WireProfile { .ncmb }
     public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
         NCMBBackend(configuration: try NCMBConfiguration(url: url), context: context)
     }

@@ -6,6 +6,8 @@ public struct NCMBExportBackendFactory: BackendFactory {
     public init() {}
     public var schemes: [String] { ["ncmb-export"] }
     public var adapterName: String { "ncmb-export" }
+    /// A directory, not a server: no host (`ncmb-export:DIR`).
+    public var wireProfile: WireProfile { WireProfile.generic.merging(WireProfile(requiresHost: false)) }
     public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
         try NCMBExportBackend(directory: URL(fileURLWithPath: url.path), context: context)
     }

@@ -237,6 +237,9 @@ public struct PocketBaseBackendFactory: BackendFactory {
     public let adapterName = "pocketbase"
     /// `data=superuser` makes record calls act as the superuser (rules bypassed).
     public var administrativeOptions: Set<String> { ["data"] }
+    /// The generic profile: PocketBase speaks plain HTTP (`Authorization` with the record's `token`), with no
+    /// protocol headers of its own.
+    public var wireProfile: WireProfile { .generic }
 
     public init() {}
 

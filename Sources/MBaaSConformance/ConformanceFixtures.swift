@@ -57,9 +57,9 @@ extension ConformanceRunner {
     /// temporary directory (removed afterwards); the instances of one scenario share its file.
     ///
     /// ```swift
-    /// let results = await ConformanceRunner.liveOnFreshDatabases(adapter: "local", factory: LocalBackendFactory(),
+    /// let results = await ConformanceRunner.liveOnFreshDatabases(adapter: "mine", factory: MyFactory(),
     ///                                                              scenarios: suite.scenarios) { file in
-    ///     BackendURL(scheme: "sqlite", path: file.path)
+    ///     BackendURL(scheme: "mine", path: file.path)
     /// }
     /// ```
     public static func liveOnFreshDatabases(

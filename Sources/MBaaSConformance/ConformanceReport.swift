@@ -11,33 +11,38 @@ import MBaaSCore
 ///  "summary":{"local":{"passed":40,"failed":0,"skipped":0,"errored":0,
 ///                      "passedBy":{"recorded":0,"simulated":0,"live":40,"none":0}}}}
 /// ```
-/// (`summary` entries gain a `recorded` count only when something was recorded.) Each result's `fixture` says
-/// where its evidence came from (``Fixture``: `recorded` from a real server, `simulated` by a simulator of this
-/// project, `live`, or `none`), and `passedBy` counts an adapter's passes per fixture kind, so a pass against a
-/// simulator is never read as a pass against the vendor.
+/// (`summary` entries gain a `recorded` count only when something was recorded, and come in the order of
+/// ``adapters``.) Each result's `fixture` says where its evidence came from (``Fixture``: `recorded` from a real
+/// server, `simulated` by a simulator of this project, `live`, or `none`), and `passedBy` counts an adapter's passes
+/// per fixture kind, so a pass against a simulator is never read as a pass against the vendor.
 public struct ConformanceReport: Sendable, Hashable {
-    /// The adapters MBaaSKit ships, in the order reports list them.
-    public static let standardAdapters = ["local", "ncmb", "kii", "apppot", "parse", "pocketbase"]
-
     public var suiteVersion: String
     public var results: [ScenarioResult]
-    /// The adapters the matrix shows, results or not (an adapter without results shows as not run).
-    /// Defaults to the adapters that have results, in ``standardAdapters`` order, then by name.
+    /// The adapters the matrix shows, in this order, results or not (an adapter without results shows as not
+    /// run). Defaults to the adapters that have results, in the order they first appear.
     public var adapters: [String]
 
+    /// - Parameter adapters: the matrix's columns in order (repeats dropped); a caller that lists adapters in an
+    ///   order of its own (a tool's built-in adapters) passes ``ordered(_:by:)`` of them.
     public init(results: [ScenarioResult], suiteVersion: String = "unversioned", adapters: [String]? = nil) {
         self.results = results
         self.suiteVersion = suiteVersion
-        self.adapters = ConformanceReport.ordered(adapters ?? results.map(\.adapter))
+        self.adapters = ConformanceReport.unique(adapters ?? results.map(\.adapter))
     }
 
-    /// Orders adapter names: the standard ones first, in their order, then the rest by name, without repeats.
-    public static func ordered(_ names: [String]) -> [String] {
+    /// Orders adapter names: those in `order` first, in that order, then the rest by name, without repeats.
+    public static func ordered(_ names: [String], by order: [String] = []) -> [String] {
         let unique = Array(Set(names))
         return unique.sorted { a, b in
-            let ia = standardAdapters.firstIndex(of: a) ?? Int.max, ib = standardAdapters.firstIndex(of: b) ?? Int.max
+            let ia = order.firstIndex(of: a) ?? Int.max, ib = order.firstIndex(of: b) ?? Int.max
             return ia != ib ? ia < ib : a < b
         }
+    }
+
+    /// The names in their first order, without repeats.
+    static func unique(_ names: [String]) -> [String] {
+        var seen = Set<String>()
+        return names.filter { seen.insert($0).inserted }
     }
 
     /// Counts of each outcome.
@@ -101,7 +106,7 @@ public struct ConformanceReport: Sendable, Hashable {
     public var json: JSON {
         var summary = JSONObject()
         let counts = self.summary
-        for adapter in ConformanceReport.ordered(Array(counts.keys)) {
+        for adapter in ConformanceReport.ordered(Array(counts.keys), by: adapters) {
             let c = counts[adapter]!
             var o: JSONObject = [
                 "passed": .int(Int64(c.passed)), "failed": .int(Int64(c.failed)),
@@ -128,6 +133,9 @@ public struct ConformanceReport: Sendable, Hashable {
         }
         var results: [ScenarioResult] = []
         for item in items { results.append(try ScenarioResult(json: item)) }
-        self.init(results: results, suiteVersion: json["suiteVersion"]?.stringValue ?? "unversioned")
+        // The summary lists the adapters in the report's order (an adapter shown without results has no entry).
+        let order = json["summary"]?.objectValue?.keys ?? []
+        self.init(results: results, suiteVersion: json["suiteVersion"]?.stringValue ?? "unversioned",
+                  adapters: order + results.map(\.adapter))
     }
 }

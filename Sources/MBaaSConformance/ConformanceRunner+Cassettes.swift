@@ -8,7 +8,8 @@ extension ConformanceRunner {
     /// Replays each scenario from `<cassettes>/<scenario-id>.json`.
     ///
     /// For each scenario the cassette's `variables.run` becomes `${run}`; the backend is opened from the
-    /// cassette's `backendURL` (placeholders replaced) with a strict ``ReplayingTransport`` and a clock pinned to
+    /// cassette's `backendURL` (placeholders replaced) with a strict ``ReplayingTransport`` that ignores the volatile
+    /// headers of the factory's ``BackendFactory/wireProfile``, and a clock pinned to
     /// `recordedAt`; every instance a scenario names (`as`) shares that transport. A pass also needs every
     /// recorded interaction to have been used, and any request that matched no recorded interaction makes the
     /// scenario errored, even when the adapter swallowed the error the replay threw. Each result's ``Fixture``
@@ -94,7 +95,7 @@ extension ConformanceRunner {
                     username: username, password: table[placeholder] ?? Cassette.dummyValue(forPlaceholder: placeholder))
             }
         }
-        let transport = ReplayingTransport(cassette: raw, strict: true, substitutions: table)
+        let transport = ReplayingTransport(cassette: raw, profile: factory.wireProfile, strict: true, substitutions: table)
         guard let urlText = transport.cassette.backendURL else {
             return errored("cassette \(file.lastPathComponent) has no backendURL")
         }
@@ -102,7 +103,7 @@ extension ConformanceRunner {
         do { url = try BackendURL(parsing: urlText) } catch {
             return errored("cassette \(file.lastPathComponent): \(error)")
         }
-        if let reason = administrativeOption(in: url, factory: factory) {
+        if let reason = urlProblem(url, factory: factory) {
             return errored("cassette \(file.lastPathComponent): \(reason)")
         }
         let recordedAt = raw.recordedAt
@@ -144,28 +145,36 @@ extension ConformanceRunner {
     /// learns from responses, and the passwords of the scenario's users (`<SCENARIO_PASSWORD_1>`..., which replay
     /// restores from the scenario and `${run}`).
     ///
+    /// The factory's ``BackendFactory/wireProfile`` says which headers and fields are secret and which headers are
+    /// volatile or captured: it supplies the scrubber, the request headers and the response headers not given.
+    ///
     /// - Parameters:
-    ///   - requestHeaders: the request headers kept (by default `Authorization` too, scrubbed to placeholders
-    ///     that keep two identities apart, so replay compares who is calling).
+    ///   - scrubber: by default ``Scrubber/init(profile:secrets:minimumLength:)`` with the factory's profile.
+    ///   - requestHeaders: the request headers kept; by default ``HeaderSelection/request(for:)`` of the factory's
+    ///     profile (`Authorization` too, scrubbed to placeholders that keep two identities apart, so replay
+    ///     compares who is calling).
     ///   - pinnedHeaders: volatile request headers that replay must match exactly anyway (e.g. a signature and
     ///     its timestamp, when the cassette is authored with a fixed key and a pinned clock); they must also be
     ///     kept by `requestHeaders` and not be scrubbed as secrets.
     public static func record(
         adapter: String, factory: any BackendFactory, url: BackendURL, transport: any HTTPTransport,
-        clock: (@Sendable () -> Date)?, provenance: Provenance, scrubber: Scrubber = Scrubber(),
-        requestHeaders: HeaderSelection = .defaultRequest, pinnedHeaders: [String] = [],
+        clock: (@Sendable () -> Date)?, provenance: Provenance, scrubber: Scrubber? = nil,
+        requestHeaders: HeaderSelection? = nil, pinnedHeaders: [String] = [],
         fixtureUsers: [String: FixtureUser] = [:],
         scenarios: [Scenario], to directory: URL, keepFailures: Bool = false
     ) async -> [ScenarioResult] {
         let now: @Sendable () -> Date = clock ?? { Date() }
         var results: [ScenarioResult] = []
-        if let reason = administrativeOption(in: url, factory: factory) {
+        if let reason = urlProblem(url, factory: factory) {
             return scenarios.map { ScenarioResult(adapter: adapter, scenario: $0.id, outcome: .errored, reason: reason) }
         }
+        let profile = factory.wireProfile
+        let requestHeaders = requestHeaders ?? .request(for: profile)
+        let responseHeaders = HeaderSelection.response(for: profile)
         for scenario in scenarios {
             let started = ProcessInfo.processInfo.systemUptime
             let run = makeRunID()
-            var scrub = scrubber
+            var scrub = scrubber ?? Scrubber(profile: profile)
             if let secret = url.secret, !secret.isEmpty {
                 scrub.secrets.append((placeholder: "<BACKEND_SECRET>", value: secret))
             }
@@ -178,7 +187,8 @@ extension ConformanceRunner {
                 scrub.secrets.append((placeholder: FixtureUser.passwordPlaceholder(name), value: user.password))
                 variables[name + "_username"] = user.username
             }
-            let recorder = RecordingTransport(wrapping: transport, scrubber: scrub, requestHeaders: requestHeaders)
+            let recorder = RecordingTransport(wrapping: transport, scrubber: scrub, requestHeaders: requestHeaders,
+                                              responseHeaders: responseHeaders)
             let recordedAt = now()
             let context = BackendContext(transport: recorder, clock: now)
             var execution = await execute(scenario, variables: ["run": run], fixtureUsers: fixtureUsers) {

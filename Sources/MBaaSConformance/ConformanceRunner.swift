@@ -60,7 +60,7 @@ public enum ConformanceRunner {
                                               reason: "no backend URL: \(MBaaSError.wrap(error))"))
                 continue
             }
-            if let reason = administrativeOption(in: scenarioURL, factory: factory) {
+            if let reason = urlProblem(scenarioURL, factory: factory) {
                 results.append(ScenarioResult(adapter: adapter, scenario: scenario.id, outcome: .errored, reason: reason))
                 continue
             }
@@ -70,6 +70,13 @@ public enum ConformanceRunner {
             results.append(execution.result(adapter: adapter, since: started, fixture: scenario.network ? .live : .none))
         }
         return results
+    }
+
+    /// Why `url` may not be used for conformance (the factory refuses its form, or it carries an administrative
+    /// option), or `nil`.
+    static func urlProblem(_ url: BackendURL, factory: any BackendFactory) -> String? {
+        do throws(MBaaSError) { try factory.checkURLForm(url) } catch { return error.message }
+        return administrativeOption(in: url, factory: factory)
     }
 
     /// Why `url` may not be used for conformance (it carries an administrative option), or `nil`.

@@ -20,7 +20,7 @@ public struct Cassette: Sendable, Equatable {
     public var formatVersion: Int
     /// The scenario id, e.g. `objects.crud.basic`.
     public var name: String
-    /// The adapter that produced the traffic, e.g. `ncmb`.
+    /// The adapter that produced the traffic (its ``BackendFactory/adapterName``).
     public var adapter: String
     public var provenance: Provenance
     /// When the recording was made, from the caller's pinned clock; replays pin their clock to it.
@@ -136,10 +136,10 @@ public struct Provenance: Sendable, Hashable {
     }
 
     public var kind: Kind
-    /// The server product, e.g. `PocketBase`, `NCMB`.
+    /// The server product the traffic came from or follows.
     public var server: String?
     public var serverVersion: String?
-    /// Documented facts the cassette follows, e.g. `ncmb.md §1.2 create returns 201 {objectId, createDate}`.
+    /// Documented facts the cassette follows, e.g. `vendor.md §1.2 create returns 201 {objectId, createDate}`.
     public var facts: [String]
     public var notes: String?
 
@@ -188,7 +188,7 @@ public struct Interaction: Sendable, Equatable {
     public var request: RecordedRequest
     public var response: RecordedResponse
     /// The fact this exchange follows (authored cassettes), starting with its evidence mark, e.g.
-    /// `[doc] kii.md §2.1 token endpoint` or `[sdk] ncmb_swift NCMBQueryTests: where= JSON` (see ``Evidence``).
+    /// `[doc] vendor.md §2.1 token endpoint` or `[sdk] vendor_swift QueryTests: where= JSON` (see ``Evidence``).
     public var fact: String?
 
     /// The response header in which a simulator names the fact its answer follows. ``RecordingTransport`` moves
@@ -249,7 +249,8 @@ public struct RecordedRequest: Sendable, Equatable {
     public var query: [(name: String, value: String)]
     /// The selected request headers (content type and vendor headers). Compared unless volatile.
     public var headers: HTTPHeaders
-    /// Header names that must match exactly even if they are volatile (e.g. `X-NCMB-Signature`).
+    /// Header names that must match exactly even if they are volatile (e.g. a request signature computed with a
+    /// fixed key and a pinned clock).
     public var pinnedHeaders: [String]
     public var body: RecordedBody
 

@@ -30,21 +30,37 @@ public struct HeaderSelection: Sendable, Hashable {
         return copy
     }
 
-    /// Content negotiation, preconditions, vendor headers (`X-…`, `apppot-…`) and `Authorization` (which the
-    /// ``Scrubber`` turns into placeholders that keep identities apart, so replay compares who is calling); not
-    /// volatile headers, not `Cookie`.
-    public static let defaultRequest = HeaderSelection(
-        names: ["content-type", "accept", "if-match", "if-none-match", "range", "authorization"],
-        prefixes: ["x-", "apppot-"],
-        excluded: RequestMatcher.volatileHeaders.union(["cookie", "proxy-authorization"]))
+    /// Content negotiation, preconditions, protocol headers (`X-…`) and `Authorization` (which the ``Scrubber``
+    /// turns into placeholders that keep identities apart, so replay compares who is calling); not volatile
+    /// headers, not `Cookie`. The selection for ``WireProfile/generic``; an adapter's is ``request(for:)``.
+    public static let defaultRequest = request(for: .generic)
 
-    /// What a client may read from a response: content type, location, retry timing, validators and vendor
-    /// headers; not volatile headers, not `Set-Cookie`.
-    public static let defaultResponse = HeaderSelection(
-        names: ["content-type", "location", "retry-after", "etag", "content-range", "last-modified",
-                "www-authenticate", "content-disposition"],
-        prefixes: ["x-", "apppot-"],
-        excluded: RequestMatcher.volatileHeaders.union(["set-cookie", "x-powered-by", "x-served-by", "x-cache"]))
+    /// What a client may read from a response: content type, location, retry timing, validators and protocol
+    /// headers; not volatile headers, not `Set-Cookie`. The selection for ``WireProfile/generic``; an adapter's is
+    /// ``response(for:)``.
+    public static let defaultResponse = response(for: .generic)
+
+    /// The request headers a recording of an adapter keeps: those of ``defaultRequest``, plus headers starting
+    /// with one of the profile's ``WireProfile/capturedHeaderPrefixes``, minus its
+    /// ``WireProfile/volatileHeaders``.
+    public static func request(for profile: WireProfile) -> HeaderSelection {
+        HeaderSelection(
+            names: ["content-type", "accept", "if-match", "if-none-match", "range", "authorization"],
+            prefixes: ["x-"] + profile.capturedHeaderPrefixes.sorted(),
+            excluded: RequestMatcher.volatileHeaders(for: profile).union(["cookie", "proxy-authorization"]))
+    }
+
+    /// The response headers a recording of an adapter keeps: those of ``defaultResponse``, plus headers starting
+    /// with one of the profile's ``WireProfile/capturedHeaderPrefixes``, minus its
+    /// ``WireProfile/volatileHeaders``.
+    public static func response(for profile: WireProfile) -> HeaderSelection {
+        HeaderSelection(
+            names: ["content-type", "location", "retry-after", "etag", "content-range", "last-modified",
+                    "www-authenticate", "content-disposition"],
+            prefixes: ["x-"] + profile.capturedHeaderPrefixes.sorted(),
+            excluded: RequestMatcher.volatileHeaders(for: profile)
+                .union(["set-cookie", "x-powered-by", "x-served-by", "x-cache"]))
+    }
 }
 
 /// An ``HTTPTransport`` that forwards to a live transport and keeps each exchange for a ``Cassette``.
@@ -75,6 +91,17 @@ public final class RecordingTransport: HTTPTransport, @unchecked Sendable {
         self.scrubber = scrubber
         self.requestHeaders = requestHeaders
         self.responseHeaders = responseHeaders
+    }
+
+    /// A recorder for an adapter's traffic: the header selections of its profile
+    /// (``HeaderSelection/request(for:)``, ``HeaderSelection/response(for:)``) and, unless `scrubber` is given,
+    /// ``Scrubber/init(profile:secrets:minimumLength:)`` with `secrets`.
+    public convenience init(
+        wrapping base: any HTTPTransport, profile: WireProfile, secrets: [(placeholder: String, value: String)] = [],
+        scrubber: Scrubber? = nil
+    ) {
+        self.init(wrapping: base, scrubber: scrubber ?? Scrubber(profile: profile, secrets: secrets),
+                  requestHeaders: .request(for: profile), responseHeaders: .response(for: profile))
     }
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {

@@ -44,7 +44,9 @@ public final class ReplayingTransport: HTTPTransport, @unchecked Sendable {
     ///   - strict: see the type's contract.
     ///   - substitutions: placeholder values (`["<APPLICATION_KEY>": "..."]` or `["APPLICATION_KEY": "..."]`);
     ///     unnamed placeholders get ``Cassette/dummyValue(forPlaceholder:)``.
-    ///   - ignoredHeaders: volatile headers never compared unless pinned.
+    ///   - ignoredHeaders: volatile headers never compared unless pinned: the adapter's
+    ///     (``RequestMatcher/volatileHeaders(for:)``; ``init(cassette:profile:strict:substitutions:)`` takes them
+    ///     from its profile). The default is generic HTTP names only.
     public init(
         cassette: Cassette, strict: Bool = true, substitutions: [String: String] = [:],
         ignoredHeaders: Set<String> = RequestMatcher.volatileHeaders
@@ -58,9 +60,20 @@ public final class ReplayingTransport: HTTPTransport, @unchecked Sendable {
         }
     }
 
-    /// Loads a cassette file and replays it.
-    public convenience init(contentsOf url: URL, strict: Bool = true, substitutions: [String: String] = [:]) throws {
-        self.init(cassette: try Cassette.load(from: url, substitutions: substitutions), strict: strict)
+    /// Replays a cassette of an adapter, ignoring the volatile headers of its profile (usually
+    /// `factory.wireProfile`).
+    public convenience init(
+        cassette: Cassette, profile: WireProfile, strict: Bool = true, substitutions: [String: String] = [:]
+    ) {
+        self.init(cassette: cassette, strict: strict, substitutions: substitutions,
+                  ignoredHeaders: RequestMatcher.volatileHeaders(for: profile))
+    }
+
+    /// Loads a cassette file and replays it, ignoring the volatile headers of `profile`.
+    public convenience init(
+        contentsOf url: URL, strict: Bool = true, substitutions: [String: String] = [:], profile: WireProfile = .generic
+    ) throws {
+        self.init(cassette: try Cassette.load(from: url, substitutions: substitutions), profile: profile, strict: strict)
     }
 
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {

@@ -10,7 +10,8 @@ import MBaaSCore
 /// 2. **path**, compared percent-decoded (scheme, host and port are never compared);
 /// 3. **query**: the same parameter names with the same values, in any order of names (repeated names keep their
 ///    relative order); a value that is a JSON object or array on both sides (`where=`) is compared as JSON;
-/// 4. **headers**: every recorded header that is not volatile (see ``RequestMatcher/volatileHeaders``) must be
+/// 4. **headers**: every recorded header that is not volatile (the `ignoring` set: the adapter's
+///    ``WireProfile/volatileHeaders``, by default ``RequestMatcher/volatileHeaders``) must be
 ///    sent with the same value (`Content-Type` by media type only: boundary and charset are ignored); headers the
 ///    live request sends but the cassette does not list are ignored, except `Authorization`: a request recorded
 ///    without it (anonymous) does not match a live one that carries it (identified); a header named in the
@@ -19,14 +20,17 @@ import MBaaSCore
 ///    by part (name, file name, content type, content), boundary ignored; `application/x-www-form-urlencoded` by
 ///    fields in any order; other text and binary bodies byte for byte.
 public enum RequestMatcher {
-    /// Header names that change on every request or every client (timestamps, signatures, SDK versions, request
-    /// ids, transport framing). Ignored by the matcher unless pinned, and not captured by the recorder by default.
-    public static let volatileHeaders: Set<String> = [
-        "date", "user-agent", "content-length", "host", "connection", "accept-encoding", "transfer-encoding",
-        "expect", "keep-alive", "x-ncmb-timestamp", "x-ncmb-signature", "x-ncmb-sdk-version", "x-ncmb-os-version",
-        "x-ncmb-response-signature", "x-kii-sdk", "x-parse-client-version", "x-parse-request-id",
-        "x-parse-installation-id", "x-request-id", "x-amzn-trace-id", "idempotency-key", "x-idempotency-key",
-    ]
+    /// Lowercased header names that change on every request or every client, for any adapter: the
+    /// ``WireProfile/volatileHeaders`` of ``WireProfile/generic`` (clocks, clients, transport framing, request ids).
+    /// Ignored by the matcher unless pinned, and not captured by the recorder by default. An adapter's own volatile
+    /// headers (a signature over a clock, an SDK version) come from its profile: ``volatileHeaders(for:)``.
+    public static let volatileHeaders: Set<String> = volatileHeaders(for: .generic)
+
+    /// A profile's volatile header names, lowercased: what ``ReplayingTransport`` ignores when replaying that
+    /// adapter's cassettes.
+    public static func volatileHeaders(for profile: WireProfile) -> Set<String> {
+        Set(profile.volatileHeaders.map { $0.lowercased() })
+    }
 
     /// The first difference between a recorded request and a live one, or `nil` when they match.
     public static func difference(

@@ -3,6 +3,10 @@ import MBaaSCore
 
 /// Replaces secrets in a recording by placeholders before anything is written.
 ///
+/// Which headers and fields hold secrets is the adapter's knowledge: build the scrubber from its
+/// ``WireProfile`` (`Scrubber(profile: factory.wireProfile, secrets: …)`). The plain initializer's defaults are
+/// ``WireProfile/generic`` (standard HTTP names only).
+///
 /// # Contract
 /// - **Known secrets** (`secrets`: application keys, client keys, passwords the caller knows) are replaced by
 ///   their placeholder.
@@ -12,8 +16,8 @@ import MBaaSCore
 ///   parameters and form fields. The token of `Authorization: Bearer X` becomes a `<TOKEN_n>`; in
 ///   `Authorization: Basic` an unknown user becomes `<BASIC_USER>` and an unknown password a `<PASSWORD_n>` (list
 ///   constant, non-secret parts in `secrets` if the replaying client must send them verbatim); any other value of a header in
-///   ``secretHeaders`` becomes a placeholder named after the header (`X-NCMB-Application-Key` ->
-///   `<X_NCMB_APPLICATION_KEY>`). The password of a `user:secret@` backend URL becomes `<BACKEND_SECRET>`.
+///   ``secretHeaders`` becomes a placeholder named after the header (`X-Vendor-App-Key` ->
+///   `<X_VENDOR_APP_KEY>`). The password of a `user:secret@` backend URL becomes `<BACKEND_SECRET>`.
 ///   Learning follows the order of the interactions, so numbering is deterministic.
 /// - Every secret is then replaced **everywhere** (paths, query names and values, header values, JSON strings and
 ///   keys, text bodies, multipart text parts, the backend URL, variables) in each of its forms: raw,
@@ -24,28 +28,17 @@ import MBaaSCore
 /// - Base64 (binary) bodies are not inspected.
 /// - Placeholders are restored on replay by ``Cassette/substituting(_:)``.
 public struct Scrubber: Sendable {
-    /// Header names (any case) whose values are credentials in some vendor's protocol.
-    public static let defaultSecretHeaders: Set<String> = HTTPLogging.defaultSecretHeaders.union([
-        "X-NCMB-Application-Key", "X-NCMB-Signature", "X-NCMB-Apps-Session-Token", "X-Kii-AppKey", "X-Kii-AppID",
-        "X-Parse-REST-API-Key", "X-Parse-Master-Key", "X-Parse-Session-Token", "X-Parse-Application-Id",
-        "X-Parse-Client-Key", "apppot-token", "X-API-Key", "X-Auth-Token", "X-Access-Token",
-    ])
+    /// Header names (any case) whose values are credentials: those of ``WireProfile/generic``. An adapter's own
+    /// come from its profile (``init(profile:secrets:minimumLength:)``).
+    public static let defaultSecretHeaders: Set<String> = WireProfile.generic.secretHeaders
 
-    /// JSON keys, query and form parameter names whose string values are session or access tokens.
-    public static let defaultTokenKeys: Set<String> = [
-        "sessionToken", "token", "access_token", "accessToken", "refresh_token", "refreshToken", "apppot-token",
-        "authToken", "id_token", "idToken", "userToken", "_accessToken", "session_token",
-    ]
+    /// JSON keys, query and form parameter names whose string values are session or access tokens: those of
+    /// ``WireProfile/generic``.
+    public static let defaultTokenKeys: Set<String> = WireProfile.generic.tokenFields
 
-    /// JSON keys, query and form parameter names whose string values are passwords or other secrets.
-    ///
-    /// A bare `secret` is not among them: it is an ordinary record field name (the conformance suite stores one),
-    /// and scrubbing it would make recorded data unreplayable. Add it with `secretKeys:` where a vendor uses it
-    /// for credentials.
-    public static let defaultSecretKeys: Set<String> = [
-        "password", "newPassword", "oldPassword", "currentPassword", "passwordConfirm", "client_secret",
-        "clientSecret", "masterKey", "apiKey", "appKey",
-    ]
+    /// JSON keys, query and form parameter names whose string values are passwords or other secrets: those of
+    /// ``WireProfile/generic`` (a bare `secret` is not among them; see ``WireProfile/secretFields``).
+    public static let defaultSecretKeys: Set<String> = WireProfile.generic.secretFields
 
     public var secrets: [(placeholder: String, value: String)]
     public var secretHeaders: Set<String>
@@ -64,6 +57,14 @@ public struct Scrubber: Sendable {
         self.tokenKeys = tokenKeys
         self.secretKeys = secretKeys
         self.minimumLength = minimumLength
+    }
+
+    /// A scrubber for an adapter's traffic: the profile's ``WireProfile/secretHeaders``,
+    /// ``WireProfile/tokenFields`` and ``WireProfile/secretFields`` (usually `factory.wireProfile`).
+    /// - Parameter secrets: pairs of placeholder (`<APPLICATION_KEY>` or `APPLICATION_KEY`) and secret value.
+    public init(profile: WireProfile, secrets: [(placeholder: String, value: String)] = [], minimumLength: Int = 4) {
+        self.init(secrets: secrets, secretHeaders: profile.secretHeaders, tokenKeys: profile.tokenFields,
+                  secretKeys: profile.secretFields, minimumLength: minimumLength)
     }
 
     /// The cassette with every known and learned secret replaced by its placeholder (see the type's contract).

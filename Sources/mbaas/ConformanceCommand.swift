@@ -26,7 +26,7 @@ struct ConformanceCommand: AsyncParsableCommand {
         case replay, live
     }
 
-    @Option(name: .customLong("adapter"), help: ArgumentHelp("Only this adapter (repeatable): local, ncmb, kii, apppot, parse, pocketbase...", valueName: "NAME"))
+    @Option(name: .customLong("adapter"), help: ArgumentHelp("Only this adapter (repeatable): local, ncmb, kii, apppot, pocketbase...", valueName: "NAME"))
     var adapters: [String] = []
 
     @Option(name: .customLong("scenario"), help: ArgumentHelp("A scenario id or a prefix such as 'queries' (repeatable; 'queries.e*' for a raw prefix).", valueName: "ID-or-prefix"))
@@ -99,13 +99,14 @@ struct ConformanceCommand: AsyncParsableCommand {
         var shown: [String] = []
         switch mode {
         case .replay:
-            let available = ConformanceReport.ordered(["local"] + fixtures.cassetteAdapters())
+            let order = BuiltinAdapters.conformanceOrder
+            let available = ConformanceReport.ordered(["local"] + fixtures.cassetteAdapters(), by: order)
             let known = Set(available).union(registry.adapterNames)
             if let unknown = adapters.first(where: { !known.contains($0) }) {
-                throw ValidationError("unknown adapter '\(unknown)'; with cassettes or built in: \(ConformanceReport.ordered(Array(known)).joined(separator: ", "))")
+                throw ValidationError("unknown adapter '\(unknown)'; with cassettes or built in: \(ConformanceReport.ordered(Array(known), by: order).joined(separator: ", "))")
             }
-            let selected = adapters.isEmpty ? available : ConformanceReport.ordered(adapters)
-            shown = adapters.isEmpty ? ConformanceReport.ordered(ConformanceReport.standardAdapters + available) : selected
+            let selected = adapters.isEmpty ? available : ConformanceReport.ordered(adapters, by: order)
+            shown = adapters.isEmpty ? ConformanceReport.ordered(order + available, by: order) : selected
             for adapter in selected {
                 progress("\(adapter): \(suite.scenarios.count) scenario\(suite.scenarios.count == 1 ? "" : "s")")
                 results += await replay(adapter: adapter, suite: suite, registry: registry, fixtures: fixtures)
@@ -126,7 +127,7 @@ struct ConformanceCommand: AsyncParsableCommand {
                     adapter: factory.adapterName, factory: factory, url: url, transport: URLSessionTransport(),
                     clock: nil,
                     provenance: .recorded(server: factory.adapterName, version: serverVersion, notes: "mbaas conformance --record"),
-                    scrubber: Scrubber(), fixtureUsers: try fixtureUsers(), scenarios: suite.scenarios, to: directory)
+                    fixtureUsers: try fixtureUsers(), scenarios: suite.scenarios, to: directory)
             } else {
                 progress("running \(suite.scenarios.count) scenarios live against \(url)")
                 results = await ConformanceRunner.live(adapter: factory.adapterName, factory: factory, url: url,

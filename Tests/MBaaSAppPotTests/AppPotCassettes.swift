@@ -1,4 +1,5 @@
 import Foundation
+import MBaaSAppPot
 import MBaaSCore
 import MBaaSReplay
 
@@ -8,11 +9,13 @@ import MBaaSReplay
 enum AppPotCassettes {
     static let reference = "apppot-salesforce.md"
 
-    /// The default scrubber plus AppPot's token members: `userTokens` (the login's user token, A5; v4's
-    /// anonymous token too) and the string `results` of `anonymousTokens` (A5).
+    /// The adapter's wire profile: `apppot-token` (captured, secret) and its token members `userTokens` (the
+    /// login's user token, A5; v4's anonymous token too) and the string `results` of `anonymousTokens` (A5).
+    static let profile = AppPotBackendFactory().wireProfile
+
+    /// The profile's scrubber with the application key as a known secret.
     static func scrubber(appKey: String) -> Scrubber {
-        Scrubber(secrets: [(placeholder: "APP_KEY", value: appKey)],
-                 tokenKeys: Scrubber.defaultTokenKeys.union(["userTokens", "results"]))
+        Scrubber(profile: profile, secrets: [(placeholder: "APP_KEY", value: appKey)])
     }
 
     /// The facts a whole cassette follows: the base URL and envelope, then each distinct fact its exchanges

@@ -508,3 +508,14 @@ struct EmptyResultTests {
         #expect(s == nil)
     }
 }
+
+@Suite("AppPot wire profile")
+struct AppPotWireProfileTests {
+    @Test func theTokenHeaderIsCapturedAndSecretAndItsMembersAreTokens() {
+        let p = AppPotBackendFactory().wireProfile
+        #expect(p.isSecretHeader("apppot-token") && p.isSecretHeader("Authorization"))
+        #expect(p.isCapturedByPrefix("apppot-token"))
+        for field in ["apppot-token", "userTokens", "results", "token"] { #expect(p.isTokenField(field), "\(field)") }
+        #expect(p.isVolatileHeader("User-Agent") && p.requiresHost)
+    }
+}

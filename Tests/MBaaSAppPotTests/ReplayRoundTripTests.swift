@@ -35,7 +35,7 @@ struct ReplayRoundTripTests {
     func roundTrip() async throws {
         var options = AppPotSimulator.Options()
         options.appKey = Self.appKey
-        let recorder = RecordingTransport(wrapping: AppPotSimulator(options: options),
+        let recorder = RecordingTransport(wrapping: AppPotSimulator(options: options), profile: AppPotCassettes.profile,
                                           scrubber: AppPotCassettes.scrubber(appKey: Self.appKey))
         let live = try await AppPotBackendFactory().open(try BackendURL(parsing: Self.url),
                                                          context: BackendContext(transport: recorder, clock: fixedClock))
@@ -47,7 +47,7 @@ struct ReplayRoundTripTests {
         #expect(!text.contains(Self.appKey) && !text.contains("alice-pass"))
         #expect(SecretScanner.scan(json: cassette.json).isEmpty, "\(SecretScanner.scan(json: cassette.json))")
 
-        let replay = ReplayingTransport(cassette: cassette)
+        let replay = ReplayingTransport(cassette: cassette, profile: AppPotCassettes.profile)
         let url = try BackendURL(parsing: replay.cassette.backendURL!)
         let again = try await AppPotBackendFactory().open(url, context: BackendContext(transport: replay, clock: fixedClock))
         #expect(try await Self.exercise(again as! AppPotBackend) == liveResult)

@@ -151,7 +151,8 @@ struct SimulatorFidelityTests {
     @Test("every simulator answer names its fact with an evidence mark")
     func facts() async throws {
         let sim = Self.sim()
-        let recorder = RecordingTransport(wrapping: sim, scrubber: AppPotCassettes.scrubber(appKey: "APP_KEY"))
+        let recorder = RecordingTransport(wrapping: sim, profile: AppPotCassettes.profile,
+                                          scrubber: AppPotCassettes.scrubber(appKey: "APP_KEY"))
         let b = try await AppPotBackendFactory().open(try BackendURL(parsing: simulatorURL),
                                                       context: BackendContext(transport: recorder, clock: fixedClock)) as! AppPotBackend
         _ = try? await b.logIn(username: "alice", password: "nope")

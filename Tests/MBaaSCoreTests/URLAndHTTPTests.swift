@@ -37,9 +37,15 @@ struct BackendURLTests {
         #expect(url.path == path)
     }
 
-    @Test(arguments: ["no-scheme", ":x", "ncmb://", "bad scheme://x", "sqlite:"])
+    @Test(arguments: ["no-scheme", ":x", "bad scheme://x", "sqlite:"])
     func rejectsMalformedURLs(text: String) {
         #expect(throws: MBaaSError.self) { try BackendURL(parsing: text) }
+    }
+
+    @Test func parsingAcceptsAURLWithoutAHostTheFactoryDecides() throws {
+        let url = try BackendURL(parsing: "vendor://")
+        #expect(url.host == nil)
+        #expect(try BackendURL(parsing: "files:///var/data").path == "/var/data")
     }
 
     @Test func redactsSecretsInFreeText() {
@@ -66,6 +72,65 @@ struct BackendURLTests {
             ($0 as? MBaaSError)?.message.contains("unknown backend scheme 'nope'; known: fake") == true
         }
         #expect(BackendRegistry().schemes.isEmpty, "registries are independent values")
+    }
+
+    struct FileFactory: BackendFactory {
+        let schemes = ["files"]
+        let adapterName = "files"
+        var wireProfile: WireProfile { WireProfile.generic.merging(WireProfile(requiresHost: false)) }
+        func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
+            throw MBaaSError(.unavailable, "opened \(url.path)")
+        }
+    }
+
+    @Test func theRegistryRefusesAURLWithoutAHostWhereTheFactoryRequiresOne() async throws {
+        let registry = BackendRegistry([FakeFactory(), FileFactory()])
+        #expect(FakeFactory().wireProfile == .generic)
+        await #expect { try await registry.open("fake://") } throws: {
+            let e = $0 as? MBaaSError
+            return e?.kind == .invalidRequest && e?.message.contains("has no host") == true
+                && e?.message.contains("fake://") == true
+        }
+        await #expect { try await registry.open("fake://u:secret@") } throws: {
+            ($0 as? MBaaSError)?.message.contains("has no host") == true && ($0 as? MBaaSError)?.message.contains("secret") == false
+        }
+        await #expect { try await registry.open("files:///var/data") } throws: { ($0 as? MBaaSError)?.message == "opened /var/data" }
+        await #expect { try await registry.open("files:relative/dir") } throws: { ($0 as? MBaaSError)?.message == "opened relative/dir" }
+    }
+}
+
+@Suite("Wire profiles")
+struct WireProfileTests {
+    @Test func genericNamesStandardHTTPOnly() {
+        let g = WireProfile.generic
+        #expect(g.isSecretHeader("authorization") && g.isSecretHeader("Cookie") && g.isSecretHeader("SET-COOKIE"))
+        #expect(g.isVolatileHeader("date") && g.isVolatileHeader("User-Agent") && g.isVolatileHeader("content-length"))
+        #expect(g.isTokenField("access_token") && g.isTokenField("SessionToken"))
+        #expect(g.isSecretField("password") && !g.isSecretField("secret"))
+        #expect(g.capturedHeaderPrefixes.isEmpty)
+        #expect(g.requiresHost)
+        // Every name is a standard HTTP or widespread one: none names a product MBaaSKit has an adapter for.
+        let names = g.secretHeaders.union(g.volatileHeaders).union(g.tokenFields).union(g.secretFields)
+        for name in names {
+            #expect(!["ncmb", "kii", "apppot", "parse", "pocketbase", "sqlite"].contains { name.lowercased().contains($0) },
+                    "\(name)")
+        }
+    }
+
+    @Test func mergingAddsNamesAndTakesTheOthersHostRule() {
+        let vendor = WireProfile(secretHeaders: ["X-Vendor-Key"], volatileHeaders: ["X-Vendor-Clock"],
+                                 tokenFields: ["vendorToken"], secretFields: ["vendorSecret"],
+                                 capturedHeaderPrefixes: ["Vendor-"])
+        let merged = WireProfile.generic.merging(vendor)
+        #expect(merged.isSecretHeader("x-vendor-key") && merged.isSecretHeader("Authorization"))
+        #expect(merged.isVolatileHeader("X-VENDOR-CLOCK") && merged.isVolatileHeader("Date"))
+        #expect(merged.isTokenField("vendortoken") && merged.isTokenField("token"))
+        #expect(merged.isSecretField("vendorSecret") && merged.isSecretField("password"))
+        #expect(merged.capturedHeaderPrefixes == ["vendor-"])
+        #expect(merged.isCapturedByPrefix("Vendor-Session") && !merged.isCapturedByPrefix("X-Vendor-Key"))
+        #expect(merged.requiresHost)
+        #expect(!WireProfile.generic.merging(WireProfile(requiresHost: false)).requiresHost)
+        #expect(WireProfile.generic.merging(WireProfile()) == .generic)
     }
 }
 

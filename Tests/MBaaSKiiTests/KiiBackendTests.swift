@@ -455,3 +455,14 @@ final class Clock: @unchecked Sendable {
         #expect(stub.sent.isEmpty)
     }
 }
+
+@Suite("Kii wire profile")
+struct KiiWireProfileTests {
+    @Test func applicationHeadersAreSecretAndTheSDKHeaderVolatile() {
+        let p = KiiBackendFactory().wireProfile
+        #expect(p.isSecretHeader("X-Kii-AppID") && p.isSecretHeader("X-Kii-AppKey") && p.isSecretHeader("Authorization"))
+        #expect(p.isVolatileHeader("X-Kii-SDK") && p.isVolatileHeader("Date"))
+        #expect(p.isTokenField("access_token"))
+        #expect(p.capturedHeaderPrefixes.isEmpty && p.requiresHost)
+    }
+}

@@ -46,3 +46,16 @@ struct FactoryTests {
         #expect(!caps.has(.anonymousAuth) && caps.note(for: .anonymousAuth) != nil)
     }
 }
+
+@Suite("Local wire profile")
+struct LocalWireProfileTests {
+    @Test func sqliteURLsNeedNoHostButRefuseOne() async throws {
+        let factory = LocalBackendFactory(options: testOptions)
+        #expect(!factory.wireProfile.requiresHost)
+        #expect(throws: Never.self) { try factory.checkURLForm(BackendURL(scheme: "sqlite", path: ":memory:")) }
+        // A host is still refused, by the factory, naming the problem.
+        await #expect { try await BackendRegistry([factory]).open("sqlite://somehost/x.db") } throws: {
+            ($0 as? MBaaSError)?.message.contains("names a host") == true
+        }
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+import MBaaSNCMB
 import MBaaSReplay
 import Testing
 
@@ -18,9 +19,9 @@ struct CLICassetteAuthoring {
     func author() async throws {
         let binary = try #require(Self.mbaasBinary(), "build the mbaas product first (swift build --product mbaas)")
         let sim = NCMBSimulator(applicationKey: Self.appKey, clientKey: Self.clientKey, start: ConformanceCassetteTests.authoredAt)
-        let recorder = RecordingTransport(wrapping: sim, scrubber: Scrubber(secrets: [
+        let recorder = RecordingTransport(wrapping: sim, profile: .ncmb, secrets: [
             ("<APPLICATION_KEY>", Self.appKey), ("<BACKEND_SECRET>", Self.clientKey), ("<CLI_PASSWORD>", Self.password),
-        ]))
+        ])
         let server = try LoopbackServer { request in
             (try? await recorder.send(request)) ?? HTTPResponse(status: 500)
         }

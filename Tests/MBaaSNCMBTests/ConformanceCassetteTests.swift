@@ -48,12 +48,12 @@ struct ConformanceCassetteTests {
         try FileManager.default.createDirectory(at: Self.cassettes, withIntermediateDirectories: true)
         let url = try BackendURL(parsing: "ncmb://\(Self.appKey):\(Self.clientKey)@mbaas.api.nifcloud.com")
         // The signature derives from a dummy key: keep it (the scrubber would redact it) and pin it.
-        let scrubber = Scrubber(secrets: [("<APPLICATION_KEY>", Self.appKey)],
-                                secretHeaders: Scrubber.defaultSecretHeaders.subtracting(["X-NCMB-Signature"]))
+        var scrubber = Scrubber(profile: .ncmb, secrets: [("<APPLICATION_KEY>", Self.appKey)])
+        scrubber.secretHeaders.remove(NCMBSigner.Header.signature)
         let results = await ConformanceRunner.record(
             adapter: "ncmb", factory: NCMBBackendFactory(), url: url, transport: sim, clock: { Self.authoredAt },
             provenance: Self.provenance, scrubber: scrubber,
-            requestHeaders: HeaderSelection.defaultRequest.including(Set(Self.pinnedHeaders)),
+            requestHeaders: HeaderSelection.request(for: .ncmb).including(Set(Self.pinnedHeaders)),
             pinnedHeaders: Self.pinnedHeaders, scenarios: suite.scenarios, to: Self.cassettes)
         for result in results where result.scenario != "files.unicodeName" {
             #expect(result.outcome == .recorded || result.outcome == .skipped, "\(result.scenario): \(result.outcome) \(result.reason ?? "")")

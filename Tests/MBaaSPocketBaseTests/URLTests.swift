@@ -72,3 +72,13 @@ struct Refusing: HTTPTransport {
         throw MBaaSError(.transport, "no network in this test (\(request.method) \(request.url.path))")
     }
 }
+
+@Suite("PocketBase wire profile")
+struct PocketBaseWireProfileTests {
+    @Test func plainHTTPNeedsOnlyTheGenericProfile() {
+        let p = PocketBaseBackendFactory().wireProfile
+        #expect(p == .generic)
+        #expect(p.isSecretHeader("Authorization") && p.isTokenField("token") && p.isSecretField("password"))
+        #expect(p.requiresHost)
+    }
+}

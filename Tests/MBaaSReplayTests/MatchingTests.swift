@@ -4,8 +4,12 @@ import Testing
 @testable import MBaaSReplay
 
 @Suite struct MatchingTests {
-    func replays(_ i: Interaction, _ r: HTTPRequest) async -> MBaaSError? {
-        let t = ReplayingTransport(cassette: cassette([i]))
+    /// A vendor's signed-request headers, declared as its adapter would.
+    static let signedProfile = WireProfile.generic.merging(WireProfile(
+        secretHeaders: ["X-Vendor-Signature"], volatileHeaders: ["X-Vendor-Signature", "X-Vendor-Timestamp"]))
+
+    func replays(_ i: Interaction, _ r: HTTPRequest, profile: WireProfile = .generic) async -> MBaaSError? {
+        let t = ReplayingTransport(cassette: cassette([i]), profile: profile)
         return await thrownError { _ = try await t.send(r) }
     }
 
@@ -60,19 +64,31 @@ import Testing
     }
 
     @Test func volatileHeadersIgnoredUnlessPinned() async {
-        let headers: HTTPHeaders = ["X-NCMB-Signature": "sig-A", "X-NCMB-Timestamp": "t1", "X-App": "app"]
+        let headers: HTTPHeaders = ["X-Vendor-Signature": "sig-A", "X-Vendor-Timestamp": "t1", "X-App": "app"]
         let plain = interaction("GET", "/c", headers: headers)
-        let live: [(String, String)] = [("X-NCMB-Signature", "sig-B"), ("X-NCMB-Timestamp", "t2"), ("X-App", "app"),
+        let live: [(String, String)] = [("X-Vendor-Signature", "sig-B"), ("X-Vendor-Timestamp", "t2"), ("X-App", "app"),
                                         ("User-Agent", "sdk/9"), ("Date", "now")]
-        #expect(await replays(plain, request("GET", "https://x/c", headers: live)) == nil)
+        let p = Self.signedProfile
+        #expect(await replays(plain, request("GET", "https://x/c", headers: live), profile: p) == nil)
+        // Volatile for the adapter's profile only: the generic profile compares them.
+        let generic = await replays(plain, request("GET", "https://x/c", headers: live))
+        #expect(generic?.message.contains("header 'X-Vendor-Signature': expected \"sig-A\", got \"sig-B\"") == true)
         // A recorded non-volatile header must be sent with the same value.
-        let wrongApp = await replays(plain, request("GET", "https://x/c", headers: [("X-App", "other")]))
+        let wrongApp = await replays(plain, request("GET", "https://x/c", headers: [("X-App", "other")]), profile: p)
         #expect(wrongApp?.message.contains("header 'X-App': expected \"app\", got \"other\"") == true)
         // Pinned: must match exactly.
-        let pinned = interaction("GET", "/c", headers: headers, pinned: ["X-NCMB-Signature"])
-        let e = await replays(pinned, request("GET", "https://x/c", headers: live))
-        #expect(e?.message.contains("header 'X-NCMB-Signature' (pinned): expected \"sig-A\", got \"sig-B\"") == true)
-        #expect(await replays(pinned, request("GET", "https://x/c", headers: [("X-NCMB-Signature", "sig-A"), ("X-App", "app")])) == nil)
+        let pinned = interaction("GET", "/c", headers: headers, pinned: ["X-Vendor-Signature"])
+        let e = await replays(pinned, request("GET", "https://x/c", headers: live), profile: p)
+        #expect(e?.message.contains("header 'X-Vendor-Signature' (pinned): expected \"sig-A\", got \"sig-B\"") == true)
+        #expect(await replays(pinned, request("GET", "https://x/c", headers: [("X-Vendor-Signature", "sig-A"), ("X-App", "app")]),
+                              profile: p) == nil)
+    }
+
+    @Test func genericVolatileHeadersNameNoVendor() {
+        #expect(RequestMatcher.volatileHeaders == RequestMatcher.volatileHeaders(for: .generic))
+        #expect(RequestMatcher.volatileHeaders.isSuperset(of: ["date", "user-agent", "content-length", "host"]))
+        #expect(RequestMatcher.volatileHeaders(for: Self.signedProfile).contains("x-vendor-timestamp"))
+        #expect(!RequestMatcher.volatileHeaders.contains { $0.hasPrefix("x-vendor") })
     }
 
     @Test func contentTypeBoundaryAndCaseIgnored() {

@@ -140,20 +140,32 @@ struct MiniClient {
     @Test func recordingKeepsOnlySelectedHeaders() async throws {
         let live = StubTransport { _ in
             HTTPResponse(status: 200, headers: ["Content-Type": "text/plain", "Date": "Mon", "Server": "x", "X-Vendor": "v",
-                                                 "Set-Cookie": "sid=abc"], body: Data("ok".utf8))
+                                                 "Set-Cookie": "sid=abc", "vendor-hint": "h"], body: Data("ok".utf8))
         }
-        let recorder = RecordingTransport(wrapping: live)
+        // A vendor whose timestamp is volatile and whose own headers carry no X- prefix.
+        let profile = WireProfile.generic.merging(WireProfile(
+            secretHeaders: ["vendor-token"], volatileHeaders: ["X-Vendor-Timestamp"], capturedHeaderPrefixes: ["Vendor-"]))
+        let recorder = RecordingTransport(wrapping: live, profile: profile)
         _ = try await recorder.send(request("GET", "https://h/p", headers: [
-            ("User-Agent", "sdk"), ("Authorization", "Bearer abcdefgh12345"), ("X-NCMB-Timestamp", "t"),
-            ("X-Vendor-Id", "v1"), ("Accept", "application/json"), ("Cookie", "sid=abc"),
+            ("User-Agent", "sdk"), ("Authorization", "Bearer abcdefgh12345"), ("X-Vendor-Timestamp", "t"),
+            ("X-Vendor-Id", "v1"), ("Accept", "application/json"), ("Cookie", "sid=abc"), ("vendor-token", "vt-123456789"),
         ]))
         let c = recorder.cassette(name: "n", adapter: "a", provenance: .recorded(server: "s"), recordedAt: fixedDate)
         // Authorization is kept (so replay compares identity), its token scrubbed to a placeholder.
-        #expect(c.interactions[0].request.headers.names == ["Authorization", "X-Vendor-Id", "Accept"])
+        #expect(c.interactions[0].request.headers.names == ["Authorization", "X-Vendor-Id", "Accept", "vendor-token"])
         #expect(c.interactions[0].request.headers["Authorization"] == "Bearer <TOKEN_1>")
-        #expect(c.interactions[0].response.headers.names == ["Content-Type", "X-Vendor"])
+        #expect(c.interactions[0].request.headers["vendor-token"] == "<TOKEN_2>")
+        #expect(c.interactions[0].response.headers.names == ["Content-Type", "X-Vendor", "vendor-hint"])
         #expect(c.interactions[0].response.body == .text("ok"))
         #expect(!String(decoding: c.fileData, as: UTF8.self).contains("abcdefgh12345"))
+        #expect(!String(decoding: c.fileData, as: UTF8.self).contains("vt-123456789"))
+
+        // The generic selection knows no vendor: the timestamp is an ordinary X- header, the prefix is not captured.
+        #expect(HeaderSelection.defaultRequest.contains("X-Vendor-Timestamp"))
+        #expect(!HeaderSelection.defaultRequest.contains("vendor-token"))
+        #expect(!HeaderSelection.request(for: profile).contains("X-Vendor-Timestamp"))
+        #expect(HeaderSelection.response(for: profile).contains("Vendor-Hint"))
+        #expect(!HeaderSelection.defaultResponse.contains("Date"))
     }
 
     @Test func aSimulatorsFactHeaderBecomesTheExchangesFactAndNeverReachesTheClient() async throws {
@@ -178,23 +190,27 @@ struct MiniClient {
 
     @Test func learnedSecretsFromHeadersAndKeys() {
         let raw = cassette([
-            interaction("POST", "/login", headers: ["X-Parse-Session-Token": "r:abcdef123456", "X-NCMB-Application-Key": "ncmb-app-key-xyz"],
+            interaction("POST", "/login", headers: ["X-Vendor-Session-Token": "r:abcdef123456", "X-Vendor-Application-Key": "vendor-app-key-xyz"],
                         body: .json(.object(["username": "u", "password": "hunter22", "nested": .object(["refresh_token": "rt-9876543210"])])),
                         response: .object(["access_token": "at-1111111111", "token_type": "Bearer"])),
         ])
-        let scrubbed = Scrubber().scrub(raw)
+        let profile = WireProfile.generic.merging(WireProfile(
+            secretHeaders: ["X-Vendor-Session-Token", "X-Vendor-Application-Key"]))
+        let scrubbed = Scrubber(profile: profile).scrub(raw)
         let text = String(decoding: scrubbed.fileData, as: UTF8.self)
-        for secret in ["r:abcdef123456", "ncmb-app-key-xyz", "hunter22", "rt-9876543210", "at-1111111111"] {
+        for secret in ["r:abcdef123456", "vendor-app-key-xyz", "hunter22", "rt-9876543210", "at-1111111111"] {
             #expect(!text.contains(secret))
         }
         let h = scrubbed.interactions[0].request.headers
-        #expect(h["X-Parse-Session-Token"] == "<TOKEN_1>")
-        #expect(h["X-NCMB-Application-Key"] == "<X_NCMB_APPLICATION_KEY>")
+        #expect(h["X-Vendor-Session-Token"] == "<TOKEN_1>")
+        #expect(h["X-Vendor-Application-Key"] == "<X_VENDOR_APPLICATION_KEY>")
         #expect(scrubbed.interactions[0].request.body == .json(.object([
             "username": "u", "password": "<PASSWORD_1>", "nested": .object(["refresh_token": "<TOKEN_2>"])])))
         #expect(scrubbed.interactions[0].response.body == .json(.object(["access_token": "<TOKEN_3>", "token_type": "Bearer"])))
         // Deterministic: the same input scrubs to the same bytes.
-        #expect(Scrubber().scrub(raw).fileData == scrubbed.fileData)
+        #expect(Scrubber(profile: profile).scrub(raw).fileData == scrubbed.fileData)
+        // The generic scrubber does not know the vendor's application-key header: its value survives.
+        #expect(Scrubber().scrub(raw).interactions[0].request.headers["X-Vendor-Application-Key"] == "vendor-app-key-xyz")
     }
 
     @Test func aRecordFieldNamedSecretIsDataNotACredential() {

@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+import MBaaSNCMB
 import MBaaSReplay
 import Testing
 
@@ -50,7 +51,7 @@ struct NCMBCLITests {
         let cassette = try Cassette.load(
             from: Self.root.appendingPathComponent("Fixtures/CLICassettes/ncmb/session.json"),
             substitutions: ["<APPLICATION_KEY>": Self.appKey, "<BACKEND_SECRET>": Self.clientKey, "<CLI_PASSWORD>": Self.password])
-        let replay = ReplayingTransport(cassette: cassette, strict: false)
+        let replay = ReplayingTransport(cassette: cassette, profile: NCMBBackendFactory().wireProfile, strict: false)
         let server = try LoopbackServer { request in
             do { return try await replay.send(request) } catch {
                 return HTTPResponse(status: 599, body: Data("\(error)".utf8))

@@ -74,7 +74,7 @@ public struct User: Sendable, Hashable {
 ///   `unauthorized`.
 /// - Object and file calls made with a session act as that user (ACL), without one as anonymous — unless the
 ///   backend URL explicitly opts into an administrative identity for session-less calls (for migrations and
-///   admin tools, e.g. a Kii `clientID` or PocketBase `data=superuser`); adapters document such options and
+///   admin tools, e.g. an app admin's client credentials or a superuser switch); adapters document such options and
 ///   never enable them by default.
 public protocol Authenticator: Sendable {
     func signUp(username: String, password: String, email: String?, fields: [String: Value]) async throws -> Session

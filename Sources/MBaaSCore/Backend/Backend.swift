@@ -12,7 +12,7 @@ import Logging
 /// throw ``MBaaSError/Kind/unsupported`` for the rest; then add a ``BackendFactory`` so URLs open it. The
 /// conformance suite (`MBaaSConformance`) checks the contracts stated on each protocol.
 public protocol Backend: ObjectStore, FileStore, Authenticator, BackendAdministration {
-    /// The adapter's short name, as reports show it: `local`, `ncmb`, `kii`, `apppot`, `parse`, `pocketbase`.
+    /// The adapter's short name, as reports show it (lowercase, e.g. `local`).
     var adapterName: String { get }
     var capabilities: Capabilities { get }
     /// Releases connections and files. Calls after `close()` are undefined.
@@ -35,7 +35,7 @@ public struct BackendContext: Sendable {
     /// Where a local adapter may keep files when its URL gives no path (the CLI's data directory).
     public var dataDirectory: URL?
     /// Asks for an administrative identity for calls made without a session, where the adapter has one and the
-    /// URL's credentials allow it (the Local store's owner; a PocketBase superuser). Migrations and admin tools set
+    /// URL's credentials allow it (an embedded store's owner; a server's superuser). Migrations and admin tools set
     /// it; apps never should. Adapters without such an identity ignore it and act as anonymous.
     public var administrative: Bool
     /// The caller will only read (a dry run, a verification): opening must create nothing (no database file, no
@@ -60,7 +60,7 @@ public struct BackendContext: Sendable {
 
 /// Opens backends of one adapter from URLs.
 public protocol BackendFactory: Sendable {
-    /// URL schemes this factory opens, without the `+http` suffix (`ncmb`, `kii`, `sqlite`).
+    /// URL schemes this factory opens, without the `+http` suffix.
     var schemes: [String] { get }
     /// The adapter name reports use.
     var adapterName: String { get }
@@ -69,10 +69,25 @@ public protocol BackendFactory: Sendable {
     /// acting as a superuser). Conformance refuses a cassette whose backend URL carries one: the suite proves
     /// what an app's users can do. Empty by default.
     var administrativeOptions: Set<String> { get }
+    /// The adapter's wire protocol as record/replay tools need it (secret and volatile headers, token fields,
+    /// captured header prefixes) and whether its URLs need a host. ``WireProfile/generic`` by default; an adapter
+    /// with protocol headers of its own, or one that opens hostless URLs, declares its own.
+    var wireProfile: WireProfile { get }
 }
 
 extension BackendFactory {
     public var administrativeOptions: Set<String> { [] }
+    public var wireProfile: WireProfile { .generic }
+
+    /// Refuses a URL whose form this factory's ``wireProfile`` does not accept: without a host when
+    /// ``WireProfile/requiresHost`` (``MBaaSError/Kind/invalidRequest`` naming the missing host).
+    public func checkURLForm(_ url: BackendURL) throws(MBaaSError) {
+        if wireProfile.requiresHost, url.host == nil {
+            let scheme = schemes.first ?? url.scheme
+            throw MBaaSError(.invalidRequest,
+                             "backend URL '\(url)' has no host; \(adapterName) URLs name one (\(scheme)://[USER:SECRET@]HOST[:PORT])")
+        }
+    }
 }
 
 /// Maps URL schemes to adapter factories. A value, not a global: build one, register the adapters you link,
@@ -94,11 +109,14 @@ public struct BackendRegistry: Sendable {
 
     public func factory(forScheme scheme: String) -> (any BackendFactory)? { factories[scheme.lowercased()] }
 
-    /// Opens a backend from its URL. An unknown scheme is ``MBaaSError/Kind/invalidRequest`` listing the known ones.
+    /// Opens a backend from its URL. An unknown scheme is ``MBaaSError/Kind/invalidRequest`` listing the known ones;
+    /// so is a URL without a host for a factory whose ``BackendFactory/wireProfile`` requires one
+    /// (``BackendFactory/checkURLForm(_:)``).
     public func open(_ url: BackendURL, context: BackendContext = BackendContext()) async throws -> any Backend {
         guard let factory = factories[url.scheme] else {
             throw MBaaSError(.invalidRequest, "unknown backend scheme '\(url.scheme)'; known: \(schemes.joined(separator: ", "))")
         }
+        try factory.checkURLForm(url)
         return try await factory.open(url, context: context)
     }
 

@@ -118,7 +118,7 @@ public struct DirectoryRole: Sendable, Hashable {
     public var id: String?
     /// Ids of the member users.
     public var users: [String]
-    /// Names of member roles (roles whose users inherit this role, as in NCMB and Parse).
+    /// Names of member roles (roles whose users inherit this role).
     public var roles: [String]
     public var acl: ACL?
 

@@ -5,11 +5,13 @@ import Foundation
 /// ```
 /// scheme://user:secret@host:port/path?option=value     HTTPS
 /// scheme+http://user:secret@127.0.0.1:8080/path         plain HTTP (local servers, emulators)
-/// sqlite:PATH   sqlite:///absolute/path   sqlite::memory:
+/// scheme:PATH   scheme:///absolute/path                 a file or directory (no host)
 /// ```
 /// User and secret are percent-decoded (`admin%40example.com` is `admin@example.com`). What they mean is the
-/// adapter's: an application key and client key for NCMB, an app id and key for Kii, an e-mail and password for
-/// PocketBase. ``description`` never shows the secret.
+/// adapter's: an application id and key, an e-mail and password. ``description`` never shows the secret.
+///
+/// Parsing accepts a URL without a host; whether one is needed is the adapter's to say
+/// (``WireProfile/requiresHost``, checked by ``BackendRegistry/open(_:context:)``).
 public struct BackendURL: Sendable, Hashable, CustomStringConvertible {
     /// The scheme without `+http`, lowercased.
     public var scheme: String
@@ -19,7 +21,7 @@ public struct BackendURL: Sendable, Hashable, CustomStringConvertible {
     public var secret: String?
     public var host: String?
     public var port: Int?
-    /// The path, percent-decoded; for `sqlite:` URLs the file path or `:memory:`.
+    /// The path, percent-decoded; for the opaque form (`scheme:PATH`) everything after the colon.
     public var path: String
     public var options: [String: String]
 
@@ -40,7 +42,7 @@ public struct BackendURL: Sendable, Hashable, CustomStringConvertible {
     /// Parses a backend URL; errors say what part is wrong.
     public init(parsing text: String) throws(MBaaSError) {
         guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else {
-            throw MBaaSError(.invalidRequest, "backend URL '\(text)' has no scheme (e.g. sqlite:data.db, ncmb://KEY:SECRET@host)")
+            throw MBaaSError(.invalidRequest, "backend URL '\(text)' has no scheme (e.g. scheme://KEY:SECRET@host or scheme:PATH)")
         }
         var scheme = text[..<colon].lowercased()
         guard scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }) else {
@@ -51,7 +53,7 @@ public struct BackendURL: Sendable, Hashable, CustomStringConvertible {
         else if scheme.hasSuffix("+https") { scheme.removeLast(6) }
         let rest = text[text.index(after: colon)...]
         if !rest.hasPrefix("//") {
-            // Opaque form: sqlite:PATH, sqlite::memory:
+            // Opaque form: scheme:PATH (the path may start with a colon: `scheme::memory:`)
             var path = String(rest)
             var options: [String: String] = [:]
             if let q = path.firstIndex(of: "?") {
@@ -62,7 +64,7 @@ public struct BackendURL: Sendable, Hashable, CustomStringConvertible {
             self.init(scheme: scheme, isSecure: secure, path: path.removingPercentEncoding ?? path, options: options)
             return
         }
-        // sqlite:///abs/path is a path URL with an empty host
+        // scheme:///abs/path is a path URL with an empty host
         guard var components = URLComponents(string: "x" + "://" + rest.dropFirst(2)) else {
             throw MBaaSError(.invalidRequest, "backend URL '\(BackendURL.redact(text))' is not a valid URL")
         }
@@ -74,9 +76,6 @@ public struct BackendURL: Sendable, Hashable, CustomStringConvertible {
             scheme: scheme, isSecure: secure, user: components.percentEncodedUser?.removingPercentEncoding,
             secret: components.percentEncodedPassword?.removingPercentEncoding, host: host, port: components.port,
             path: components.path, options: options)
-        if host == nil && scheme != "sqlite" {
-            throw MBaaSError(.invalidRequest, "backend URL '\(BackendURL.redact(text))' has no host")
-        }
     }
 
     private static func parseOptions(_ query: String) throws(MBaaSError) -> [String: String] {

@@ -107,7 +107,7 @@ public struct Capabilities: Sendable, Hashable {
     public func note(for feature: Feature) -> String? { notes[feature] }
 
     /// The reason a set of required features is not met, or `nil` when all are: `"missing capability 'skip':
-    /// Kii has no offset paging"`.
+    /// no offset paging"` (the adapter's note follows the colon).
     public func missing(_ required: [Feature]) -> String? {
         let absent = required.filter { !has($0) }
         guard !absent.isEmpty else { return nil }

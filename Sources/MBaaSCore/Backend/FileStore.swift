@@ -39,8 +39,8 @@ public struct FileUpload: Sendable {
     public var source: FileSource
     public var contentType: String?
     public var acl: ACL?
-    /// When set, attach the file to this record's field in the backend's own way (a PocketBase file field, a
-    /// Kii object body, an NCMB or Local file-store entry whose name the field then holds).
+    /// When set, attach the file to this record's field in the backend's own way (a file field of the record,
+    /// the body of an object, or a file-store entry whose name the field then holds).
     public var attachment: FileAttachment?
     /// Called with progress, at least once at the end. May be called on any task.
     public var progress: (@Sendable (TransferProgress) -> Void)?

@@ -4,7 +4,7 @@ import Foundation
 public enum FieldOperation: Sendable, Hashable {
     /// Set the field to a value.
     case set(Value)
-    /// Remove the field (NCMB and Parse clear it to `null`; the neutral record then lacks it).
+    /// Remove the field (a backend that cannot remove one clears it to `null`; the neutral record then lacks it).
     case delete
     /// Add a number atomically.
     case increment(Value)

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A `multipart/form-data` body: encoded by adapters (NCMB, PocketBase, AppPot uploads), decoded by the replay
+/// A `multipart/form-data` body: encoded by adapters (uploads), decoded by the replay
 /// matcher and by emulator dialects.
 public struct MultipartForm: Sendable, Hashable {
     public struct Part: Sendable, Hashable {

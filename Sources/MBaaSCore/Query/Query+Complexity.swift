@@ -1,9 +1,10 @@
 /// Limits on how complex a query may be, checked before a backend sees it.
 ///
-/// SQL engines reject expressions past fixed limits (SQLite: an expression tree 1000 deep, a parser stack of
-/// 100, 2000 result columns, 32766 bound values) with errors that look like outages. These limits are well
-/// below those, so a query that passes ``Query/validateComplexity(_:)`` never hits them, and one that does not is
-/// ``MBaaSError/Kind/invalidRequest`` naming the limit (split the query, or use `$in` for many values).
+/// SQL engines reject expressions past fixed limits (common embedded-engine defaults: an expression tree 1000
+/// deep, a parser stack of 100, 2000 result columns, 32766 bound values) with errors that look like outages. These
+/// limits are well below those, so a query that passes ``Query/validateComplexity(_:)`` never hits them, and one
+/// that does not is ``MBaaSError/Kind/invalidRequest`` naming the limit (split the query, or use `$in` for many
+/// values).
 public struct QueryComplexityLimits: Sendable, Hashable {
     /// Clauses in one `$and` or `$or`.
     public var maxClauses: Int
@@ -33,7 +34,7 @@ public struct QueryComplexityLimits: Sendable, Hashable {
 
 extension Query {
     /// Throws ``MBaaSError/Kind/invalidRequest`` when the query exceeds `limits`, naming the limit. Backends
-    /// whose query language has hard limits (the embedded SQLite store) call it before compiling.
+    /// whose query language has hard limits (an embedded SQL store) call it before compiling.
     public func validateComplexity(_ limits: QueryComplexityLimits = .default) throws(MBaaSError) {
         if sort.count > limits.maxSortKeys {
             throw MBaaSError(.invalidRequest, "order: \(sort.count) sort keys; at most \(limits.maxSortKeys)")

@@ -1,4 +1,4 @@
-/// The neutral query JSON syntax, in the Mongo/Parse style.
+/// The neutral query JSON syntax, in the Mongo style.
 ///
 /// ```json
 /// {"money": {"$gte": 50, "$lt": 100}, "title": "rent",

@@ -1,6 +1,6 @@
 /// Who may read and write a record or file.
 ///
-/// Neutral JSON (the Parse/NCMB shape, which most vendors share):
+/// Neutral JSON (the shape most vendors share):
 /// `{"*":{"read":true},"<userId>":{"read":true,"write":true},"role:Admins":{"read":true},"group:<id>":{"write":true}}`.
 /// A principal absent from the ACL has no access. A record with no ACL (`nil`) is public read/write: backends
 /// that cannot express some part of an ACL say so in ``Capabilities`` and throw ``MBaaSError/Kind/unsupported``.

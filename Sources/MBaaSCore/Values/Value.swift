@@ -54,9 +54,9 @@ public struct GeoPoint: Sendable, Hashable {
 
 /// A reference to a stored file, as it appears in a record's field or is returned by a ``FileStore``.
 ///
-/// `name` is the name the backend knows the file by (which may differ from the name asked for: AppPot prefixes a
-/// UUID, PocketBase adds a suffix). `attachment` is set when the backend keeps the file *on* a record (a Kii
-/// object body, a PocketBase file field) rather than in a separate store.
+/// `name` is the name the backend knows the file by (which may differ from the name asked for: a backend may
+/// prefix a UUID or add a suffix). `attachment` is set when the backend keeps the file *on* a record (an object's
+/// body, a file field) rather than in a separate store.
 public struct FileReference: Sendable, Hashable {
     public var name: String
     public var url: String?

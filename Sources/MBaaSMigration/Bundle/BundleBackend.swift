@@ -12,6 +12,8 @@ public struct BundleBackendFactory: BackendFactory {
     public init() {}
     public var schemes: [String] { ["bundle"] }
     public var adapterName: String { "bundle" }
+    /// A directory, not a server: no host (`bundle:DIR`).
+    public var wireProfile: WireProfile { WireProfile.generic.merging(WireProfile(requiresHost: false)) }
     public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
         try BundleBackend(directory: URL(fileURLWithPath: url.path), context: context)
     }
