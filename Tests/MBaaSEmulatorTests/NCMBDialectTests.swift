@@ -8,9 +8,10 @@ import Testing
 
 /// A fresh NCMB dialect on an in-memory store, with cheap password hashing.
 func makeDialect(applicationKey: String = "emulator-app-key", clientKey: String = "emulator-client-key",
-                 clock: @escaping @Sendable () -> Date = { Date() },
+                 clock: @escaping @Sendable () -> Date = { Date() }, storeClock: (@Sendable () -> Date)? = nil,
                  configure: (inout NCMBDialect.Configuration) -> Void = { _ in }) throws -> NCMBDialect {
-    let store = try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .light))
+    let store = try LocalBackend.inMemory(context: BackendContext(clock: storeClock ?? { Date() }),
+                                          options: LocalBackend.Options(passwordHashing: .light))
     var configuration = NCMBDialect.Configuration(applicationKey: applicationKey, clientKey: clientKey)
     configure(&configuration)
     return NCMBDialect(store: store, configuration: configuration, clock: clock)
@@ -101,15 +102,16 @@ struct NCMBDialectTests {
         let id = try #require(secret.id)
         #expect(try await alice.get(className: "Diary", id: id).fields["text"] == "mine")
         await #expect(throws: MBaaSError.self) { _ = try await bob.get(className: "Diary", id: id) }
-        do { _ = try await bob.get(className: "Diary", id: id) } catch let e as MBaaSError { #expect(e.vendorCode == "E404001") }
+        do { _ = try await bob.get(className: "Diary", id: id) } catch let e as MBaaSError { #expect(e.vendorCode == "E403001") }
+        do { _ = try await bob.get(className: "Diary", id: "missing") } catch let e as MBaaSError { #expect(e.vendorCode == "E404001") }
         do {
             _ = try await bob.update(className: "Diary", id: id, .set(["text": "hacked"]))
             Issue.record("bob updated alice's record")
-        } catch let e as MBaaSError { #expect(e.kind == .notFound) }
+        } catch let e as MBaaSError { #expect(e.vendorCode == "E403001") }
         do {
             try await bob.delete(className: "Diary", id: id, expectedVersion: nil)
             Issue.record("bob deleted alice's record")
-        } catch let e as MBaaSError { #expect(e.kind == .notFound) }
+        } catch let e as MBaaSError { #expect(e.vendorCode == "E403001") }
         #expect(try await bob.queryPage(Query("Diary")).records.isEmpty)
         #expect(try await alice.queryPage(Query("Diary")).records.count == 1)
         // Public read, owner write: bob reads but may not write (E403001).

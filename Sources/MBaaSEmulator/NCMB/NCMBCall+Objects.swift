@@ -62,8 +62,20 @@ extension NCMBCall {
     }
 
     func get(_ cls: NCMBClassName, _ id: String) async throws -> HTTPResponse {
-        let record = try await backend.get(className: Self.storeClass(cls), id: id)
+        let record = try await deniedIfHidden(cls, id) { try await backend.get(className: Self.storeClass(cls), id: id) }
         return Self.json(200, .object(try render(record, cls)))
+    }
+
+    /// Runs a call on one object; when the store answers `notFound` for an object that exists but the caller may
+    /// not see, answers 403 E403001 "No access with ACL." instead, as NCMB does [inferred from the error table:
+    /// E403001 is the ACL refusal; the store itself hides such objects].
+    func deniedIfHidden<T>(_ cls: NCMBClassName, _ id: String, _ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch let e as MBaaSError where e.kind == .notFound {
+            if (try? await owner.get(className: Self.storeClass(cls), id: id)) != nil {
+                throw MBaaSError(.forbidden, "No access with ACL.", vendorCode: "E403001")
+            }
+            throw MBaaSError(.notFound, "No data available.", vendorCode: "E404001")
+        }
     }
 
     func update(_ cls: NCMBClassName, _ id: String) async throws -> HTTPResponse {
@@ -83,7 +95,8 @@ extension NCMBCall {
             }
             let field = cls == .user ? Self.userStoreKey(key) : key
             switch try NCMBFieldChange(json: json, path: key) {
-            case .set(let v): update.changes[field] = v.isNull ? .delete : .set(try Self.value(v, key))
+            // NCMB keeps a field set to null (it reads back as null; a field cannot go back to undefined, ncmb.md §1.2).
+            case .set(let v): update.changes[field] = .set(try Self.value(v, key))
             case .increment(let n): update.changes[field] = .increment(try Self.value(n, key))
             case .add(let vs): update.changes[field] = .add(try vs.map { try Self.value($0, key) })
             case .addUnique(let vs): update.changes[field] = .addUnique(try vs.map { try Self.value($0, key) })
@@ -100,7 +113,7 @@ extension NCMBCall {
             update.changes[Self.relationsField] = .addUnique(relationsAdded.map(Value.string))
         }
         let before = cls == .role ? try? await owner.get(className: Self.storeClass(cls), id: id) : nil
-        let record = try await backend.update(className: Self.storeClass(cls), id: id, update)
+        let record = try await deniedIfHidden(cls, id) { try await backend.update(className: Self.storeClass(cls), id: id, update) }
         if cls == .role {
             try await syncRoles(affecting: record)
             if let before { try await syncRoles(affecting: before) }
@@ -110,7 +123,7 @@ extension NCMBCall {
 
     func delete(_ cls: NCMBClassName, _ id: String) async throws -> HTTPResponse {
         let before = cls == .role ? try? await owner.get(className: Self.storeClass(cls), id: id) : nil
-        try await backend.delete(className: Self.storeClass(cls), id: id, expectedVersion: nil)
+        try await deniedIfHidden(cls, id) { try await backend.delete(className: Self.storeClass(cls), id: id, expectedVersion: nil) }
         if let before { try await syncRoles(affecting: before, deleted: true) }
         if cls == .user {
             // The credentials go with the profile: the user can no longer log in.
@@ -171,7 +184,10 @@ extension NCMBCall {
         for (key, className) in relationClasses {
             object[key] = .object(["__type": "Relation", "className": .string(className)])
         }
-        if cls == .user, object["mailAddressConfirm"] == nil { object["mailAddressConfirm"] = .null }
+        if cls == .user {
+            // [doc] ncmb.md §1.6: a user object carries these keys, null when unset.
+            for key in ["mailAddress", "mailAddressConfirm", "authData"] where object[key] == nil { object[key] = .null }
+        }
         return object
     }
 

@@ -112,11 +112,19 @@ public struct NCMBDialect: EmulatorDialect {
         }
     }
 
+    /// An `X-NCMB-Timestamp`: ISO-8601 with a zone, or without one, read as UTC. [sdk] The Python SDK (PyPI
+    /// `NCMB` 1.3.1, `NCMBRequest.exec`) sends `datetime.now().isoformat()`: local time, microseconds, no zone; a
+    /// zone-less stamp is taken as UTC [inferred], so such a client must run with `TZ=UTC` to be within the
+    /// tolerance.
+    static func timestamp(_ text: String) -> Date? {
+        ISO8601.parse(text) ?? ISO8601.parse(text + "Z")
+    }
+
     /// `nil` when the application key, timestamp and signature are good; else the E401001 answer.
     func authenticate(_ request: HTTPRequest) -> HTTPResponse? {
         let refuse = NCMBErrorBody(code: "E401001").response()
         guard request.headers[NCMBSigner.Header.applicationKey] == configuration.applicationKey,
-              let stamp = request.headers[NCMBSigner.Header.timestamp], let sent = ISO8601.parse(stamp),
+              let stamp = request.headers[NCMBSigner.Header.timestamp], let sent = Self.timestamp(stamp),
               abs(sent.timeIntervalSince(clock())) <= configuration.timestampTolerance,
               signer.verify(request)
         else { return refuse }
