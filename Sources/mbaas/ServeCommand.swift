@@ -29,6 +29,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     enum Dialect: String, ExpressibleByArgument, CaseIterable { case ncmb, kii, apppot, parse }
 
+    /// The dialects built so far (the others are refused with exit status 2).
+    static let available = "ncmb"
+
     @Option(help: "The wire dialect: \(Dialect.allCases.map(\.rawValue).joined(separator: ", ")).")
     var dialect: Dialect
 
@@ -47,8 +50,26 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("client-key"), help: "ncmb: the client key clients sign with (or MBAAS_NCMB_CLIENT_KEY).")
     var clientKey: String?
 
-    @Option(name: .customLong("max-file-size"), help: "ncmb: the largest file upload in bytes (default 5242880).")
+    @Option(name: .customLong("max-file-size"), help: "The largest file upload in bytes (default: the dialect's).")
     var maxFileSize: Int?
+
+    @Option(name: .customLong("app-id"), help: "kii, apppot: the application id.")
+    var appID: String?
+
+    @Option(name: .customLong("app-key"), help: "kii, apppot: the application key.")
+    var appKey: String?
+
+    @Option(name: .customLong("client-id"), help: "kii: the app admin's client id (with --client-secret).")
+    var clientID: String?
+
+    @Option(name: .customLong("client-secret"), help: "kii: the app admin's client secret.")
+    var clientSecret: String?
+
+    @Option(help: "apppot: the company number.")
+    var company: Int?
+
+    @Option(help: "apppot: a JSON file of provisioned users (AppPot has no sign-up).")
+    var users: String?
 
     enum PasswordCost: String, ExpressibleByArgument, CaseIterable { case light, strong }
 
@@ -64,34 +85,29 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let env = ProcessInfo.processInfo.environment
-        guard dialect == .ncmb else {
-            throw MBaaSError(.unsupported, "the \(dialect.rawValue) dialect is not built yet; available: ncmb")
-        }
-        guard let appKey = applicationKey ?? env["MBAAS_NCMB_APPLICATION_KEY"], !appKey.isEmpty,
-              let clientKey = clientKey ?? env["MBAAS_NCMB_CLIENT_KEY"], !clientKey.isEmpty
-        else {
-            throw ValidationError("the ncmb dialect needs --application-key and --client-key (or MBAAS_NCMB_APPLICATION_KEY and MBAAS_NCMB_CLIENT_KEY)")
-        }
         let logger = global.logger
         var options = LocalBackend.Options()
         options.passwordHashing = (passwordCost ?? (data == nil ? .light : .strong)) == .light ? .light : .default
         let store = try LocalBackend(path: data ?? ":memory:", context: BackendContext(logger: logger), options: options)
-        var configuration = NCMBDialect.Configuration(applicationKey: appKey, clientKey: clientKey)
-        if let maxFileSize { configuration.maxFileSize = maxFileSize }
-        let ncmb = NCMBDialect(store: store, configuration: configuration, logger: logger)
-        let server = EmulatorServer(dialect: ncmb, host: host, port: port, logger: logger)
+        let dialect: any EmulatorDialect
+        do {
+            dialect = try await makeDialect(store: store)
+        } catch {
+            await store.close()
+            throw error
+        }
+        let server = EmulatorServer(dialect: dialect, host: host, port: port, logger: logger)
         let format = global.resolvedFormat
         let host = self.host, data = self.data
         do {
             try await server.run { bound in
                 let base = "http://\(host.contains(":") ? "[\(host)]" : host):\(bound)"
-                let backendURL = ncmb.backendURL(host: host, port: bound)
+                let backendURL = dialect.backendURL(host: host, port: bound)
                 let line: String
                 if format == .table {
-                    line = "mbaas serve: \(ncmb.name) dialect on \(base) (data: \(data ?? "in memory"))\nbackend URL: \(backendURL)\n"
+                    line = "mbaas serve: \(dialect.name) dialect on \(base) (data: \(data ?? "in memory"))\nbackend URL: \(backendURL)\n"
                 } else {
-                    let o: JSONObject = ["dialect": .string(ncmb.name), "baseURL": .string(base), "backendURL": .string(backendURL),
+                    let o: JSONObject = ["dialect": .string(dialect.name), "baseURL": .string(base), "backendURL": .string(backendURL),
                                          "data": data.map(JSON.string) ?? .null]
                     line = JSON.object(o).printed([.sortedKeys]) + "\n"
                 }
@@ -102,5 +118,15 @@ struct ServeCommand: AsyncParsableCommand {
             throw error
         }
         await store.close()
+    }
+
+    /// The dialect asked for, on `store`; each dialect's options are read in its own file (`ServeCommand+NCMB.swift`…).
+    func makeDialect(store: LocalBackend) async throws -> any EmulatorDialect {
+        switch dialect {
+        case .ncmb: return try ncmbDialect(store: store)
+        case .kii: return try await kiiDialect(store: store)
+        case .apppot: return try await appPotDialect(store: store)
+        case .parse: throw MBaaSError(.unsupported, "the parse dialect is not built yet; available: \(ServeCommand.available)")
+        }
     }
 }
