@@ -18,7 +18,7 @@ public enum NCMBWire {
             .objects, .skip, .count, .multiKeySort, .acl, .fieldOperations, .nestedKeys, .files, .fileList,
             .fileAttachment, .auth, .signUp, .anonymousAuth, .serverLogout, .roles,
             .valueType("Date"), .valueType("Pointer"), .valueType("GeoPoint"), .valueType("array"),
-            .valueType("object"), .queryValue("Date"), .queryValue("Pointer"), .fileNames, .aclReadOnly,
+            .valueType("object"), .queryValue("Date"), .queryValue("Pointer"), .fileNames, .aclReadOnly, .listUsers,
         ],
         operators: [.eq, .ne, .lt, .lte, .gt, .gte, .in, .nin, .exists, .prefix, .regex, .containsAll, .and, .or],
         maxPageSize: NCMBQuery.maxLimit, defaultPageSize: NCMBQuery.defaultLimit, maxBatchSize: 50,
@@ -36,6 +36,9 @@ public enum NCMBWire {
             .valueType("int"): "integers within ±2^53 only: NCMB is not known to keep larger ones exactly (its SDKs' JSON numbers are doubles); larger integers are refused (unsupported)",
             .valueType("null"): "writing a null is refused (unsupported): NCMB clears a field by setting it to null and has no Delete operator (ncmb.md §1.3), so a null field cannot be told from a cleared one: it reads back absent",
             .unicodeFileNames: unicodeFileNamesNote,
+            .listUsers: "the users the caller may read (their ACLs decide; NCMB has no administrative listing in its REST API)",
+            .listClasses: "NCMB's REST API cannot list classes: name them (--classes A,B)",
+            .importUsers: "NCMB users sign up themselves; there is no administrative import",
         ])
 
     /// Why non-ASCII file names are refused.
