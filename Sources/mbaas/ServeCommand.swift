@@ -93,7 +93,7 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             dialect = try await makeDialect(store: store)
         } catch {
-            await store.close()
+            await Self.close(store)
             throw error
         }
         let server = EmulatorServer(dialect: dialect, host: host, port: port, logger: logger)
@@ -114,10 +114,16 @@ struct ServeCommand: AsyncParsableCommand {
                 Terminal.writeOut(Data(line.utf8))
             }
         } catch {
-            await store.close()
+            await Self.close(store)
             throw error
         }
-        await store.close()
+        await Self.close(store)
+    }
+
+    /// Closes the store (folding the write-ahead log into the database file) in a task of its own: the command's
+    /// task is cancelled by Ctrl-C or SIGTERM, and GRDB refuses to start work in a cancelled task.
+    static func close(_ store: LocalBackend) async {
+        await Task { await store.close() }.value
     }
 
     /// The dialect asked for, on `store`; each dialect's options are read in its own file (`ServeCommand+NCMB.swift`…).

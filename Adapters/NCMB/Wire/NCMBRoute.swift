@@ -50,7 +50,7 @@ public enum NCMBRoute: Sendable, Hashable {
         guard rawPath.hasPrefix(prefix) else { return nil }
         var segments: [String] = []
         for raw in rawPath.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false) {
-            guard let s = String(raw).removingPercentEncoding else { return nil }
+            guard let s = percentDecode(String(raw)) else { return nil }
             segments.append(s)
         }
         if segments.last == "" { segments.removeLast() }  // trailing slash
@@ -95,8 +95,8 @@ public func ncmbQueryItems(of url: URL) -> [(String, String)] {
     }
     return query.split(separator: "&", omittingEmptySubsequences: true).map { item in
         let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-        let name = String(parts[0]).removingPercentEncoding ?? String(parts[0])
-        let value = parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : ""
+        let name = percentDecode(String(parts[0])) ?? String(parts[0])
+        let value = parts.count > 1 ? (percentDecode(String(parts[1])) ?? String(parts[1])) : ""
         return (name, value)
     }
 }

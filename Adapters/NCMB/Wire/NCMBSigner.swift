@@ -223,13 +223,30 @@ public struct NCMBSigner: Sendable, Hashable {
             httpStatus: response.status)
     }
 
-    /// Host, percent-encoded path and percent-encoded query of a URL, as they go on the wire.
+    /// Host, percent-encoded path and percent-encoded query of a URL, as they go on the wire: read from the URL's
+    /// text (`scheme://[user@]host[:port]/path?query#fragment`), so nothing is re-encoded; a bracketed IPv6 host
+    /// keeps its brackets. `nil` without a host.
     public static func wireParts(of url: URL) -> (host: String, path: String, query: String?)? {
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-              let host = components.percentEncodedHost, !host.isEmpty
-        else { return nil }
-        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        return (host, path, components.percentEncodedQuery)
+        let text = url.absoluteString
+        guard let schemeEnd = text.range(of: "://") else { return nil }
+        var rest = text[schemeEnd.upperBound...]
+        if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+        var authority = rest[..<authorityEnd]
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        var host = authority
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            host = authority[...close]
+        } else if let colon = authority.lastIndex(of: ":") {
+            host = authority[..<colon]
+        }
+        guard !host.isEmpty else { return nil }
+        let tail = rest[authorityEnd...]
+        let question = tail.firstIndex(of: "?")
+        let path = question.map { tail[..<$0] } ?? tail
+        let query = question.map { String(tail[tail.index(after: $0)...]) }
+        return (String(host), path.isEmpty ? "/" : String(path), query)
     }
 
     private func constantTimeEquals(_ a: String, _ b: String) -> Bool {

@@ -142,6 +142,32 @@ public func percentEncode(_ s: String) -> String {
     }
 }
 
+/// Decodes `%XX` escapes (UTF-8); `nil` when an escape is malformed or the bytes are not UTF-8. `+` stays `+`.
+/// A string without `%` is returned as is, without copying.
+public func percentDecode(_ s: String) -> String? {
+    guard s.utf8.contains(0x25) else { return s }
+    func hex(_ b: UInt8) -> UInt8? {
+        switch b {
+        case 0x30...0x39: b - 0x30
+        case 0x41...0x46: b - 0x41 + 10
+        case 0x61...0x66: b - 0x61 + 10
+        default: nil
+        }
+    }
+    var out: [UInt8] = []
+    out.reserveCapacity(s.utf8.count)
+    var it = s.utf8.makeIterator()
+    while let b = it.next() {
+        if b == 0x25 {
+            guard let h = it.next().flatMap(hex), let l = it.next().flatMap(hex) else { return nil }
+            out.append(h << 4 | l)
+        } else {
+            out.append(b)
+        }
+    }
+    return String(validating: out, as: UTF8.self)
+}
+
 extension String {
     /// Case-insensitive equality: ASCII strings (HTTP field names, SQL identifiers) are compared byte by byte with
     /// ASCII case folding, without Foundation's locale-aware machinery; anything else falls back to

@@ -145,7 +145,6 @@ extension NCMBCall {
             throw MBaaSError(.invalidRequest, error.message, vendorCode: "E400002")
         }
         if let extra { query.predicate = query.predicate.map { .and([$0, extra]) } ?? extra }
-        if cls == .user { query = Self.userStoreQuery(query) }
         var results: [JSON] = []
         if query.limit != 0 {
             let page: RecordPage
@@ -200,10 +199,6 @@ extension NCMBCall {
     static func userWireKey(_ key: String) -> String {
         switch key { case "username": "userName"; case "email": "mailAddress"; default: key }
     }
-
-    /// The translator already maps `userName`/`mailAddress` to the neutral `username`/`email`, which is how the
-    /// profile records store them.
-    static func userStoreQuery(_ query: Query) -> Query { query }
 
     // MARK: Roles and relations
 

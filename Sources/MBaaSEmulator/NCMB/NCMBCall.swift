@@ -30,6 +30,12 @@ struct NCMBCall {
 
     func answer() async throws -> HTTPResponse {
         if let token { try await checkSession(token) }
+        switch route {
+        case .objects(.installation), .object(.installation, _), .objects(.push), .object(.push, _):
+            // Push and devices are not emulated: answered as a service this application does not have.
+            return NCMBErrorBody(code: "E404002").response()
+        default: break
+        }
         switch (route, method) {
         case (.objects(let cls), "GET"): return try await query(cls)
         case (.objects(let cls), "POST"):

@@ -95,7 +95,7 @@ public struct NCMBDialect: EmulatorDialect {
     var signer: NCMBSigner { NCMBSigner(applicationKey: configuration.applicationKey, clientKey: configuration.clientKey) }
 
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
-        let path = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? request.url.path
+        let path = NCMBSigner.wireParts(of: request.url)?.path ?? request.url.path
         guard let route = NCMBRoute(path: path, apiVersion: configuration.apiVersion) else {
             return NCMBErrorBody(code: "E404002").response()
         }
@@ -122,12 +122,11 @@ public struct NCMBDialect: EmulatorDialect {
 
     /// `nil` when the application key, timestamp and signature are good; else the E401001 answer.
     func authenticate(_ request: HTTPRequest) -> HTTPResponse? {
-        let refuse = NCMBErrorBody(code: "E401001").response()
         guard request.headers[NCMBSigner.Header.applicationKey] == configuration.applicationKey,
               let stamp = request.headers[NCMBSigner.Header.timestamp], let sent = Self.timestamp(stamp),
               abs(sent.timeIntervalSince(clock())) <= configuration.timestampTolerance,
               signer.verify(request)
-        else { return refuse }
+        else { return NCMBErrorBody(code: "E401001").response() }
         return nil
     }
 }
