@@ -54,7 +54,8 @@ public struct ConformanceFixtures: Sendable, Hashable {
 
 extension ConformanceRunner {
     /// Runs scenarios live against an embedded database backend, each scenario on a fresh database file in a
-    /// temporary directory (removed afterwards); the instances of one scenario share its file.
+    /// new directory under `parent` (the temporary directory by default; removed afterwards); the instances of one
+    /// scenario share its file.
     ///
     /// ```swift
     /// let results = await ConformanceRunner.liveOnFreshDatabases(adapter: "mine", factory: MyFactory(),
@@ -64,10 +65,10 @@ extension ConformanceRunner {
     /// ```
     public static func liveOnFreshDatabases(
         adapter: String, factory: any BackendFactory, scenarios: [Scenario], context: BackendContext = BackendContext(),
+        in parent: URL = FileManager.default.temporaryDirectory,
         url: @escaping @Sendable (_ databaseFile: URL) -> BackendURL
     ) async -> [ScenarioResult] {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("mbaas-conformance-\(adapter)-\(UUID().uuidString)")
+        let directory = parent.appendingPathComponent("mbaas-conformance-\(adapter)-\(UUID().uuidString)")
         do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch {
             return scenarios.map {
                 ScenarioResult(adapter: adapter, scenario: $0.id, outcome: .errored,
