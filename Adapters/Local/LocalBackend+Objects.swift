@@ -18,7 +18,7 @@ extension LocalBackend {
     /// back), on a read-only connection of its own (``LocalPointReader``), without an explicit transaction: the
     /// record is read by one statement, which SQLite runs in its own snapshot (the session check, when there is a
     /// session, is a statement of its own).
-    public func get(className: String, id: String) async throws -> MBaaSCore.Record {
+    public nonisolated func get(className: String, id: String) async throws -> MBaaSCore.Record {
         try LocalValidation.className(className)
         try checkExists()
         let store = self.store, token = sessionTokenHash

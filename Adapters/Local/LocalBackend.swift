@@ -88,7 +88,12 @@ public actor LocalBackend: Backend {
     nonisolated let store: LocalStore
     /// Opened read-only on a path where no database exists: every call that reads reports `notFound`.
     nonisolated let missingDatabase: Bool
-    var currentSession: Session?
+    /// The session, behind a lock of its own so that point reads run without hopping onto the actor.
+    nonisolated let sessionState = LocalSessionState()
+    var currentSession: Session? {
+        get { sessionState.session }
+        set { sessionState.session = newValue }
+    }
 
     /// Opens the database at `path` (`:memory:` for a private in-memory database) as ``Options/openMode`` says:
     /// by default creating it (mode 0600; its `-wal`/`-shm` files follow the database's mode) and migrating its
@@ -193,7 +198,7 @@ public actor LocalBackend: Backend {
         self.store = store
         self.path = path
         self.missingDatabase = missingDatabase
-        self.currentSession = session
+        self.sessionState.session = session
     }
 
     /// A private in-memory database (files in a temporary directory removed by ``close()``).
@@ -235,7 +240,7 @@ public actor LocalBackend: Backend {
     // MARK: Running operations
 
     /// The SHA-256 of the current session token, as the sessions table stores it.
-    var sessionTokenHash: String? { currentSession.map { LocalTokens.hash($0.token) } }
+    nonisolated var sessionTokenHash: String? { sessionState.tokenHash }
 
     /// Runs `body` in a read transaction with the acting principal.
     func reading<T: Sendable>(_ body: @escaping @Sendable (Database, LocalPrincipal) throws -> T) async throws -> T {
@@ -260,7 +265,7 @@ public actor LocalBackend: Backend {
     }
 
     /// `notFound` when the backend was opened read-only on a path without a database.
-    func checkExists() throws(MBaaSError) {
+    nonisolated func checkExists() throws(MBaaSError) {
         if missingDatabase {
             throw MBaaSError(.notFound, "no database at '\(path)': check the path (reading never creates a database)")
         }
@@ -275,12 +280,34 @@ public actor LocalBackend: Backend {
     }
 
     /// Maps an error to ``MBaaSError``; an invalid session ends the session.
-    func handle(_ error: any Error, tokenHash: String?) -> MBaaSError {
+    nonisolated func handle(_ error: any Error, tokenHash: String?) -> MBaaSError {
         if error is LocalSessionInvalid {
-            if tokenHash != nil, sessionTokenHash == tokenHash { currentSession = nil }
+            if let tokenHash { sessionState.clear(ifTokenHash: tokenHash) }
             return MBaaSError(.unauthorized, "the session has expired or was logged out; log in again")
         }
         return LocalStore.mapError(error)
+    }
+}
+
+/// A backend instance's session and its token hash (computed once), under a lock.
+final class LocalSessionState: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: Session?
+    private var hash: String?
+
+    var session: Session? {
+        get { lock.withLock { current } }
+        set {
+            let h = newValue.map { LocalTokens.hash($0.token) }
+            lock.withLock { current = newValue; hash = h }
+        }
+    }
+
+    var tokenHash: String? { lock.withLock { hash } }
+
+    /// Ends the session if it is still the one whose token has this hash.
+    func clear(ifTokenHash tokenHash: String) {
+        lock.withLock { if hash == tokenHash { current = nil; hash = nil } }
     }
 }
 
