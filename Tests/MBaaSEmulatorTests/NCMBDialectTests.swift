@@ -124,6 +124,31 @@ struct NCMBDialectTests {
         #expect(try await alice.get(className: "Diary", id: shared.id!).fields["text"] == "ours")
     }
 
+    @Test("role ACLs apply to the members of a role's belongUser relation, and follow membership changes")
+    func roles() async throws {
+        let dialect = try makeDialect()
+        let alice = client(dialect), bob = client(dialect)
+        let a = try await alice.signUp(username: "alice", password: "pw-alice", email: nil, fields: [:])
+        let b = try await bob.signUp(username: "bob", password: "pw-bob", email: nil, fields: [:])
+        let roleId = try await alice.createRole(name: "Editors", users: [a.userId])
+        let note = try await alice.create(Record(className: "Note", acl: ACL([.role("Editors"): .readWrite]), fields: ["t": "x"]))
+        #expect(try await alice.get(className: "Note", id: note.id!).fields["t"] == "x")
+        do { _ = try await bob.get(className: "Note", id: note.id!); Issue.record("bob read an Editors-only note") }
+        catch let e as MBaaSError { #expect(e.vendorCode == "E403001") }
+        try await alice.addUsers([b.userId], toRole: roleId)
+        #expect(try await bob.get(className: "Note", id: note.id!).fields["t"] == "x")
+        #expect(Set(try await alice.users(inRole: roleId).compactMap(\.id)) == [a.userId, b.userId])
+        try await alice.removeUsers([b.userId], fromRole: roleId)
+        do { _ = try await bob.get(className: "Note", id: note.id!); Issue.record("bob still reads after leaving the role") }
+        catch let e as MBaaSError { #expect(e.vendorCode == "E403001") }
+        #expect(try await alice.currentUser().roles == ["Editors"])
+        // A second role of the same name, and a name the store cannot key an ACL with, are refused.
+        do { _ = try await alice.createRole(name: "Editors"); Issue.record("duplicate role") }
+        catch let e as MBaaSError { #expect(e.vendorCode == "E409001") }
+        do { _ = try await alice.createRole(name: "Édition"); Issue.record("role name outside the store's ACL keys") }
+        catch let e as MBaaSError { #expect(e.vendorCode == "E400004") }
+    }
+
     @Test("file names cannot leave the file area, and oversized bodies get NCMB's size errors")
     func fileNamesAndSizes() async throws {
         let dialect = try makeDialect(configure: { $0.maxFileSize = 1024 })

@@ -48,6 +48,13 @@ extension NCMBCall {
             guard let name = fields["roleName"]?.stringValue, !name.isEmpty else {
                 throw MBaaSError(.invalidRequest, "roleName is empty.", vendorCode: "E400003")
             }
+            // Role names become ACL keys (`role:NAME`) in the store, which takes 1 to 64 of [A-Za-z0-9_.-]; a name
+            // outside that is refused rather than kept without its ACL effect [inferred].
+            guard name.utf8.count <= 64, name.utf8.allSatisfy({ b in
+                (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) || b == 0x2D || b == 0x2E || b == 0x5F
+            }) else {
+                throw MBaaSError(.invalidRequest, "roleName is invalid format. (the emulator takes 1 to 64 of A-Z a-z 0-9 _ . -)", vendorCode: "E400004")
+            }
             if try await roleId(named: name) != nil {
                 throw MBaaSError(.duplicate, "roleName is duplication.", vendorCode: "E409001")
             }
