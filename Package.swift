@@ -52,7 +52,9 @@ let package = Package(
         .target(
             name: "MBaaSConformance",
             dependencies: ["MBaaSCore", "MBaaSReplay", .product(name: "Crypto", package: "swift-crypto")],
-            path: "Sources/MBaaSConformance"
+            path: "Sources/MBaaSConformance",
+            // The scenarios ship with the module (Bundle.module); Fixtures/Scenarios is a link to them.
+            resources: [.copy("Scenarios")]
         ),
         .target(
             name: "MBaaSMigration",

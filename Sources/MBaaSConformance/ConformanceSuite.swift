@@ -43,13 +43,21 @@ public struct ConformanceSuite: Sendable {
         ConformanceSuite(scenarios: try ScenarioCatalog.load(directory: directory))
     }
 
-    /// The scenarios shipped with MBaaSKit (`Fixtures/Scenarios` of the package checkout this module was built
-    /// from). Third-party adapters that depend on MBaaSKit through SwiftPM find them in their checkout.
+    /// The scenarios shipped with MBaaSKit, a resource of this module (`Bundle.module`), so a third-party adapter
+    /// that depends on MBaaSKit through SwiftPM runs the same suite wherever its build puts the bundle.
     public static func bundled() throws -> ConformanceSuite {
-        try load(directory: bundledFixtures.appendingPathComponent("Scenarios"))
+        try load(directory: bundledScenarios)
     }
 
-    /// `Fixtures/` of the package checkout this module was compiled from.
+    /// The directory of the shipped scenarios: the module's resource bundle (the source tree's
+    /// `Sources/MBaaSConformance/Scenarios`, linked as `Fixtures/Scenarios`, when the bundle is not found).
+    public static var bundledScenarios: URL {
+        if let url = Bundle.module.url(forResource: "Scenarios", withExtension: nil) { return url }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Scenarios")
+    }
+
+    /// `Fixtures/` of the package checkout this module was compiled from: MBaaSKit's own cassettes and baseline
+    /// (development data of the built-in adapters, not shipped as resources).
     public static var bundledFixtures: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Fixtures")
