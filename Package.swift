@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "MBaaSReplay", targets: ["MBaaSReplay"]),
         .library(name: "MBaaSConformance", targets: ["MBaaSConformance"]),
         .library(name: "MBaaSMigration", targets: ["MBaaSMigration"]),
+        .library(name: "MBaaSTesting", targets: ["MBaaSTesting"]),
         .library(name: "MBaaSLocal", targets: ["MBaaSLocal"]),
         .library(name: "MBaaSPocketBase", targets: ["MBaaSPocketBase"]),
         .library(name: "MBaaSNCMBWire", targets: ["MBaaSNCMBWire"]),
@@ -56,6 +57,8 @@ let package = Package(
             // The scenarios ship with the module (Bundle.module); Fixtures/Scenarios is a link to them.
             resources: [.copy("Scenarios")]
         ),
+        // Test doubles for every test target here and for third-party adapters' tests.
+        .target(name: "MBaaSTesting", dependencies: ["MBaaSCore"], path: "Sources/MBaaSTesting"),
         .target(
             name: "MBaaSMigration",
             dependencies: [
@@ -128,7 +131,7 @@ let package = Package(
 
         // MARK: Tests (one target per module)
         .testTarget(name: "MBaaSCoreTests", dependencies: ["MBaaSCore"]),
-        .testTarget(name: "MBaaSReplayTests", dependencies: ["MBaaSCore", "MBaaSReplay"]),
+        .testTarget(name: "MBaaSReplayTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSTesting"]),
         .testTarget(
             name: "MBaaSConformanceTests",
             dependencies: [
@@ -136,7 +139,7 @@ let package = Package(
                 "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot",
             ]
         ),
-        .testTarget(name: "MBaaSLocalTests", dependencies: ["MBaaSCore", "MBaaSLocal"]),
+        .testTarget(name: "MBaaSLocalTests", dependencies: ["MBaaSCore", "MBaaSLocal", "MBaaSTesting"]),
         .testTarget(
             name: "MBaaSMigrationTests",
             dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSMigration", "MBaaSLocal", "MBaaSNCMB", "MBaaSPocketBase"]),
@@ -156,7 +159,7 @@ let package = Package(
             name: "MBaaSEmulatorTests",
             dependencies: [
                 "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSEmulator", "MBaaSLocal", "MBaaSNCMBWire", "MBaaSNCMB",
-                "MBaaSMigration", "MBaaSPocketBase",
+                "MBaaSMigration", "MBaaSPocketBase", "MBaaSTesting",
             ]
         ),
         // Depends on the executable so that `swift test` builds the `mbaas` binary the CLI tests run.

@@ -4,6 +4,7 @@ import MBaaSCore
 import MBaaSEmulator
 import MBaaSNCMB
 import MBaaSReplay
+import MBaaSTesting
 import Testing
 
 /// Parity: every request of every NCMB cassette is sent to the NCMB dialect, and its answer is compared with the
@@ -66,9 +67,9 @@ struct NCMBParityTests {
         let firstStamp = cassette.interactions.first?.request.headers[NCMBSigner.Header.timestamp].flatMap(ISO8601.parse)
             ?? cassette.recordedAt
         // The store's clock starts at the cassette's and ticks a millisecond per reading, like the recording's.
-        let ticks = TickingClock(start: firstStamp)
+        let ticks = TestClock(firstStamp, tick: 0.001)
         let dialect = try makeDialect(applicationKey: appKey, clientKey: clientKey, clock: { firstStamp },
-                                      storeClock: { ticks.next() })
+                                      storeClock: ticks.function)
         let signer = NCMBSigner(applicationKey: appKey, clientKey: clientKey)
         var substitutions: [(String, String)] = []
         var found: [Divergence] = []
@@ -146,14 +147,3 @@ struct NCMBParityTests {
     }
 }
 
-/// A clock that advances one millisecond each time it is read.
-final class TickingClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var now: Date
-    init(start: Date) { now = start }
-    func next() -> Date {
-        lock.lock(); defer { lock.unlock() }
-        now = now.addingTimeInterval(0.001)
-        return now
-    }
-}

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import MBaaSCore
+import MBaaSTesting
 import MBaaSLocal
 import Testing
 #if canImport(Glibc)

@@ -38,23 +38,3 @@ func expectError<T>(_ kind: MBaaSError.Kind, sourceLocation: SourceLocation = #_
         return nil
     }
 }
-
-/// A clock tests move by hand.
-final class TestClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var current: Date
-
-    init(_ start: Date = ISO8601.parse("2025-01-01T00:00:00.000Z")!) { current = start }
-
-    var now: Date { lock.withLock { current } }
-    func advance(by seconds: TimeInterval) { lock.withLock { current += seconds } }
-    var function: @Sendable () -> Date { { [self] in self.now } }
-}
-
-/// A thread-safe list, for collecting callbacks.
-final class Collector<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [T] = []
-    func append(_ item: T) { lock.withLock { items.append(item) } }
-    var all: [T] { lock.withLock { items } }
-}

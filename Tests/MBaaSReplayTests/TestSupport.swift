@@ -1,22 +1,8 @@
 import Foundation
 import MBaaSCore
+@_exported import MBaaSTesting
 @testable import MBaaSReplay
 
-/// A scripted live server: answers requests with a closure and keeps what it was sent.
-final class StubTransport: HTTPTransport, @unchecked Sendable {
-    private let handler: @Sendable (HTTPRequest) throws -> HTTPResponse
-    private let state = Locked<[HTTPRequest]>([])
-
-    init(_ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) { self.handler = handler }
-
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        state.withLock { $0.append(request) }
-        return try handler(request)
-    }
-
-    var requests: [HTTPRequest] { state.withLock { $0 } }
-    var callCount: Int { requests.count }
-}
 
 func jsonResponse(_ status: Int = 200, _ json: JSON, headers: [(String, String)] = []) -> HTTPResponse {
     HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json")] + headers), body: json.data())

@@ -1,0 +1,57 @@
+import Foundation
+import MBaaSCore
+
+/// An ``MBaaSCore/HTTPTransport`` for tests: answers each request with a handler, or from a queue, and keeps every
+/// request it was sent.
+///
+/// ```swift
+/// let stub = StubTransport { request in .json(200, ["objectId": "a1"]) }
+/// let backend = MyBackend(context: BackendContext(transport: stub))
+/// _ = try await backend.create(record)
+/// #expect(stub.requests.first?.method == "POST")
+/// ```
+///
+/// # Contract
+/// - Requests are kept in the order they arrived, before the handler runs (a throwing handler's request is kept).
+/// - With a queue, each request takes the next response; an empty queue is a `transport` error naming the URL.
+/// - Safe to use from concurrent tasks.
+public final class StubTransport: HTTPTransport, @unchecked Sendable {
+    private let lock = NSLock()
+    private var sent: [HTTPRequest] = []
+    private var queue: [HTTPResponse]
+    private let handler: (@Sendable (HTTPRequest) throws -> HTTPResponse)?
+
+    /// Answers with `handler`.
+    public init(_ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+        self.handler = handler
+        self.queue = []
+    }
+
+    /// Answers with `responses`, one per request, in order.
+    public init(responses: [HTTPResponse]) {
+        self.handler = nil
+        self.queue = responses
+    }
+
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let queued: HTTPResponse? = lock.withLock {
+            sent.append(request)
+            return handler == nil && !queue.isEmpty ? queue.removeFirst() : nil
+        }
+        if let handler { return try handler(request) }
+        guard let queued else { throw MBaaSError(.transport, "stub: no response queued for \(request.method) \(request.url)") }
+        return queued
+    }
+
+    /// Every request sent so far.
+    public var requests: [HTTPRequest] { lock.withLock { sent } }
+    /// How many requests were sent.
+    public var callCount: Int { requests.count }
+}
+
+extension HTTPResponse {
+    /// A JSON response (`Content-Type: application/json`), for stubs.
+    public static func json(_ status: Int, _ body: JSON, headers: [(String, String)] = []) -> HTTPResponse {
+        HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json")] + headers), body: body.data())
+    }
+}
