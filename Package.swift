@@ -148,7 +148,7 @@ let package = Package(
         .testTarget(
             name: "MBaaSNCMBTests",
             dependencies: [
-                "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSNCMB",
+                "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSNCMB", "MBaaSTesting",
                 // The simulator checks request signatures with its own HMAC code, not the adapter's signer.
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -163,7 +163,7 @@ let package = Package(
             ]
         ),
         // Depends on the executable so that `swift test` builds the `mbaas` binary the CLI tests run.
-        .testTarget(name: "mbaasTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSMigration", "MBaaSNCMB", "mbaas"]),
+        .testTarget(name: "mbaasTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSMigration", "MBaaSNCMB", "MBaaSTesting", "mbaas"]),
     ],
     swiftLanguageModes: [.v6]
 )

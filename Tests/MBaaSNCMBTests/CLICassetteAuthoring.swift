@@ -2,6 +2,7 @@ import Foundation
 import MBaaSCore
 import MBaaSNCMB
 import MBaaSReplay
+import MBaaSTesting
 import Testing
 
 /// Authors `Fixtures/CLICassettes/ncmb/session.json`, the cassette the CLI end-to-end test

@@ -1,6 +1,7 @@
 import Foundation
 import MBaaSCore
 import MBaaSReplay
+import MBaaSTesting
 import Testing
 @testable import MBaaSNCMB
 

@@ -2,6 +2,7 @@ import Foundation
 import MBaaSCore
 import MBaaSNCMB
 import MBaaSReplay
+import MBaaSTesting
 import Testing
 
 /// The `mbaas` binary end to end against NCMB: `ncmb signature` on the documented vectors, and object, file and
