@@ -250,43 +250,13 @@ struct RecordStreamPrinter {
     }
 }
 
-/// Parses `objects update` fields: neutral values to set, or Parse-style `{"__op":...}` operations.
+/// Parses `objects update` fields: neutral values to set, or `{"__op":...}` operations (the core's neutral form,
+/// ``RecordUpdate/init(changes:expectedVersion:acl:)``).
 func parseChanges(_ text: String) throws(MBaaSError) -> [String: FieldOperation] {
     guard let object = try parseJSONArgument(text, name: "fields").objectValue else {
         throw MBaaSError(.invalidRequest, "fields must be a JSON object")
     }
-    var changes: [String: FieldOperation] = [:]
-    for (key, json) in object {
-        if Record.reservedFieldNames.contains(key) {
-            throw MBaaSError(.invalidRequest, "fields: '\(key)' is reserved for record metadata")
-        }
-        guard let op = json["__op"] else {
-            changes[key] = .set(try Value(json: json, path: key))
-            continue
-        }
-        func objects() throws(MBaaSError) -> [Value] {
-            guard let items = json["objects"]?.arrayValue else {
-                throw MBaaSError(.invalidRequest, "\(key): '\(op.stringValue ?? "")' needs an 'objects' array")
-            }
-            var values: [Value] = []
-            for (i, item) in items.enumerated() { values.append(try Value(json: item, path: "\(key).objects[\(i)]")) }
-            return values
-        }
-        switch op.stringValue {
-        case "Increment":
-            guard let amount = json["amount"], amount.doubleValue != nil else {
-                throw MBaaSError(.invalidRequest, "\(key): 'Increment' needs a number 'amount'")
-            }
-            changes[key] = .increment(try Value(json: amount, path: "\(key).amount"))
-        case "Delete": changes[key] = .delete
-        case "Add": changes[key] = .add(try objects())
-        case "AddUnique": changes[key] = .addUnique(try objects())
-        case "Remove": changes[key] = .remove(try objects())
-        default:
-            throw MBaaSError(.invalidRequest, "\(key): unknown __op \(op.printed()) (Increment, Delete, Add, AddUnique, Remove)")
-        }
-    }
-    return changes
+    return try RecordUpdate(changes: object).changes
 }
 
 /// Administrative commands on the embedded store need the rights of the database file's owner (or root).
