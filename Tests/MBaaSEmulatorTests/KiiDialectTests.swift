@@ -101,6 +101,34 @@ struct KiiDialectSecurityTests {
         #expect(try await bob.queryPage(Query("users/me/Diary")).records.isEmpty)
     }
 
+    @Test("a group's bucket belongs to its members: members read and write, others are refused")
+    func groupScope() async throws {
+        let dialect = try makeKiiDialect()
+        let alice = kiiClient(dialect), bob = kiiClient(dialect), carol = kiiClient(dialect)
+        _ = try await alice.signUp(username: "alice", password: "pw-alice", email: nil, fields: [:])
+        let bobSession = try await bob.signUp(username: "bob", password: "pw-bob", email: nil, fields: [:])
+        _ = try await carol.signUp(username: "carol", password: "pw-carol", email: nil, fields: [:])
+        let group = try await alice.createGroup(name: "team", members: [bobSession.userId])
+        let bucket = "groups/\(group)/Plans"
+        let plan = try await alice.create(Record(className: bucket, fields: ["title": "launch"]))
+        let id = try #require(plan.id)
+        #expect(try await bob.get(className: bucket, id: id).fields["title"] == "launch")
+        _ = try await bob.update(className: bucket, id: id, .set(["title": "launch v2"]))
+        #expect(try await alice.queryPage(Query(bucket)).records.count == 1)
+        for attempt in ["get", "query", "create"] {
+            do {
+                switch attempt {
+                case "get": _ = try await carol.get(className: bucket, id: id)
+                case "query": _ = try await carol.queryPage(Query(bucket))
+                default: _ = try await carol.create(Record(className: bucket, fields: ["title": "mine now"]))
+                }
+                Issue.record("carol could \(attempt) in the group's bucket")
+            } catch let e as MBaaSError { #expect(e.vendorCode == "UNAUTHORIZED", "\(attempt): \(e)") }
+        }
+        do { _ = try await carol.queryPage(Query("groups/nosuchgroup/Plans")); Issue.record("a missing group answered") }
+        catch let e as MBaaSError { #expect(e.vendorCode == "GROUP_NOT_FOUND") }
+    }
+
     @Test("an object whose ACL no longer grants writing to any authenticated user refuses other users' writes")
     func objectACL() async throws {
         let dialect = try makeKiiDialect()
