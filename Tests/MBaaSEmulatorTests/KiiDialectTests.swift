@@ -216,6 +216,23 @@ struct KiiDialectSecurityTests {
         #expect(small.status == 200)
         let read = await dialect.respond(to: kiiRequest(dialect, "GET", body, token: session.token))
         #expect(read.status == 200 && read.body == Data("hello".utf8) && read.headers["Content-Type"] == "text/plain")
+        // A body has its own version: the object's ETag stays (Kii, [sdk] Unity TestKiiObject_body.cs).
+        #expect(try await user.get(className: "Memo", id: memo.id!).version == "1")
+        #expect(await dialect.respond(to: kiiRequest(dialect, "HEAD", body, token: session.token)).status == 204)
+        // Another user may read (app scope) but not replace or delete the body; the body goes with its object.
+        let bob = kiiClient(dialect)
+        let bobSession = try await bob.signUp(username: "bob", password: "pw-bob", email: nil, fields: [:])
+        let revoke = await dialect.respond(to: kiiRequest(dialect, "DELETE", "/apps/emuapp/buckets/Memo/objects/\(memo.id!)/acl/WRITE_EXISTING_OBJECT/UserID:ANY_AUTHENTICATED_USER", token: session.token))
+        #expect(revoke.status == 204)
+        let overwrite = await dialect.respond(to: kiiRequest(dialect, "PUT", body, body: Data("evil".utf8), contentType: "text/plain", token: bobSession.token))
+        #expect(overwrite.status == 401 && kiiErrorCode(overwrite) == "UNAUTHORIZED")
+        let erase = await dialect.respond(to: kiiRequest(dialect, "DELETE", body, token: bobSession.token))
+        #expect(erase.status == 401)
+        #expect(await dialect.respond(to: kiiRequest(dialect, "GET", body, token: bobSession.token)).body == Data("hello".utf8))
+        try await user.delete(className: "Memo", id: memo.id!, expectedVersion: nil)
+        let gone = await dialect.respond(to: kiiRequest(dialect, "GET", body, token: session.token))
+        #expect(gone.status == 404 && kiiErrorCode(gone) == "OBJECT_NOT_FOUND")
+        #expect(try await dialect.store.sharing(session: nil, administrative: true).listFiles(prefix: "kiibody/", limit: nil).isEmpty)
     }
 }
 

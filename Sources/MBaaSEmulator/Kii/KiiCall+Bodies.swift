@@ -5,58 +5,84 @@ import MBaaSLocal
 
 /// Object bodies (kii.md §5.1) and object ACLs (kii.md §6).
 ///
-/// A body is a store file attached to its object's record under the hidden field `_body` (the store names it
-/// `{class}/{id}/_body/body-{uuid}`, keeps the bytes under a random storage name, checks write access to the record
-/// on upload and deletes the file with the record). Uploading again replaces the body. Range downloads, resumable
-/// uploads and publication are not emulated.
+/// A body is a store file named `kiibody/{class}/{id}` (the store keeps the bytes under a random storage name, so
+/// the name never reaches a disk path) with its object's ACL; it is not a field of the record, so uploading or
+/// deleting it leaves the object's version alone, as Kii does ([sdk] Unity `TestKiiObject_body.cs`: the object's
+/// ETag is unchanged after an upload). The body goes with its object (delete, drop bucket). Uploading again
+/// replaces it. Range downloads, resumable uploads and publication are not emulated.
 extension KiiCall {
-    static let bodyField = "_body"
+    static func bodyName(_ b: KiiStoreBucket, _ id: String) -> String { "kiibody/\(b.storeClass)/\(id)" }
 
-    /// `PUT {object}/body` [doc kii.md §5.1; sdk Unity `TestKiiObject_body.cs`]: 200 `{"modifiedAt"}` and an `ETag`.
+    /// Whether the caller may write an object, by its ACL ([doc] kii.md §5.1: "determined by the ACL set on the
+    /// object"; writing a body needs WRITE_EXISTING_OBJECT [inferred]).
+    func mayWrite(_ record: Record) async -> Bool {
+        switch caller {
+        case .admin: return true
+        case .anonymous: return record.acl?.canWrite(user: nil) ?? true
+        case .user(let id, _):
+            guard let user = try? await owner.user(id: id) else { return false }
+            return record.acl?.canWrite(user: id, roles: user.roles, groups: user.groups) ?? true
+        }
+    }
+
+    /// The body's file, or 404 `OBJECT_BODY_NOT_FOUND` [doc kii.md §5.1].
+    func bodyInfo(_ b: KiiStoreBucket, _ id: String) async throws -> FileInfo {
+        let name = Self.bodyName(b, id)
+        guard let info = try await owner.listFiles(prefix: name, limit: 1000).first(where: { $0.reference.name == name }) else {
+            throw KiiFailure("OBJECT_BODY_NOT_FOUND", "The object body was not found",
+                             extras: ["bucketID": .string(b.bucket), "objectID": .string(id), "objectScope": b.objectScope(appID: appID)])
+        }
+        return info
+    }
+
+    /// A body's ETag: its last change, in milliseconds (a body version of its own, kii.md §5.1).
+    func bodyETag(_ info: FileInfo) -> String {
+        KiiETag.quote(String(ISO8601.millis(info.updatedAt ?? info.createdAt ?? dialect.clock())))
+    }
+
+    /// `PUT {object}/body` [doc kii.md §5.1; sdk Unity `TestKiiObject_body.cs`]: 200 `{"modifiedAt"}` and the
+    /// body's `ETag`.
     func putBody(_ address: KiiBucketAddress, _ id: String) async throws -> HTTPResponse {
         let b = try await resolve(address)
         let data = request.body ?? Data()
         guard data.count <= dialect.configuration.maxBodySize else {
             throw KiiFailure("REQUEST_ENTITY_TOO_LARGE", "An object body has at most \(dialect.configuration.maxBodySize) bytes")
         }
+        let record = try await onObject(b, id) { try await readView(b).get(className: b.storeClass, id: id) }
+        guard await mayWrite(record) else { throw unauthorized("the caller may not write object \(id)") }
         let contentType = request.headers["Content-Type"].flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
-        let upload = FileUpload(name: "body-" + UUID().uuidString.lowercased(), source: .data(data), contentType: contentType,
-                                attachment: FileAttachment(className: b.storeClass, objectId: id, field: Self.bodyField))
-        _ = try await onObject(b, id) { try await view.upload(upload) }
-        let record = try await owner.get(className: b.storeClass, id: id)
-        return Self.json(200, KiiObjectUpdateResponse(modifiedAt: ISO8601.millis(record.updatedAt ?? dialect.clock())).json,
-                         contentType: KiiObjectUpdateResponse.contentType, headers: etag(record))
-    }
-
-    /// The body's file reference, or 404 `OBJECT_BODY_NOT_FOUND` [doc kii.md §5.1].
-    func bodyFile(_ record: Record, _ b: KiiStoreBucket, _ id: String) throws -> FileReference {
-        guard case .file(let file)? = record.fields[Self.bodyField] else {
-            throw KiiFailure("OBJECT_BODY_NOT_FOUND", "The object body was not found",
-                             extras: ["bucketID": .string(b.bucket), "objectID": .string(id), "objectScope": b.objectScope(appID: appID)])
-        }
-        return file
+        let name = Self.bodyName(b, id)
+        try? await owner.deleteFile(FileReference(name: name))
+        _ = try await owner.upload(FileUpload(name: name, source: .data(data), contentType: contentType,
+                                              acl: record.acl ?? Self.bookkeepingACL))
+        let info = try await bodyInfo(b, id)
+        return Self.json(200, KiiObjectUpdateResponse(modifiedAt: ISO8601.millis(info.updatedAt ?? dialect.clock())).json,
+                         contentType: KiiObjectUpdateResponse.contentType, headers: [("ETag", bodyETag(info))])
     }
 
     /// `GET {object}/body`: 200 with the uploader's Content-Type; `HEAD`: 204 with the headers only [doc kii.md §5.1].
     func getBody(_ address: KiiBucketAddress, _ id: String, head: Bool) async throws -> HTTPResponse {
         let b = try await resolve(address)
-        let reader = readView(b)
-        let record = try await onObject(b, id) { try await reader.get(className: b.storeClass, id: id) }
-        let file = try bodyFile(record, b, id)
-        var headers = HTTPHeaders([("Content-Type", file.contentType ?? "application/octet-stream")])
-        if let v = record.version { headers.add("ETag", KiiETag.quote(v)) }
+        _ = try await onObject(b, id) { try await readView(b).get(className: b.storeClass, id: id) }
+        let info = try await bodyInfo(b, id)
+        let headers = HTTPHeaders([("Content-Type", info.reference.contentType ?? "application/octet-stream"), ("ETag", bodyETag(info))])
         if head { return HTTPResponse(status: 204, headers: headers) }
-        let data = try await onObject(b, id) { try await reader.download(file) }
-        return HTTPResponse(status: 200, headers: headers, body: data)
+        return HTTPResponse(status: 200, headers: headers, body: try await owner.download(info.reference))
     }
 
     /// `DELETE {object}/body` [sdk Unity `TestKiiObject.cs`]: 204; needs write access to the object.
     func deleteBody(_ address: KiiBucketAddress, _ id: String) async throws -> HTTPResponse {
         let b = try await resolve(address)
         let record = try await onObject(b, id) { try await readView(b).get(className: b.storeClass, id: id) }
-        let file = try bodyFile(record, b, id)
-        try await onObject(b, id) { try await view.deleteFile(file) }
+        guard await mayWrite(record) else { throw unauthorized("the caller may not write object \(id)") }
+        let info = try await bodyInfo(b, id)
+        try await owner.deleteFile(info.reference)
         return Self.noContent()
+    }
+
+    /// Removes an object's body (with the object).
+    func dropBody(_ b: KiiStoreBucket, _ id: String) async {
+        try? await owner.deleteFile(FileReference(name: Self.bodyName(b, id)))
     }
 
     // MARK: ACLs
@@ -159,7 +185,7 @@ extension KiiCall {
         acl[p] = access
         if acl.entries.isEmpty { acl = Self.bookkeepingACL }  // only the admin reaches it now
         _ = try await owner.update(className: b.storeClass, id: id, RecordUpdate(acl: acl))
-        if case .file(let file)? = record.fields[Self.bodyField] { _ = try? await owner.repairFileACL(name: file.name, acl: acl) }
+        _ = try? await owner.repairFileACL(name: Self.bodyName(b, id), acl: acl)
         return Self.noContent()
     }
 }

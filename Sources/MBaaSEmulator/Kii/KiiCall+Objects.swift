@@ -6,7 +6,7 @@ import MBaaSLocal
 /// Buckets, objects and queries (kii.md §3, §4, §6.2).
 ///
 /// An object is a store record of the bucket's class (``KiiStoreBucket``) whose fields are the application's
-/// fields plus hidden `_owner` (the creator) and `_dataType`; its version is the store's. Buckets that have
+/// fields plus hidden `_owner` (the creator) and `_dataType` (bodies are files of their own, see `putBody`); its version is the store's. Buckets that have
 /// held an object are listed in the bookkeeping class `KiiBucket`.
 extension KiiCall {
     static let bucketClass = "KiiBucket"
@@ -255,6 +255,7 @@ extension KiiCall {
     func delete(_ address: KiiBucketAddress, _ id: String) async throws -> HTTPResponse {
         let b = try await resolve(address)
         try await onObject(b, id) { try await view.delete(className: b.storeClass, id: id, expectedVersion: ifMatch) }
+        await dropBody(b, id)
         return Self.noContent()
     }
 
@@ -327,7 +328,11 @@ extension KiiCall {
         while true {
             let page = try await owner.queryPage(Query(b.storeClass, limit: 200))
             if page.records.isEmpty { break }
-            for record in page.records { if let id = record.id { try await owner.delete(className: b.storeClass, id: id, expectedVersion: nil) } }
+            for record in page.records {
+                guard let id = record.id else { continue }
+                try await owner.delete(className: b.storeClass, id: id, expectedVersion: nil)
+                await dropBody(b, id)
+            }
         }
         try await owner.delete(className: Self.bucketClass, id: b.storeClass, expectedVersion: nil)
         return Self.noContent()
