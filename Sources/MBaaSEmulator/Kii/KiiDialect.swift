@@ -20,7 +20,10 @@ import MBaaSLocal
 ///   with `grant_type: password` [doc]; admin: `{client_id, client_secret}` with or without `grant_type:
 ///   client_credentials` when `--client-id`/`--client-secret` are set [sdk, doc]). A token the server does not
 ///   know is 403 `WRONG_TOKEN` [doc code table: WRONG_TOKEN 403]; a wrong password 400 `invalid_grant` [inferred,
-///   kii.md §2.1]. Tokens are the store's sessions (they expire with it; Kii's default lifetime is longer).
+///   kii.md §2.1]. Tokens are the store's sessions (they expire with it; Kii's default lifetime is longer, and a
+///   requested `expiresAt` is ignored). No refresh tokens are issued (a refresh is 403 `WRONG_REFRESH_TOKEN`).
+///   Registration is `POST /apps/{appID}/users` (201, no token [doc kii.md §2.2]); groups are created with
+///   `POST /apps/{appID}/groups` `{name, owner, members}` [sdk Unity `KiiGroup.cs`].
 /// - Scopes [doc kii.md §6.2]: app-scope buckets let every caller query and read (READ_OBJECTS_IN_BUCKET) and
 ///   any authenticated user create; objects are writable by any authenticated user unless their ACL says
 ///   otherwise. A user-scope bucket is its user's: only that user (or the admin) creates and queries in it, and
