@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "MBaaSPocketBase", targets: ["MBaaSPocketBase"]),
         .library(name: "MBaaSNCMBWire", targets: ["MBaaSNCMBWire"]),
         .library(name: "MBaaSNCMB", targets: ["MBaaSNCMB"]),
+        .library(name: "MBaaSKiiWire", targets: ["MBaaSKiiWire"]),
         .library(name: "MBaaSKii", targets: ["MBaaSKii"]),
         .library(name: "MBaaSAppPot", targets: ["MBaaSAppPot"]),
         .library(name: "MBaaSEmulator", targets: ["MBaaSEmulator"]),
@@ -71,7 +72,7 @@ let package = Package(
         .target(
             name: "MBaaSEmulator",
             dependencies: [
-                "MBaaSCore", "MBaaSLocal", "MBaaSNCMBWire",
+                "MBaaSCore", "MBaaSLocal", "MBaaSNCMBWire", "MBaaSKiiWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -119,9 +120,15 @@ let package = Package(
             exclude: ["Wire"]
         ),
         .target(
-            name: "MBaaSKii",
+            name: "MBaaSKiiWire",
             dependencies: ["MBaaSCore"],
-            path: "Adapters/Kii"
+            path: "Adapters/Kii/Wire"
+        ),
+        .target(
+            name: "MBaaSKii",
+            dependencies: ["MBaaSCore", "MBaaSKiiWire"],
+            path: "Adapters/Kii",
+            exclude: ["Wire"]
         ),
         .target(
             name: "MBaaSAppPot",
@@ -153,13 +160,13 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        .testTarget(name: "MBaaSKiiTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSKii"]),
+        .testTarget(name: "MBaaSKiiTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSKiiWire", "MBaaSKii"]),
         .testTarget(name: "MBaaSAppPotTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSAppPot"]),
         .testTarget(
             name: "MBaaSEmulatorTests",
             dependencies: [
                 "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSEmulator", "MBaaSLocal", "MBaaSNCMBWire", "MBaaSNCMB",
-                "MBaaSMigration", "MBaaSPocketBase", "MBaaSTesting",
+                "MBaaSKiiWire", "MBaaSKii", "MBaaSMigration", "MBaaSPocketBase", "MBaaSTesting",
             ]
         ),
         // Depends on the executable so that `swift test` builds the `mbaas` binary the CLI tests run.

@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+import MBaaSKiiWire
 
 /// ACLs (kii.md §6): object ACLs for records, bucket ACLs for classes.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+import MBaaSKiiWire
 
 /// Users and sessions (kii.md §2).
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+import MBaaSKiiWire
 
 /// Files as Kii object bodies (kii.md §5).
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+import MBaaSKiiWire
 
 /// Objects (kii.md §3).
 ///
@@ -148,10 +149,6 @@ extension KiiBackend {
         return KiiObjectCodec.record(className: className, object: object, etag: KiiETag.unquote(response.headers["ETag"]))
     }
 
-    /// Kii's object-id rule (kii.md §2.2 SDK validation): `^[a-zA-Z0-9-_.]{2,100}$`.
-    static func isValidObjectID(_ id: String) -> Bool {
-        (2...100).contains(id.count) && id.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0)
-        }
-    }
+    /// Kii's object-id rule (``KiiWire/isValidObjectID(_:)``).
+    static func isValidObjectID(_ id: String) -> Bool { KiiWire.isValidObjectID(id) }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+import MBaaSKiiWire
 
 /// Queries (kii.md §4).
 ///

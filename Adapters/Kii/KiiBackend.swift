@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+@_exported import MBaaSKiiWire
 
 /// A Kii Cloud app as a ``Backend``: JSON objects in buckets of the app, a user, a group or a thing; clause
 /// queries; one body per object; ETag versions; users with OAuth-style tokens.
@@ -36,49 +37,8 @@ public actor KiiBackend: Backend {
 
     // MARK: Capabilities
 
-    /// What Kii can and cannot do through this adapter, with the reasons.
-    public static let capabilities: Capabilities = {
-        let valueTypes = ["null", "bool", "int", "double", "string", "Date", "Bytes", "array", "object", "Pointer", "File",
-                          "GeoPoint"].map(Capabilities.Feature.valueType)
-        let features: Set<Capabilities.Feature> = Set(valueTypes).union([
-            .objects, .count, .optimisticLocking, .files, .fileList, .fileAttachment, .auth, .signUp,
-            .fileNames, .unicodeFileNames,
-        ])
-        var notes: [Capabilities.Feature: String] = [
-            .multiKeySort: "Kii's orderBy takes a single field",
-            .skip: "Kii has no offset; pages are followed with the opaque paginationKey (the cursor)",
-            .selectKeys: "Kii always returns whole objects",
-            .batch: "Kii has no batch endpoint for objects; batch() throws unsupported (apply the operations one by one yourself)",
-            .atomicBatch: "Kii has no transactions",
-            .fieldOperations: "Kii has no atomic increment or array operators; a partial update only sets keys",
-            .nestedKeys: "Kii indexes and queries top-level fields only",
-            .acl: "Kii stores object ACLs (READ_EXISTING_OBJECT, WRITE_EXISTING_OBJECT), but app-scope buckets grant "
-                + "READ_OBJECTS_IN_BUCKET to every caller by default and only the app admin may change that, so a "
-                + "record's read ACL is not enforced in app scope: a record or update carrying an ACL is refused "
-                + "(unsupported); write Kii object ACL entries explicitly with KiiBackend.setACL(_:className:id:). "
-                + "Records read back carry no ACL (see KiiBackend.acl(className:id:)). Role principals have no "
-            + "Kii subject and are refused; bucket verbs beyond create/query/read (DROP_BUCKET_WITH_ALL_CONTENT) and "
-            + "scope verbs are reachable only through KiiBackend.aclList(resource:)",
-            .anonymousAuth: "Kii pseudo users are not exposed",
-            .serverLogout: "Kii has no token revocation call; logOut is local",
-            .roles: "Kii has groups but no roles, and users/me does not list groups",
-            .operator(.regex): "Kii has no regular-expression clause",
-            .operator(.containsAll): "Kii has no array clause",
-            .operator(.exists): "exists:true is sent as hasField, but exists:false would rest on not(hasField) "
-                + "matching objects without the field, which no vendor evidence shows: " + KiiClauseTranslator.negationNote,
-            .operator(.ne): KiiClauseTranslator.negationNote,
-            .operator(.nin): KiiClauseTranslator.negationNote,
-            .operator(.not): KiiClauseTranslator.negationNote,
-        ]
-        for op in [QueryOperator.eq, .lt, .lte, .gt, .gte, .in] where notes[.operator(op)] == nil {
-            notes[.operator(op)] = "compares strings, numbers and booleans (and Dates on createdAt/updatedAt); "
-                + "other values are stored as JSON objects Kii does not index, and are refused"
-        }
-        return Capabilities(
-            features: features,
-            operators: [.eq, .lt, .lte, .gt, .gte, .in, .prefix, .and, .or],
-            maxPageSize: 200, defaultPageSize: 100, maxBatchSize: 50, notes: notes)
-    }()
+    /// What Kii can and cannot do through this adapter, with the reasons (``KiiWire/capabilities``).
+    public static var capabilities: Capabilities { KiiWire.capabilities }
 
     // MARK: Sessions and requests
 

@@ -1,4 +1,5 @@
 import MBaaSCore
+import MBaaSKiiWire
 
 /// Opens ``KiiBackend``s from `kii://` and `kii+http://` URLs (see ``KiiConfiguration`` for the form).
 public struct KiiBackendFactory: BackendFactory {
@@ -7,12 +8,8 @@ public struct KiiBackendFactory: BackendFactory {
     public var adapterName: String { "kii" }
     /// `clientID` turns on admin mode (the app admin's client credentials).
     public var administrativeOptions: Set<String> { ["clientID"] }
-    /// The generic profile plus Kii's application headers (`X-Kii-AppID`, `X-Kii-AppKey`: secret) and its SDK
-    /// header (`X-Kii-SDK`: volatile). The access token (`access_token`) is a generic name already.
-    public var wireProfile: WireProfile {
-        WireProfile.generic.merging(WireProfile(
-            secretHeaders: ["X-Kii-AppKey", "X-Kii-AppID"], volatileHeaders: ["X-Kii-SDK"]))
-    }
+    /// ``WireProfile/kii``: the generic profile plus Kii's application headers (secret) and SDK header (volatile).
+    public var wireProfile: WireProfile { .kii }
 
     public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
         try KiiBackend(url: url, context: context)

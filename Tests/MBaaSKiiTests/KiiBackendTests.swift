@@ -3,6 +3,7 @@ import MBaaSCore
 import Testing
 
 @testable import MBaaSKii
+@testable import MBaaSKiiWire
 
 /// A transport answering from a queue and recording every request.
 final class StubTransport: HTTPTransport, @unchecked Sendable {

@@ -3,6 +3,7 @@ import MBaaSCore
 import Testing
 
 @testable import MBaaSKii
+@testable import MBaaSKiiWire
 
 /// Clause wire JSON (kii.md §4.2) and the neutral → Kii translation.
 @Suite struct KiiClauseTests {

@@ -3,6 +3,7 @@ import MBaaSCore
 import Testing
 
 @testable import MBaaSKii
+@testable import MBaaSKiiWire
 
 /// Pure codec pieces: URLs, class names, values and records, errors, auth and ACL shapes.
 @Suite struct KiiCodecTests {

@@ -5,6 +5,7 @@ import MBaaSReplay
 import Testing
 
 @testable import MBaaSKii
+@testable import MBaaSKiiWire
 
 /// The conformance suite over the Kii cassettes (`Fixtures/Cassettes/kii/`), and the generator that authors them.
 @Suite struct KiiConformanceTests {
