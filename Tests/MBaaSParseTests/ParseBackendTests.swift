@@ -275,6 +275,29 @@ struct ParseBackendTests {
         #expect(results.filter { if case .success = $0 { true } else { false } }.count == 43)
     }
 
+    @Test("REST guide: count with where, count=1, limit=0; a find's results with GeoPoints")
+    func countAndFind() async throws {
+        let stub = StubTransport(responses: [
+            // REST guide, Queries > Counting Objects.
+            .json(200, json(#"{"results":[],"count":1337}"#)),
+            // REST guide, GeoPoints > Geo Queries: the two results it shows.
+            .json(200, json(#"{"results":[{"location":{"latitude":40.0,"__type":"GeoPoint","longitude":-30.0},"updatedAt":"2022-01-01T12:23:45.678Z","createdAt":"2022-01-01T12:23:45.678Z","objectId":"iFEPN5Gwoz"},{"location":{"latitude":60.0,"__type":"GeoPoint","longitude":-20.0},"updatedAt":"2022-01-01T12:23:45.678Z","createdAt":"2022-01-01T12:23:45.678Z","objectId":"LAyNKSNTHT"}]}"#)),
+        ])
+        let backend = try await makeBackend(transport: stub)
+        #expect(try await backend.count(Query("GameScore", predicate: .compare("playerName", .eq, "Jonathan Walsh"))) == 1337)
+        let items = MiniParse().queryItems(stub.requests[0].url)
+        #expect(stub.requests[0].method == "GET" && stub.requests[0].url.path == "/parse/classes/GameScore")
+        #expect(items.map(\.0) == ["where", "limit", "count"])
+        #expect(json(items[0].1) == json(#"{"playerName":"Jonathan Walsh"}"#) && items[1].1 == "0" && items[2].1 == "1")
+        let page = try await backend.queryPage(Query("PlaceObject", limit: 10))
+        #expect(page.records.map(\.id) == ["iFEPN5Gwoz", "LAyNKSNTHT"])
+        #expect(page.records[0].fields["location"] == .geoPoint(GeoPoint(latitude: 40, longitude: -30)))
+        #expect(page.records[1].createdAt == date("2022-01-01T12:23:45.678Z"))
+        #expect(page.nextCursor == nil)
+        let find = MiniParse().queryItems(stub.requests[1].url)
+        #expect(find.map(\.0) == ["order", "limit"] && find[0].1 == "objectId" && find[1].1 == "10")
+    }
+
     @Test("batch request paths carry the mount prefix")
     func batchPaths() async throws {
         let stub = StubTransport(responses: [.json(200, json(#"[{"success":{}}]"#))])

@@ -124,7 +124,8 @@ struct ParseWireCodecTests {
 
     @Test("ACL with role keys both ways; group principals are unsupported")
     func acl() throws {
-        // REST guide, Roles > Security: {"*":{"read":true},"role:Moderators":{"write":true}} style ACLs.
+        // Composed in the shape of the REST guide's ACLs (Roles > Security: "*", user ids, "role:Name" keys; the
+        // ids and role name are the guide's examples), not a verbatim vector.
         let text = #"{"*":{"read":true},"8TOXdXf3tz":{"read":true,"write":true},"role:Moderators":{"write":true}}"#
         let acl = try ParseCodec.decodeACL(json(text))
         #expect(acl[.role("Moderators")] == .write)

@@ -48,7 +48,7 @@ public enum ParseWire {
             .nestedKeys, .files, .fileAttachment, .auth, .signUp, .anonymousAuth, .serverLogout, .roles,
             .valueType("Date"), .valueType("Pointer"), .valueType("GeoPoint"), .valueType("Bytes"),
             .valueType("File"), .valueType("array"), .valueType("object"), .queryValue("Date"),
-            .queryValue("Pointer"), .aclReadOnly,
+            .queryValue("Pointer"),
         ],
         operators: Set(QueryOperator.allCases),
         maxPageSize: maxLimit, defaultPageSize: defaultLimit, maxBatchSize: 1000,
