@@ -9,8 +9,8 @@ import MBaaSCore
 /// | code | kind |
 /// |---|---|
 /// | 101 OBJECT_NOT_FOUND | `notFound`; on `/login` (bad user name or password) `unauthorized` |
-/// | 137 DUPLICATE_VALUE, 202 USERNAME_TAKEN, 203 EMAIL_TAKEN | `duplicate` |
-/// | 209 INVALID_SESSION_TOKEN, 206 SESSION_MISSING, 208 ACCOUNT_ALREADY_LINKED… | `unauthorized` (208: `duplicate`) |
+/// | 137 DUPLICATE_VALUE, 202 USERNAME_TAKEN, 203 EMAIL_TAKEN, 208 ACCOUNT_ALREADY_LINKED | `duplicate` |
+/// | 209 INVALID_SESSION_TOKEN, 206 SESSION_MISSING, 251 INVALID_LINKED_SESSION | `unauthorized` |
 /// | 119 OPERATION_FORBIDDEN | `forbidden` |
 /// | 155 REQUEST_LIMIT_EXCEEDED (and 100 on a 429) | `rateLimited` |
 /// | 159 DUPLICATE_REQUEST | `conflict` |
