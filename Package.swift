@@ -20,6 +20,8 @@ let package = Package(
         .library(name: "MBaaSNCMBWire", targets: ["MBaaSNCMBWire"]),
         .library(name: "MBaaSNCMB", targets: ["MBaaSNCMB"]),
         .library(name: "MBaaSKiiWire", targets: ["MBaaSKiiWire"]),
+        .library(name: "MBaaSParseWire", targets: ["MBaaSParseWire"]),
+        .library(name: "MBaaSParse", targets: ["MBaaSParse"]),
         .library(name: "MBaaSKii", targets: ["MBaaSKii"]),
         .library(name: "MBaaSAppPot", targets: ["MBaaSAppPot"]),
         .library(name: "MBaaSEmulator", targets: ["MBaaSEmulator"]),
@@ -84,7 +86,7 @@ let package = Package(
             name: "mbaas",
             dependencies: [
                 "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSMigration", "MBaaSEmulator",
-                "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot",
+                "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot", "MBaaSParse",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -117,6 +119,17 @@ let package = Package(
             name: "MBaaSNCMB",
             dependencies: ["MBaaSCore", "MBaaSNCMBWire", .product(name: "Crypto", package: "swift-crypto")],
             path: "Adapters/NCMB",
+            exclude: ["Wire"]
+        ),
+        .target(
+            name: "MBaaSParseWire",
+            dependencies: ["MBaaSCore"],
+            path: "Adapters/Parse/Wire"
+        ),
+        .target(
+            name: "MBaaSParse",
+            dependencies: ["MBaaSCore", "MBaaSParseWire"],
+            path: "Adapters/Parse",
             exclude: ["Wire"]
         ),
         .target(
@@ -160,6 +173,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        .testTarget(name: "MBaaSParseTests", dependencies: ["MBaaSCore", "MBaaSParse", "MBaaSTesting"]),
         .testTarget(name: "MBaaSKiiTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSKiiWire", "MBaaSKii"]),
         .testTarget(name: "MBaaSAppPotTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSAppPot"]),
         .testTarget(

@@ -4,6 +4,7 @@ import MBaaSKii
 import MBaaSLocal
 import MBaaSMigration
 import MBaaSNCMB
+import MBaaSParse
 import MBaaSPocketBase
 
 /// The adapters the `mbaas` CLI can open, by URL scheme. One line per adapter.
@@ -14,6 +15,7 @@ enum BuiltinAdapters {
             LocalBackendFactory(options: LocalBackend.Options(openMode: localOpenMode)),
             PocketBaseBackendFactory(),
             NCMBBackendFactory(),
+            ParseBackendFactory(),
             KiiBackendFactory(),
             AppPotBackendFactory(),
             NCMBExportBackendFactory(),

@@ -1,0 +1,229 @@
+import Foundation
+import MBaaSCore
+@_exported import MBaaSParseWire
+
+/// Where and how to reach a Parse Server application.
+///
+/// From a URL: `parse://APPLICATION_ID:REST_API_KEY@host/parse` (HTTPS), `parse+http://…@127.0.0.1:1337/parse` for
+/// plain HTTP. The path is the mount point (`/parse` when the URL has none; `/1` for a server mounted there). The
+/// REST key may be left out (`parse://APPLICATION_ID@host/parse`): parse-server checks client keys only when one
+/// is configured. Options:
+/// - `masterKey=KEY`: send `X-Parse-Master-Key` on calls made without a session (an administrative identity that
+///   bypasses ACLs and class-level permissions; declared in ``ParseBackendFactory/administrativeOptions``, never
+///   the default) and on file deletes, which need it;
+/// - `batchSize` (1…50, default 20): requests per `/batch` call;
+/// - `currentUserRoles=false` to skip the `_Role` query of ``ParseBackend/currentUser()``;
+/// - `timeout` (seconds).
+public struct ParseConfiguration: Sendable, Hashable {
+    public var applicationId: String
+    public var restAPIKey: String?
+    public var masterKey: String?
+    public var host: String
+    public var port: Int?
+    public var isSecure: Bool
+    /// The mount point, normalized (`/parse`; the empty string for a server at the root).
+    public var mount: String
+    public var batchSize: Int = ParseWire.defaultBatchChunk
+    public var currentUserRoles: Bool = true
+    public var timeout: TimeInterval
+
+    public init(applicationId: String, restAPIKey: String? = nil, masterKey: String? = nil, host: String,
+                port: Int? = nil, isSecure: Bool = true, mount: String = ParseWire.defaultMount, timeout: TimeInterval = 30) {
+        self.applicationId = applicationId
+        self.restAPIKey = restAPIKey
+        self.masterKey = masterKey
+        self.host = host
+        self.port = port
+        self.isSecure = isSecure
+        self.mount = ParseWire.normalizeMount(mount)
+        self.timeout = timeout
+    }
+
+    public init(url: BackendURL) throws(MBaaSError) {
+        guard let appId = url.user, !appId.isEmpty else {
+            throw MBaaSError(.invalidRequest, "a Parse URL needs the application id: parse://APPLICATION_ID:REST_API_KEY@HOST/parse")
+        }
+        guard let host = url.host, !host.isEmpty else {
+            throw MBaaSError(.invalidRequest, "a Parse URL needs a host: parse://APPLICATION_ID:REST_API_KEY@HOST/parse")
+        }
+        self.init(applicationId: appId, restAPIKey: url.secret.flatMap { $0.isEmpty ? nil : $0 }, host: host,
+                  port: url.port, isSecure: url.isSecure, mount: url.path.isEmpty ? ParseWire.defaultMount : url.path)
+        if let v = url.option("masterKey") {
+            guard !v.isEmpty else { throw MBaaSError(.invalidRequest, "masterKey is empty") }
+            masterKey = v
+        }
+        if let v = url.option("batchSize") {
+            guard let n = Int(v), (1...ParseWire.maxBatchChunk).contains(n) else {
+                throw MBaaSError(.invalidRequest, "batchSize must be 1 to \(ParseWire.maxBatchChunk), got '\(v)'")
+            }
+            batchSize = n
+        }
+        if let v = url.option("currentUserRoles") {
+            switch v.lowercased() {
+            case "", "1", "true", "yes", "on": currentUserRoles = true
+            case "0", "false", "no", "off": currentUserRoles = false
+            default: throw MBaaSError(.invalidRequest, "currentUserRoles must be true or false, got '\(v)'")
+            }
+        }
+        if let v = url.option("timeout") {
+            guard let t = TimeInterval(v), t > 0 else { throw MBaaSError(.invalidRequest, "timeout must be a positive number of seconds") }
+            timeout = t
+        }
+    }
+
+    /// `https://host[:port]`
+    public var baseURL: String {
+        (isSecure ? "https://" : "http://") + (host.contains(":") ? "[\(host)]" : host) + (port.map { ":\($0)" } ?? "")
+    }
+}
+
+/// Opens ``ParseBackend``s from `parse://` URLs.
+public struct ParseBackendFactory: BackendFactory {
+    public init() {}
+    public var schemes: [String] { ["parse"] }
+    public var adapterName: String { "parse" }
+    /// `masterKey`: the master key acts above every ACL, an identity no shipped app holds.
+    public var administrativeOptions: Set<String> { ["masterKey"] }
+    /// ``WireProfile/parse``: the `X-Parse-…` headers.
+    public var wireProfile: WireProfile { .parse }
+    public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
+        ParseBackend(configuration: try ParseConfiguration(url: url), context: context)
+    }
+}
+
+/// A client of one Parse Server application: objects on `/classes`, users, roles, sessions, files and batches.
+///
+/// Each instance holds its own session (`X-Parse-Session-Token`); a `209` answer to a request that carried it ends
+/// the session. See ``ParseCodec`` for values, ``ParseQueryTranslator`` for queries and paging, and ``capabilities``
+/// for what Parse cannot do.
+public actor ParseBackend: Backend {
+    public nonisolated let adapterName = "parse"
+    public nonisolated let configuration: ParseConfiguration
+    public nonisolated let context: BackendContext
+    public nonisolated let capabilities: Capabilities = ParseBackend.capabilities
+
+    var currentSession: Session?
+
+    public init(configuration: ParseConfiguration, context: BackendContext = BackendContext()) {
+        self.configuration = configuration
+        self.context = context
+    }
+
+    /// What Parse Server can do (``ParseWire/capabilities``).
+    public static let capabilities = ParseWire.capabilities
+
+    public var session: Session? { currentSession }
+
+    public func restore(_ session: Session?) { currentSession = session }
+
+    /// A request body.
+    enum Body {
+        case none
+        case json(JSONObject)
+        case raw(Data, contentType: String)
+    }
+
+    /// Who a request acts as.
+    enum Identity {
+        /// The session when there is one, else the master key when the URL gives one, else anonymous.
+        case `default`
+        /// Nobody (sign-up, log-in).
+        case anonymous
+        /// A given session token (log-out after the local session is gone).
+        case token(String)
+        /// The master key (file deletes); `unsupported` without one.
+        case master
+    }
+
+    /// Sends a request to `{mount}{path}` and returns the 2xx response, or throws the mapped Parse error.
+    ///
+    /// Headers: `X-Parse-Application-Id`, `X-Parse-REST-API-Key` (when configured), the session or master key,
+    /// `Content-Type` with a body, `X-Parse-Revocable-Session: 1` when `revocable`, and on POST and PUT an
+    /// `X-Parse-Request-Id` (a lowercased UUID, also the request's ``HTTPRequest/idempotencyKey`` so that a retry
+    /// repeats it, as parse-server's idempotency option expects).
+    func send(
+        _ method: String, _ path: String, query: [(String, String)] = [], body: Body = .none,
+        as identity: Identity = .default, revocable: Bool = false, onLogin: Bool = false,
+        timeout: TimeInterval? = nil, context what: String? = nil
+    ) async throws(MBaaSError) -> HTTPResponse {
+        let url: URL
+        do { url = try URL.build(base: configuration.baseURL, path: configuration.mount + path, query: query) } catch {
+            throw MBaaSError.wrap(error)
+        }
+        var request = HTTPRequest(method: method, url: url, timeout: timeout ?? configuration.timeout)
+        request.headers[ParseHeader.applicationId] = configuration.applicationId
+        if let key = configuration.restAPIKey { request.headers[ParseHeader.restAPIKey] = key }
+        var sentToken: String?
+        switch identity {
+        case .default:
+            if let token = currentSession?.token {
+                request.headers[ParseHeader.sessionToken] = token
+                sentToken = token
+            } else if let master = configuration.masterKey {
+                request.headers[ParseHeader.masterKey] = master
+            }
+        case .anonymous: break
+        case .token(let token):
+            request.headers[ParseHeader.sessionToken] = token
+            sentToken = token
+        case .master:
+            guard let master = configuration.masterKey else {
+                throw MBaaSError.unsupported("\(what ?? method) without the master key", by: "parse",
+                                             reason: "Parse Server requires X-Parse-Master-Key here; open the backend with the masterKey= URL option")
+            }
+            request.headers[ParseHeader.masterKey] = master
+        }
+        if revocable { request.headers[ParseHeader.revocableSession] = "1" }
+        switch body {
+        case .none: break
+        case .json(let object):
+            request.headers["Content-Type"] = "application/json"
+            request.body = JSON.object(object).data()
+        case .raw(let data, let contentType):
+            request.headers["Content-Type"] = contentType
+            request.body = data
+        }
+        if method == "POST" || method == "PUT" {
+            let id = UUID().uuidString.lowercased()
+            request.headers[ParseHeader.requestId] = id
+            request.idempotencyKey = id
+        }
+        context.logger.debug("parse request", metadata: ["method": "\(method)", "path": "\(path)"])
+        let response: HTTPResponse
+        do {
+            try Task.checkCancellation()
+            response = try await context.transport.send(request)
+        } catch let error as MBaaSError {
+            throw error
+        } catch {
+            let e = MBaaSError.wrap(error)
+            throw MBaaSError(.transport, "\(method) \(path): \(e.message)", underlying: e.underlying ?? e)
+        }
+        guard response.isSuccess else {
+            let error = ParseErrorBody.error(from: response, now: context.now, onLogin: onLogin, context: what)
+            if error.vendorCode == "209", let sentToken, currentSession?.token == sentToken {
+                currentSession = nil
+                context.logger.info("parse session ended by the server (209)")
+            }
+            throw error
+        }
+        return response
+    }
+
+    /// The response body as JSON, or a decoding error.
+    func json(_ response: HTTPResponse) throws(MBaaSError) -> JSON {
+        do { return try JSON.parse(response.body) } catch {
+            throw MBaaSError(.decoding, "Parse response is not JSON (\(error.message))", httpStatus: response.status)
+        }
+    }
+
+    static func checkClassName(_ name: String) throws(MBaaSError) -> String {
+        guard !name.isEmpty else { throw MBaaSError(.invalidRequest, "empty class name") }
+        return name
+    }
+}
+
+/// `Task.checkCancellation()` throwing an ``MBaaSError`` of kind `transport`.
+func checkCancelled() throws(MBaaSError) {
+    if Task.isCancelled { throw MBaaSError(.transport, "cancelled", underlying: CancellationError()) }
+}
