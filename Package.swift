@@ -174,7 +174,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "MBaaSParseTests", dependencies: ["MBaaSCore", "MBaaSParse", "MBaaSTesting"]),
-        .testTarget(name: "MBaaSKiiTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSKiiWire", "MBaaSKii"]),
+        .testTarget(name: "MBaaSKiiTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSKiiWire", "MBaaSKii", "MBaaSTesting"]),
         .testTarget(name: "MBaaSAppPotTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSAppPot"]),
         .testTarget(
             name: "MBaaSEmulatorTests",

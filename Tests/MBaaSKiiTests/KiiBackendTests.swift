@@ -1,32 +1,10 @@
 import Foundation
 import MBaaSCore
+import MBaaSTesting
 import Testing
 
 @testable import MBaaSKii
 @testable import MBaaSKiiWire
-
-/// A transport answering from a queue and recording every request.
-final class StubTransport: HTTPTransport, @unchecked Sendable {
-    private let lock = NSLock()
-    private var responses: [HTTPResponse]
-    private(set) var requests: [HTTPRequest] = []
-
-    init(_ responses: [HTTPResponse]) { self.responses = responses }
-
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        guard let response = next(request) else { throw MBaaSError(.transport, "stub: no response queued for \(request.url)") }
-        return response
-    }
-
-    private func next(_ request: HTTPRequest) -> HTTPResponse? {
-        lock.withLock {
-            requests.append(request)
-            return responses.isEmpty ? nil : responses.removeFirst()
-        }
-    }
-
-    var sent: [HTTPRequest] { lock.lock(); defer { lock.unlock() }; return requests }
-}
 
 func jsonResponse(_ status: Int, _ text: String, headers: [(String, String)] = []) -> HTTPResponse {
     var h = HTTPHeaders([("Content-Type", "application/json")])
@@ -119,7 +97,7 @@ func simulated(_ sim: KiiSimulator, admin: Bool = false) -> KiiBackend {
     }
 
     @Test func unsupportedOperationsAreRefusedBeforeAnyRequest() async throws {
-        let stub = StubTransport([])
+        let stub = StubTransport(responses: [])
         let kii = KiiBackend(configuration: KiiConfiguration(appID: "a"), context: BackendContext(transport: stub))
         await #expect { try await kii.update(className: "Memo", id: "o1", RecordUpdate(changes: ["n": .increment(1)])) } throws: {
             ($0 as! MBaaSError).kind == .unsupported
@@ -135,14 +113,14 @@ func simulated(_ sim: KiiSimulator, admin: Bool = false) -> KiiBackend {
             ($0 as! MBaaSError).kind == .invalidRequest
         }
         await #expect { try await kii.queryPage(Query("Memo").limit(-1)) } throws: { ($0 as! MBaaSError).kind == .invalidRequest }
-        #expect(stub.sent.isEmpty)
+        #expect(stub.requests.isEmpty)
     }
 
     // MARK: Queries
 
     @Test func recordsFollowThePaginationKeyAcrossPages() async throws {
         // Three pages from a stub: the adapter must send each nextPaginationKey back with the identical bucketQuery.
-        let stub = StubTransport([
+        let stub = StubTransport(responses: [
             jsonResponse(200, #"{"results":[{"_id":"a","n":1,"_version":1},{"_id":"b","n":2,"_version":1}],"nextPaginationKey":"k1"}"#),
             jsonResponse(200, #"{"results":[{"_id":"c","n":3,"_version":"2"},{"_id":"d","n":4}],"nextPaginationKey":"k2"}"#),
             jsonResponse(200, #"{"results":[{"_id":"e","n":5}]}"#),
@@ -152,13 +130,13 @@ func simulated(_ sim: KiiSimulator, admin: Bool = false) -> KiiBackend {
         let records = try await kii.records(matching: q, pageSize: 2).collect()
         #expect(records.map(\.id) == ["a", "b", "c", "d", "e"])
         #expect(records[2].version == "2" && records[0].version == "1")
-        let bodies = try stub.sent.map { try JSON.parse(try #require($0.body)) }
+        let bodies = try stub.requests.map { try JSON.parse(try #require($0.body)) }
         #expect(bodies.count == 3)
         #expect(bodies.map { $0["paginationKey"] } == [nil, "k1", "k2"])
         #expect(bodies.allSatisfy { $0["bucketQuery"] == bodies[0]["bucketQuery"] && $0["bestEffortLimit"] == 2 })
         #expect(bodies[0]["bucketQuery"]?["orderBy"] == "n" && bodies[0]["bucketQuery"]?["descending"] == false)
-        #expect(stub.sent.allSatisfy { $0.url.path == "/api/apps/a1/buckets/Memo/query" && $0.method == "POST" })
-        #expect(stub.sent[0].headers["Content-Type"] == "application/vnd.kii.QueryRequest+json")
+        #expect(stub.requests.allSatisfy { $0.url.path == "/api/apps/a1/buckets/Memo/query" && $0.method == "POST" })
+        #expect(stub.requests[0].headers["Content-Type"] == "application/vnd.kii.QueryRequest+json")
     }
 
     @Test func queriesMatchTheNeutralSemanticsOnTheSimulator() async throws {
@@ -416,13 +394,13 @@ func simulated(_ sim: KiiSimulator, admin: Bool = false) -> KiiBackend {
     @Test func theFactoryOpensKiiURLs() async throws {
         var registry = BackendRegistry()
         registry.register(KiiBackendFactory())
-        let stub = StubTransport([jsonResponse(200, #"{"_id":"o1","a":1,"_version":"4"}"#, headers: [("ETag", "\"4\"")])])
+        let stub = StubTransport(responses: [jsonResponse(200, #"{"_id":"o1","a":1,"_version":"4"}"#, headers: [("ETag", "\"4\"")])])
         let backend = try await registry.open("kii://app9:key9@jp", context: BackendContext(transport: stub))
         #expect(backend.adapterName == "kii" && !backend.capabilities.has(.skip) && !backend.capabilities.has(.operator(.nin)))
         let r = try await backend.get(className: "Memo", id: "o1")
         #expect(r.version == "4" && r.fields == ["a": 1])
-        #expect(stub.sent[0].url.absoluteString == "https://api-jp.kii.com/api/apps/app9/buckets/Memo/objects/o1")
-        #expect(stub.sent[0].headers["X-Kii-AppKey"] == "key9")
+        #expect(stub.requests[0].url.absoluteString == "https://api-jp.kii.com/api/apps/app9/buckets/Memo/objects/o1")
+        #expect(stub.requests[0].headers["X-Kii-AppKey"] == "key9")
     }
 }
 
@@ -446,14 +424,14 @@ final class Clock: @unchecked Sendable {
 /// batch is not declared: batch() refuses rather than applying operations one by one.
 @Suite struct KiiBatchTests {
     @Test func batchIsUnsupportedAndSendsNothing() async throws {
-        let stub = StubTransport([])
+        let stub = StubTransport(responses: [])
         let kii = KiiBackend(configuration: KiiConfiguration(appID: "a1"), context: BackendContext(transport: stub))
         #expect(!kii.capabilities.has(.batch))
         let error = await #expect(throws: MBaaSError.self) {
             _ = try await kii.batch([.create(Record(className: "Memo", fields: ["a": 1]))])
         }
         #expect(error?.kind == .unsupported)
-        #expect(stub.sent.isEmpty)
+        #expect(stub.requests.isEmpty)
     }
 }
 
