@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "MBaaSNCMBWire", targets: ["MBaaSNCMBWire"]),
         .library(name: "MBaaSNCMB", targets: ["MBaaSNCMB"]),
         .library(name: "MBaaSKii", targets: ["MBaaSKii"]),
+        .library(name: "MBaaSAppPotWire", targets: ["MBaaSAppPotWire"]),
         .library(name: "MBaaSAppPot", targets: ["MBaaSAppPot"]),
         .library(name: "MBaaSEmulator", targets: ["MBaaSEmulator"]),
         .executable(name: "mbaas", targets: ["mbaas"]),
@@ -66,7 +67,7 @@ let package = Package(
         .target(
             name: "MBaaSEmulator",
             dependencies: [
-                "MBaaSCore", "MBaaSLocal", "MBaaSNCMBWire",
+                "MBaaSCore", "MBaaSLocal", "MBaaSNCMBWire", "MBaaSAppPotWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -119,9 +120,15 @@ let package = Package(
             path: "Adapters/Kii"
         ),
         .target(
-            name: "MBaaSAppPot",
+            name: "MBaaSAppPotWire",
             dependencies: ["MBaaSCore"],
-            path: "Adapters/AppPot"
+            path: "Adapters/AppPot/Wire"
+        ),
+        .target(
+            name: "MBaaSAppPot",
+            dependencies: ["MBaaSCore", "MBaaSAppPotWire"],
+            path: "Adapters/AppPot",
+            exclude: ["Wire"]
         ),
 
         // MARK: Tests (one target per module)
@@ -154,7 +161,7 @@ let package = Package(
             name: "MBaaSEmulatorTests",
             dependencies: [
                 "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSEmulator", "MBaaSLocal", "MBaaSNCMBWire", "MBaaSNCMB",
-                "MBaaSMigration", "MBaaSPocketBase",
+                "MBaaSMigration", "MBaaSPocketBase", "MBaaSAppPotWire", "MBaaSAppPot",
             ]
         ),
         // Depends on the executable so that `swift test` builds the `mbaas` binary the CLI tests run.

@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+@_exported import MBaaSAppPotWire
 
 /// A client of one AppPot app (NCDC's mBaaS), speaking the REST API of the server generation the URL names
 /// (`generation=v2|v3|v4|auto`, default v2; see ``AppPotGeneration``) under
