@@ -59,7 +59,8 @@ extension AppPotQueryTranslator {
         return r
     }
 
-    static func failure(_ message: String) -> MBaaSError {
+    /// errCode 220 "Cannot execute query", naming the problem.
+    public static func failure(_ message: String) -> MBaaSError {
         MBaaSError(.invalidRequest, "Cannot execute query: \(message)", vendorCode: "220")
     }
 
