@@ -197,17 +197,18 @@ extension AppPotCall {
         return Self.json(AppPotWriteResult.response(results))
     }
 
-    /// `POST data/batch/addData` [doc A7]: each row gets `objectId` `{Class}_{epoch ms}` unless it brings one
+    /// `POST data/batch/addData` [doc A7]: each row gets `objectId` `{Class}_{epoch ms}` (ms + the row's index) unless it brings one
     /// [sdk: offline JS sends `{Class}_{uuid}`], the caller as `createUserId`, its groups as `groupIds`, and
     /// `scopeType` 2 when none is given [sdk: the SDKs' default].
     func addData(_ caller: Caller) async throws -> HTTPResponse {
         let request = try AppPotWriteRequest(json: try jsonBody())
         let schema = try await writeTarget(request.objectName, transactionId: request.transactionId)
         let cls = schema.name
+        // One batch is one transaction: its rows share the server time, their ids count up from it [inferred].
+        let now = dialect.nextServerTime(reserving: request.rows.count)
         return try await perRow(request.rows.count) { n in
             let row = request.rows[n]
-            let now = dialect.nextServerTime()
-            var id = "\(cls)_\(Self.millis(now))"
+            var id = "\(cls)_\(Self.millis(now) + Int64(n))"
             if let given = row["objectId"]?.stringValue, !given.isEmpty { id = given }
             var fields: [String: Value] = [:]
             for (k, v) in try Self.columns(row, schema: schema) { if let v { fields[k] = v } }

@@ -81,7 +81,8 @@ struct AppPotCall {
     }
 
     /// The caller of a request that needs a user token: 121 without one or for a token the store does not know
-    /// (never issued, logged out), 120 for an expired one.
+    /// (never issued, logged out, expired: the store does not tell them apart, so an expired token is 121 too,
+    /// not the documented 120 [inferred divergence; the SDKs treat both as "log in again"]).
     func authenticate() async throws -> Caller {
         guard let token else { throw Self.tokenMissing() }
         let backend = dialect.store.sharing(session: Session(token: token, userId: ""), administrative: false)
@@ -89,9 +90,6 @@ struct AppPotCall {
         do {
             user = try await backend.currentUser()
         } catch let e as MBaaSError where e.kind == .unauthorized {
-            if e.message.lowercased().contains("expired") {
-                throw MBaaSError(.unauthorized, "Token expired", vendorCode: String(AppPotErrorCode.tokenExpired))
-            }
             throw Self.tokenMissing()
         }
         return Caller(session: Session(token: token, userId: user.id, username: user.username), user: user, backend: backend)

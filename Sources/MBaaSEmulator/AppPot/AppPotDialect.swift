@@ -28,7 +28,8 @@ import MBaaSLocal
 /// - Tokens: `GET anonymousTokens?appKey=&deviceUDID=` needs the app key (else 101) [doc A5]; `POST auth/login`
 ///   needs an anonymous token from it and the app's `appId`/`companyId` (else 104) [doc A5]; every other call needs
 ///   the user token in `apppot-token` (files: or `?userToken=`, users: or `?token=`) [doc A5]. A missing, unknown or
-///   logged-out token is errCode 121 at HTTP 200 [sdk: JS spec/logout.test.ts]; an expired one 120 [doc].
+///   logged-out token is errCode 121 at HTTP 200 [sdk: JS spec/logout.test.ts]; so is an expired one (AppPot
+///   documents 120; the store does not tell expired from unknown).
 /// - Users come from the company directory: there is no sign-up [doc A5]; the emulator provisions them from a
 ///   JSON file (see ``ProvisionedUser``). A wrong password or unknown user is 111 [sdk: JS spec/login.test.ts].
 /// - Tables must be created with `POST schemas` before use [doc A6]; an existing table is kept unless
@@ -263,8 +264,9 @@ public struct AppPotDialect: EmulatorDialect {
 
     // MARK: Server times
 
-    /// The next server time: the clock, but at least 1 ms after the previous one.
-    func nextServerTime() -> Date { state.nextTime(clock()) }
+    /// The next server time: the clock, but at least 1 ms after the previous one; `reserving` milliseconds are
+    /// kept for the rows of one batch (their object ids count up from it).
+    func nextServerTime(reserving count: Int = 1) -> Date { state.nextTime(clock(), reserving: count) }
 
     /// `2026-01-01T09:00:01.000+09:00`.
     static func serverTime(_ date: Date) -> String {
@@ -319,13 +321,13 @@ final class AppPotDialectState: @unchecked Sendable {
         return true
     }
 
-    func nextTime(_ now: Date) -> Date {
+    func nextTime(_ now: Date, reserving count: Int = 1) -> Date {
         lock.lock()
         defer { lock.unlock() }
         let ms = (now.timeIntervalSince1970 * 1000).rounded(.down)
         let last = (lastTime.timeIntervalSince1970 * 1000).rounded(.down)
-        let next = Date(timeIntervalSince1970: max(ms, last + 1) / 1000)
-        lastTime = next
-        return next
+        let next = max(ms, last + 1)
+        lastTime = Date(timeIntervalSince1970: (next + Double(max(1, count) - 1)) / 1000)
+        return Date(timeIntervalSince1970: next / 1000)
     }
 }
