@@ -188,7 +188,7 @@ extension AppPotBackend {
         if generation.postsAnonymousToken {
             json = try await postAnonymousToken()
         } else if state.current.detectPending {
-            let (response, _) = try await send("GET", ["anonymousTokens"],
+            let (response, _) = try await send("GET", AppPotRoute.anonymousTokens.segments,
                                                query: [("appKey", configuration.appKey), ("deviceUDID", configuration.deviceUDID)],
                                                token: .none)
             switch AppPotEnvelope.check(response) {
@@ -202,7 +202,7 @@ extension AppPotBackend {
                 json = try await postAnonymousToken()
             }
         } else {
-            (_, json) = try await call("GET", ["anonymousTokens"],
+            (_, json) = try await call("GET", AppPotRoute.anonymousTokens.segments,
                                        query: [("appKey", configuration.appKey), ("deviceUDID", configuration.deviceUDID)],
                                        token: .none)
         }
@@ -212,7 +212,7 @@ extension AppPotBackend {
     }
 
     private func postAnonymousToken() async throws -> JSON? {
-        let (_, json) = try await call("POST", ["anonymousTokens"],
+        let (_, json) = try await call("POST", AppPotRoute.anonymousTokens.segments,
                                        body: .json(AppPotAnonymousTokenCodec.v4Body(appKey: configuration.appKey)),
                                        token: .none)
         return json
