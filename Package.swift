@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "MBaaSParseWire", targets: ["MBaaSParseWire"]),
         .library(name: "MBaaSParse", targets: ["MBaaSParse"]),
         .library(name: "MBaaSKii", targets: ["MBaaSKii"]),
+        .library(name: "MBaaSAppPotWire", targets: ["MBaaSAppPotWire"]),
         .library(name: "MBaaSAppPot", targets: ["MBaaSAppPot"]),
         .library(name: "MBaaSEmulator", targets: ["MBaaSEmulator"]),
         .executable(name: "mbaas", targets: ["mbaas"]),
@@ -74,7 +75,7 @@ let package = Package(
         .target(
             name: "MBaaSEmulator",
             dependencies: [
-                "MBaaSCore", "MBaaSLocal", "MBaaSNCMBWire", "MBaaSKiiWire",
+                "MBaaSCore", "MBaaSLocal", "MBaaSNCMBWire", "MBaaSKiiWire", "MBaaSAppPotWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -144,9 +145,15 @@ let package = Package(
             exclude: ["Wire"]
         ),
         .target(
-            name: "MBaaSAppPot",
+            name: "MBaaSAppPotWire",
             dependencies: ["MBaaSCore"],
-            path: "Adapters/AppPot"
+            path: "Adapters/AppPot/Wire"
+        ),
+        .target(
+            name: "MBaaSAppPot",
+            dependencies: ["MBaaSCore", "MBaaSAppPotWire"],
+            path: "Adapters/AppPot",
+            exclude: ["Wire"]
         ),
 
         // MARK: Tests (one target per module)
@@ -180,7 +187,8 @@ let package = Package(
             name: "MBaaSEmulatorTests",
             dependencies: [
                 "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSEmulator", "MBaaSLocal", "MBaaSNCMBWire", "MBaaSNCMB",
-                "MBaaSKiiWire", "MBaaSKii", "MBaaSMigration", "MBaaSPocketBase", "MBaaSTesting",
+                "MBaaSKiiWire", "MBaaSKii", "MBaaSMigration", "MBaaSPocketBase", "MBaaSTesting", "MBaaSAppPotWire",
+                "MBaaSAppPot",
             ]
         ),
         // Depends on the executable so that `swift test` builds the `mbaas` binary the CLI tests run.

@@ -26,7 +26,7 @@ extension AppPotBackend {
             _ = try await token(for: .user)
             return RecordPage(records: [])
         }
-        guard let json = try await postQuery(["data", "query", query.className], body: body) else {
+        guard let json = try await postQuery(AppPotRoute.query(className: query.className).segments, body: body) else {
             return RecordPage(records: [])
         }
         let rows = try AppPotDataResponse.rows(json, keys: [body.alias, query.className]) ?? []
@@ -45,7 +45,7 @@ extension AppPotBackend {
             _ = try await token(for: .user)
             return 0
         }
-        guard let json = try await postQuery(["data", "query", query.className, "count"], body: body) else { return 0 }
+        guard let json = try await postQuery(AppPotRoute.count(className: query.className).segments, body: body) else { return 0 }
         return try AppPotDataResponse.count(json)
     }
 

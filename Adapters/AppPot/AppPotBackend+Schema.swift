@@ -30,7 +30,7 @@ extension AppPotBackend {
         let body = AppPotSchemaRequest(appId: configuration.appId, appVersion: configuration.appVersion,
                                        companyId: configuration.companyId, isResetDatabase: resetDatabase,
                                        tables: schemas, generation: generation)
-        try await call("POST", ["schemas"], body: .json(body.json), token: .userOrAnonymous)
+        try await call("POST", AppPotRoute.schemas.segments, body: .json(body.json), token: .userOrAnonymous)
         state.withLock { s in
             if resetDatabase { s.schemas = [:] }
             for schema in schemas { s.schemas[schema.name] = schema }
@@ -65,7 +65,7 @@ extension AppPotBackend {
             return (known, false)
         }
         let probe = AppPotQueryBody(phyName: className, limit: 1, offset: generation.rangeOffset(skip: 0))
-        if let json = try await postQuery(["data", "query", className], body: probe),
+        if let json = try await postQuery(AppPotRoute.query(className: className).segments, body: probe),
            let row = try AppPotDataResponse.rows(json, keys: [className])?.first {
             let columns = row.keys.filter { !AppPotClassSchema.systemColumns.contains($0) }.sorted()
             throw MBaaSError(.invalidRequest, "the AppPot class \(className) already exists on the server (columns \(columns.joined(separator: ", "))) and AppPot does not tell its column types: declare it with registerClass(_:) before writing, so values are not written with guessed types")

@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+@_exported import MBaaSAppPotWire
 
 /// A client of one AppPot app (NCDC's mBaaS), speaking the REST API of the server generation the URL names
 /// (`generation=v2|v3|v4|auto`, default v2; see ``AppPotGeneration``) under
@@ -187,7 +188,7 @@ extension AppPotBackend {
         if generation.postsAnonymousToken {
             json = try await postAnonymousToken()
         } else if state.current.detectPending {
-            let (response, _) = try await send("GET", ["anonymousTokens"],
+            let (response, _) = try await send("GET", AppPotRoute.anonymousTokens.segments,
                                                query: [("appKey", configuration.appKey), ("deviceUDID", configuration.deviceUDID)],
                                                token: .none)
             switch AppPotEnvelope.check(response) {
@@ -201,7 +202,7 @@ extension AppPotBackend {
                 json = try await postAnonymousToken()
             }
         } else {
-            (_, json) = try await call("GET", ["anonymousTokens"],
+            (_, json) = try await call("GET", AppPotRoute.anonymousTokens.segments,
                                        query: [("appKey", configuration.appKey), ("deviceUDID", configuration.deviceUDID)],
                                        token: .none)
         }
@@ -211,7 +212,7 @@ extension AppPotBackend {
     }
 
     private func postAnonymousToken() async throws -> JSON? {
-        let (_, json) = try await call("POST", ["anonymousTokens"],
+        let (_, json) = try await call("POST", AppPotRoute.anonymousTokens.segments,
                                        body: .json(AppPotAnonymousTokenCodec.v4Body(appKey: configuration.appKey)),
                                        token: .none)
         return json

@@ -1,11 +1,33 @@
+import ArgumentParser
 import Foundation
 import MBaaSCore
 import MBaaSEmulator
 import MBaaSLocal
 
 extension ServeCommand {
-    /// `--app-key K --company N --app-id ID [--users FILE]`.
+    /// `--app-key K --company N --app-id ID [--users FILE]` (or `MBAAS_APPPOT_APP_KEY`). AppPot has no sign-up: the
+    /// users come from the `--users` JSON file (see `AppPotDialect.ProvisionedUser`); without it the directory
+    /// starts empty (a `--data` store keeps the users of earlier runs).
     func appPotDialect(store: LocalBackend) async throws -> any EmulatorDialect {
-        throw MBaaSError(.unsupported, "the apppot dialect is not built yet; available: \(ServeCommand.available)")
+        let env = ProcessInfo.processInfo.environment
+        guard let key = appKey ?? env["MBAAS_APPPOT_APP_KEY"], !key.isEmpty, let company, let appID, !appID.isEmpty else {
+            throw ValidationError("the apppot dialect needs --app-key, --company and --app-id")
+        }
+        var configuration = AppPotDialect.Configuration(appKey: key, companyId: String(company), appId: appID)
+        if let maxFileSize { configuration.maxFileSize = maxFileSize }
+        let dialect = AppPotDialect(store: store, configuration: configuration, logger: global.logger)
+        if let users {
+            let data: Data
+            do { data = try Data(contentsOf: URL(fileURLWithPath: users)) } catch {
+                throw ValidationError("cannot read the users file \(users): \(error.localizedDescription)")
+            }
+            let json: JSON
+            do { json = try JSON.parse(data) } catch { throw ValidationError("the users file \(users) is not JSON: \(error)") }
+            let added = try await dialect.provision(AppPotDialect.ProvisionedUser.list(json: json))
+            global.logger.info("apppot: provisioned \(added.count) user(s) from \(users)")
+        } else {
+            global.logger.notice("apppot: no --users file: the company directory starts as the store has it (empty in memory); AppPot has no sign-up")
+        }
+        return dialect
     }
 }

@@ -10,11 +10,16 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve a vendor's REST dialect on the embedded store (an emulator for apps, tests and migrations).",
         discussion: """
-            Dialects: ncmb (NIFCLOUD mobile backend), kii (Kii Cloud). The apppot and parse dialects are not built \
-            yet: asking for one is an error (exit status 2).
+            Dialects: ncmb (NIFCLOUD mobile backend), kii (Kii Cloud), apppot (AppPot, server generation v2). The \
+            parse dialect is not built yet: asking for it is an error (exit status 2).
 
               mbaas serve --dialect ncmb --application-key K --client-key C [--host 127.0.0.1] [--port 0] [--data app.db]
               mbaas serve --dialect kii --app-id ID --app-key K [--client-id ID --client-secret S] [--port 0]
+              mbaas serve --dialect apppot --app-key K --company N --app-id ID [--users users.json]
+
+            AppPot has no sign-up: --users names a JSON array of the company's users, \
+            [{"username":"alice","password":"…","groups":["Sales"]}] (optional "id", "firstName", "lastName", \
+            groups as names or {"groupId","groupName","roleName"}); without it the directory starts empty.
 
             On start it prints the base URL and the backend URL other mbaas commands (and the MBaaSKit NCMB client) \
             take, e.g. ncmb+http://K:C@127.0.0.1:PORT; with --format json one JSON line \
@@ -31,7 +36,7 @@ struct ServeCommand: AsyncParsableCommand {
     enum Dialect: String, ExpressibleByArgument, CaseIterable { case ncmb, kii, apppot, parse }
 
     /// The dialects built so far (the others are refused with exit status 2).
-    static let available = "ncmb, kii"
+    static let available = "ncmb, kii, apppot"
 
     @Option(help: "The wire dialect: \(Dialect.allCases.map(\.rawValue).joined(separator: ", ")).")
     var dialect: Dialect

@@ -1,12 +1,26 @@
 import MBaaSCore
 
-/// What the AppPot adapter can do, and why the rest is missing.
+/// What the AppPot adapter can do, and why the rest is missing (kept for source compatibility: the list is
+/// ``AppPotWire/capabilities``).
 public enum AppPotCapabilities {
+    /// The capabilities every AppPot client declares: ``AppPotWire/capabilities``.
+    public static var standard: Capabilities { AppPotWire.capabilities }
+}
+
+/// The AppPot wire format, shared by the client (`MBaaSAppPot`) and the emulator's AppPot dialect: routes
+/// (``AppPotRoute``), the envelope and error codes (``AppPotEnvelope``, ``AppPotErrorCode``), login and users
+/// (``AppPotLoginRequest``, ``AppPotAuthInfo``, ``AppPotUserInfo``), schemas (``AppPotSchemaRequest``), data
+/// writes and reads (``AppPotWriteRequest``, ``AppPotDataResponse``), queries (``AppPotQueryBody``,
+/// ``AppPotQueryTranslator`` both ways) and files (``AppPotFileCodec``).
+///
+/// Everything here is pure: no I/O, no session, no clock.
+public enum AppPotWire {
     static let regexNote = "AppPot query expressions have no regular-expression operator (reference A8)"
     static let containsAllNote = "AppPot columns are scalar (varchar, integer, long); there are no array fields to test"
 
-    /// The capabilities every ``AppPotBackend`` declares.
-    public static let standard = Capabilities(
+    /// What the AppPot REST API can do, with the reason for each thing it cannot. The client declares these,
+    /// and the emulator's AppPot dialect answers what is outside them as AppPot does.
+    public static let capabilities = Capabilities(
         features: [
             .objects, .multiKeySort, .skip, .count, .batch, .optimisticLocking, .acl, .files, .auth, .serverLogout,
             .roles, .listUsers, .unicodeFileNames, .queryValue("Date"),

@@ -112,7 +112,7 @@ public struct AppPotGroupRole: Sendable, Hashable {
     }
 
     /// An id that the server sends as a number or a string, as a string.
-    static func idString(_ json: JSON?) -> String? {
+    public static func idString(_ json: JSON?) -> String? {
         guard let json else { return nil }
         if let i = json.intValue { return String(i) }
         if let s = json.stringValue, !s.isEmpty { return s }
@@ -225,7 +225,7 @@ public struct AppPotAuthInfo: Sendable, Hashable {
         return User(id: userId, username: account, email: nil, groups: groupIds, roles: roleNames, fields: fields)
     }
 
-    static func distinct(_ items: [String]) -> [String] {
+    public static func distinct(_ items: [String]) -> [String] {
         var seen = Set<String>()
         return items.filter { seen.insert($0).inserted }
     }

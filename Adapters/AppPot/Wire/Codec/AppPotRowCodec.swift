@@ -266,7 +266,7 @@ public enum AppPotValueCodec {
     }
 
     /// An integer from `42`, `42.0`, `"42"` or `"42.0"`.
-    static func integer(_ json: JSON) -> Int64? {
+    public static func integer(_ json: JSON) -> Int64? {
         if let i = json.intValue { return i }
         guard let s = json.stringValue?.trimmingCharacters(in: .whitespaces) else { return nil }
         if let i = Int64(s) { return i }

@@ -289,9 +289,9 @@ public enum AppPotQueryTranslator {
             let pattern = JSON.string(escapeLike(prefix) + "%")
             return negated ? .sql("( \(c) NOT LIKE ? OR \(c) IS NULL )", [pattern]) : .sql("\(c) LIKE ?", [pattern])
         case .regex:
-            throw MBaaSError.unsupported("the query operator 'regex'", by: "apppot", reason: AppPotCapabilities.regexNote)
+            throw MBaaSError.unsupported("the query operator 'regex'", by: "apppot", reason: AppPotWire.regexNote)
         case .containsAll:
-            throw MBaaSError.unsupported("the query operator 'containsAll'", by: "apppot", reason: AppPotCapabilities.containsAllNote)
+            throw MBaaSError.unsupported("the query operator 'containsAll'", by: "apppot", reason: AppPotWire.containsAllNote)
         }
     }
 

@@ -1,0 +1,167 @@
+import Foundation
+import MBaaSAppPot
+import MBaaSConformance
+import MBaaSCore
+import MBaaSEmulator
+import MBaaSReplay
+import Testing
+
+/// Parity: every request of every AppPot cassette is sent to the AppPot dialect (fresh per cassette, holding the
+/// cassette's app and the fixture users), and its answer is compared with the recorded one: HTTP status, `errCode`,
+/// top-level keys, and for `results` and data rows the count and the keys of each element. Server-made values
+/// (anonymous and user tokens, object ids, server times, file names) are masked: a value the dialect answers in
+/// place of a recorded one is substituted for it in the requests that follow.
+///
+/// A divergence fails the test unless `Fixtures/Parity/apppot.json` lists it with a reason; a listed divergence
+/// that no longer happens fails too, so the list stays true.
+@Suite("AppPot dialect parity with the cassettes")
+struct AppPotParityTests {
+    struct Divergence: Hashable, CustomStringConvertible {
+        var cassette: String
+        var index: Int
+        var summary: String
+        var difference: String
+        var key: String { "\(cassette)#\(index)" }
+        var description: String { "\(key) \(summary): \(difference)" }
+    }
+
+    static var cassettes: URL { ConformanceSuite.bundledFixtures.appendingPathComponent("Cassettes/apppot") }
+    static var allowList: URL { ConformanceSuite.bundledFixtures.appendingPathComponent("Parity/apppot.json") }
+
+    @Test("each recorded AppPot exchange is answered with the recorded status, errCode and shape, or is allow-listed with a reason")
+    func parity() async throws {
+        let files = try FileManager.default.contentsOfDirectory(at: Self.cassettes, includingPropertiesForKeys: nil)
+            .filter { $0.pathExtension == "json" }.sorted { $0.lastPathComponent < $1.lastPathComponent }
+        #expect(files.count > 60)
+        var divergences: [Divergence] = []
+        var exchanges = 0
+        for file in files {
+            let cassette = try Cassette.load(from: file, substitutions: [
+                "FIXTURE_PASSWORD_ALICE": "alice-pass", "FIXTURE_PASSWORD_BOB": "bob-pass", "FIXTURE_PASSWORD_CAROL": "carol-pass",
+            ])
+            let (found, count) = try await Self.check(cassette, name: file.deletingPathExtension().lastPathComponent)
+            divergences += found
+            exchanges += count
+        }
+        #expect(exchanges > 500)
+        let allowed = try Self.loadAllowList()
+        let unexplained = divergences.filter { allowed[$0.key] == nil }
+        #expect(unexplained.isEmpty, "divergences not in Fixtures/Parity/apppot.json:\n\(unexplained.map(\.description).joined(separator: "\n"))")
+        let stale = Set(allowed.keys).subtracting(divergences.map(\.key))
+        #expect(stale.isEmpty, "allow-listed but no longer diverging: \(stale.sorted())")
+        for (key, reason) in allowed { #expect(reason.count >= 20, "\(key): the reason must explain the divergence") }
+    }
+
+    static func loadAllowList() throws -> [String: String] {
+        guard FileManager.default.fileExists(atPath: allowList.path) else { return [:] }
+        let json = try JSON.parse(Data(contentsOf: allowList))
+        var out: [String: String] = [:]
+        for entry in json["divergences"]?.arrayValue ?? [] {
+            if let key = entry["exchange"]?.stringValue { out[key] = entry["reason"]?.stringValue ?? "" }
+        }
+        return out
+    }
+
+    /// Replays one cassette against a fresh dialect with the cassette's app key, company, app and version.
+    static func check(_ cassette: Cassette, name: String) async throws -> ([Divergence], Int) {
+        let url = try BackendURL(parsing: cassette.backendURL ?? "")
+        let appKey = try #require(url.user)
+        let company = try #require(url.option("company")), app = try #require(url.option("app"))
+        let version = url.option("version") ?? "1.0"
+        let dialect = try await makeAppPotDialect(appKey: appKey, company: company, appId: app, configure: { $0.appVersion = version })
+        var substitutions: [(String, String)] = []
+        var found: [Divergence] = []
+        func substitute(_ text: String) -> String {
+            substitutions.reduce(text) { $0.replacingOccurrences(of: $1.0, with: $1.1) }
+        }
+        for (index, interaction) in cassette.interactions.enumerated() {
+            let recorded = interaction.request
+            var path = substitute(recorded.path)
+            if !path.hasPrefix("/") { path = "/" + path }
+            let query = recorded.query.map { ($0.name, substitute($0.value)) }
+            let requestURL = try URL.build(base: "http://apppot.example.test:8080", path: path, query: query)
+            var body = recorded.body.isNone ? nil : recorded.body.data()
+            if let data = body, recorded.headers["Content-Type"]?.contains("json") == true {
+                body = Data(substitute(String(decoding: data, as: UTF8.self)).utf8)
+            }
+            var request = HTTPRequest(method: recorded.method, url: requestURL, body: body)
+            for (headerName, value) in recorded.headers { request.headers[headerName] = substitute(value) }
+            if case .multipart = recorded.body {
+                request.headers["Content-Type"] = "multipart/form-data; boundary=mbaas-replay-boundary"
+            }
+            let answer = try await EmulatorTransport(dialect).send(request)
+            let expected = interaction.response
+            let summary = "\(recorded.method) \(recorded.path)"
+            if answer.status != expected.status {
+                found.append(Divergence(cassette: name, index: index, summary: summary,
+                                        difference: "status \(expected.status) recorded, \(answer.status) emulated \(String(decoding: answer.body.prefix(160), as: UTF8.self))"))
+                continue
+            }
+            guard case .json(let want) = expected.body else {
+                if case .json = expected.body {} else if !expected.body.isNone, answer.body != expected.body.data() {
+                    found.append(Divergence(cassette: name, index: index, summary: summary, difference: "recorded bytes differ from the emulated ones"))
+                }
+                continue
+            }
+            guard let got = try? JSON.parse(answer.body) else {
+                found.append(Divergence(cassette: name, index: index, summary: summary, difference: "recorded JSON, emulated a non-JSON body"))
+                continue
+            }
+            if let difference = shapeDifference(want, got) {
+                found.append(Divergence(cassette: name, index: index, summary: summary, difference: difference))
+            }
+            learn(want, got, into: &substitutions)
+        }
+        return (found, cassette.interactions.count)
+    }
+
+    /// Server-made values the dialect answered in place of recorded ones: tokens (`results` of anonymousTokens,
+    /// `authInfor.userTokens`), object ids, server times and stored file names, wherever they appear.
+    static func learn(_ want: JSON, _ got: JSON, into substitutions: inout [(String, String)]) {
+        func pair(_ a: String?, _ b: String?) {
+            if let a, let b, a != b, !a.isEmpty, !substitutions.contains(where: { $0.0 == a }) { substitutions.append((a, b)) }
+        }
+        if let w = want.objectValue, let g = got.objectValue {
+            for key in ["objectId", "serverCreateTime", "serverUpdateTime", "userTokens", "name"] { pair(w[key]?.stringValue, g[key]?.stringValue) }
+            // A server time comes back in queries in the client's UTC form (`…Z`): mask that form too.
+            for key in ["serverCreateTime", "serverUpdateTime"] {
+                if let a = w[key]?.stringValue.flatMap(ISO8601.parse), let b = g[key]?.stringValue.flatMap(ISO8601.parse) {
+                    pair(ISO8601.format(a), ISO8601.format(b))
+                }
+            }
+            if let a = w["results"], let b = g["results"] {
+                if let s = a.stringValue { pair(s, b.stringValue) } else { learn(a, b, into: &substitutions) }
+            }
+            for (key, value) in w where key == "authInfor" || value.arrayValue != nil {
+                if let other = g[key] { learn(value, other, into: &substitutions) }
+            }
+        } else if let a = want.arrayValue, let b = got.arrayValue, a.count == b.count {
+            for (x, y) in zip(a, b) { learn(x, y, into: &substitutions) }
+        }
+    }
+
+    /// The first difference of shape: errCode, top-level keys, and for arrays (results, data rows) the count and
+    /// each element's keys.
+    static func shapeDifference(_ want: JSON, _ got: JSON) -> String? {
+        if let code = want["errCode"]?.intValue, code != 0 {
+            return got["errCode"]?.intValue == code ? nil : "errCode \(code) recorded, \(got["errCode"]?.printed() ?? "none") emulated"
+        }
+        guard let w = want.objectValue, let g = got.objectValue else { return nil }
+        let wk = Set(w.keys), gk = Set(g.keys)
+        if wk != gk {
+            let error = g["errCode"].flatMap { $0.intValue == 0 ? nil : " (emulated errCode \($0.printed()): \(g["description"]?.stringValue ?? ""))" } ?? ""
+            return "keys: recorded only \(wk.subtracting(gk).sorted()), emulated only \(gk.subtracting(wk).sorted())" + error
+        }
+        if let a = w["count"], let b = g["count"], a != b { return "count \(a.printed()) recorded, \(b.printed()) emulated" }
+        for (key, value) in w {
+            guard let a = value.arrayValue, let b = g[key]?.arrayValue else { continue }
+            if a.count != b.count { return "\(key): \(a.count) recorded, \(b.count) emulated" }
+            for (i, (x, y)) in zip(a, b).enumerated() {
+                if let xo = x.objectValue, let yo = y.objectValue, Set(xo.keys) != Set(yo.keys) {
+                    return "\(key)[\(i)] keys: recorded only \(Set(xo.keys).subtracting(yo.keys).sorted()), emulated only \(Set(yo.keys).subtracting(xo.keys).sorted())"
+                }
+            }
+        }
+        return nil
+    }
+}
