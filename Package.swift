@@ -169,7 +169,7 @@ let package = Package(
         .testTarget(name: "MBaaSLocalTests", dependencies: ["MBaaSCore", "MBaaSLocal", "MBaaSTesting"]),
         .testTarget(
             name: "MBaaSMigrationTests",
-            dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSMigration", "MBaaSLocal", "MBaaSNCMB", "MBaaSPocketBase"]),
+            dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSMigration", "MBaaSLocal", "MBaaSNCMB", "MBaaSPocketBase", "MBaaSTesting"]),
         .testTarget(
             name: "MBaaSPocketBaseTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSPocketBase"]),
         .testTarget(

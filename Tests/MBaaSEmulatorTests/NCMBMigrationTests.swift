@@ -5,6 +5,7 @@ import MBaaSLocal
 import MBaaSMigration
 import MBaaSNCMB
 import MBaaSPocketBase
+import MBaaSTesting
 import Testing
 
 /// Migrations whose source is a live NCMB app: the NCMB dialect served over HTTP, read through the NCMB client
@@ -84,7 +85,8 @@ struct NCMBMigrationTests {
     }
 
     @Test("an NCMB-dialect app into a live PocketBase, verified", .enabled(if: ProcessInfo.processInfo.environment["MBAAS_POCKETBASE_URL"] != nil,
-                                                                       "MBAAS_POCKETBASE_URL is not set"))
+                                                                       "MBAAS_POCKETBASE_URL is not set"),
+          .exclusive("pocketbase-users"))  // the import adds fields to the shared users collection, as other suites' do
     func toPocketBase() async throws {
         let app = try await Self.makeApp()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-ncmb-pb-\(UUID().uuidString)")

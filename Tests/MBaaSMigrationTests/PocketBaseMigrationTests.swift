@@ -4,6 +4,7 @@ import MBaaSLocal
 import MBaaSNCMB
 import MBaaSPocketBase
 import MBaaSReplay
+import MBaaSTesting
 import Testing
 @testable import MBaaSMigration
 
@@ -17,7 +18,10 @@ enum LivePocketBase {
     }
 }
 
-@Suite("Migration to and from a live PocketBase", .serialized, .enabled(if: LivePocketBase.url != nil, LivePocketBase.skipReason))
+/// Holds the process-wide "pocketbase-users" lock: these migrations change the users collection's fields, which
+/// other suites' migrations into the same server change too.
+@Suite("Migration to and from a live PocketBase", .serialized, .enabled(if: LivePocketBase.url != nil, LivePocketBase.skipReason),
+       .exclusive("pocketbase-users"))
 struct PocketBaseMigrationTests {
     /// Class names unique to a run, so that runs and tests do not see each other's collections.
     static func mapping(_ run: String) throws -> MigrationMapping {

@@ -1,0 +1,73 @@
+import Foundation
+
+/// A lock for async code: tasks that share a live resource (one server's schema, a port) take turns, first come
+/// first served, across suites and test targets of one process.
+///
+/// ```swift
+/// try await AsyncLock.named("pocketbase-users").withLock { try await migrateUsers() }
+/// ```
+public actor AsyncLock {
+    private var held = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    public init() {}
+
+    /// Runs `body` while holding the lock (released when it returns or throws).
+    public func withLock<T: Sendable>(_ body: @Sendable () async throws -> T) async rethrows -> T {
+        await acquire()
+        defer { release() }
+        return try await body()
+    }
+
+    private func acquire() async {
+        if !held { held = true; return }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    private func release() {
+        if waiters.isEmpty { held = false } else { waiters.removeFirst().resume() }
+    }
+
+    private static let registry = NamedLocks()
+
+    /// The process-wide lock of that name (created on first use).
+    public static func named(_ name: String) -> AsyncLock { registry.lock(name) }
+}
+
+private final class NamedLocks: @unchecked Sendable {
+    private let lock = NSLock()
+    private var locks: [String: AsyncLock] = [:]
+
+    func lock(_ name: String) -> AsyncLock {
+        lock.withLock {
+            if let existing = locks[name] { return existing }
+            let created = AsyncLock()
+            locks[name] = created
+            return created
+        }
+    }
+}
+
+#if canImport(Testing)
+import Testing
+
+/// A Swift Testing trait that runs a test (or a whole suite) while holding ``AsyncLock/named(_:)``: tests in
+/// different suites or targets that change one live server's shared state take turns.
+///
+/// ```swift
+/// @Test(.exclusive("pocketbase-users")) func importsUsers() async throws { … }
+/// ```
+public struct ExclusiveAccessTrait: TestTrait, SuiteTrait, TestScoping {
+    public let name: String
+
+    public func provideScope(for test: Test, testCase: Test.Case?,
+                             performing function: @Sendable () async throws -> Void) async throws {
+        try await AsyncLock.named(name).withLock { try await function() }
+    }
+}
+
+extension Trait where Self == ExclusiveAccessTrait {
+    /// Runs the test or suite while holding the process-wide lock `name`.
+    public static func exclusive(_ name: String) -> Self { ExclusiveAccessTrait(name: name) }
+}
+#endif
