@@ -16,50 +16,17 @@ import Testing
 /// that no longer happens fails too, so the list stays true.
 @Suite("AppPot dialect parity with the cassettes")
 struct AppPotParityTests {
-    struct Divergence: Hashable, CustomStringConvertible {
-        var cassette: String
-        var index: Int
-        var summary: String
-        var difference: String
-        var key: String { "\(cassette)#\(index)" }
-        var description: String { "\(key) \(summary): \(difference)" }
-    }
-
-    static var cassettes: URL { ConformanceSuite.bundledFixtures.appendingPathComponent("Cassettes/apppot") }
-    static var allowList: URL { ConformanceSuite.bundledFixtures.appendingPathComponent("Parity/apppot.json") }
+    typealias Divergence = ParityDivergence
 
     @Test("each recorded AppPot exchange is answered with the recorded status, errCode and shape, or is allow-listed with a reason")
     func parity() async throws {
-        let files = try FileManager.default.contentsOfDirectory(at: Self.cassettes, includingPropertiesForKeys: nil)
-            .filter { $0.pathExtension == "json" }.sorted { $0.lastPathComponent < $1.lastPathComponent }
-        #expect(files.count > 60)
-        var divergences: [Divergence] = []
-        var exchanges = 0
-        for file in files {
-            let cassette = try Cassette.load(from: file, substitutions: [
+        try await Parity.run(adapter: "apppot", minimumCassettes: 61, minimumExchanges: 500, load: { file in
+            try Cassette.load(from: file, substitutions: [
                 "FIXTURE_PASSWORD_ALICE": "alice-pass", "FIXTURE_PASSWORD_BOB": "bob-pass", "FIXTURE_PASSWORD_CAROL": "carol-pass",
             ])
-            let (found, count) = try await Self.check(cassette, name: file.deletingPathExtension().lastPathComponent)
-            divergences += found
-            exchanges += count
+        }) { cassette, name in
+            try await Self.check(cassette, name: name)
         }
-        #expect(exchanges > 500)
-        let allowed = try Self.loadAllowList()
-        let unexplained = divergences.filter { allowed[$0.key] == nil }
-        #expect(unexplained.isEmpty, "divergences not in Fixtures/Parity/apppot.json:\n\(unexplained.map(\.description).joined(separator: "\n"))")
-        let stale = Set(allowed.keys).subtracting(divergences.map(\.key))
-        #expect(stale.isEmpty, "allow-listed but no longer diverging: \(stale.sorted())")
-        for (key, reason) in allowed { #expect(reason.count >= 20, "\(key): the reason must explain the divergence") }
-    }
-
-    static func loadAllowList() throws -> [String: String] {
-        guard FileManager.default.fileExists(atPath: allowList.path) else { return [:] }
-        let json = try JSON.parse(Data(contentsOf: allowList))
-        var out: [String: String] = [:]
-        for entry in json["divergences"]?.arrayValue ?? [] {
-            if let key = entry["exchange"]?.stringValue { out[key] = entry["reason"]?.stringValue ?? "" }
-        }
-        return out
     }
 
     /// Replays one cassette against a fresh dialect with the cassette's app key, company, app and version.

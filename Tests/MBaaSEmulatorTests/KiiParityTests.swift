@@ -18,50 +18,15 @@ import Testing
 /// with a reason; a listed divergence that no longer happens fails too, so the list stays true.
 @Suite("Kii dialect parity with the cassettes")
 struct KiiParityTests {
-    struct Divergence: Hashable, CustomStringConvertible {
-        var cassette: String
-        var index: Int
-        var summary: String
-        var difference: String
-        var key: String { "\(cassette)#\(index)" }
-        var description: String { "\(key) \(summary): \(difference)" }
-    }
-
-    static var cassettes: URL { ConformanceSuite.bundledFixtures.appendingPathComponent("Cassettes/kii") }
-    static var allowList: URL { ConformanceSuite.bundledFixtures.appendingPathComponent("Parity/kii.json") }
+    typealias Divergence = ParityDivergence
 
     @Test("each recorded exchange is answered with the recorded status, errorCode and body shape, or is allow-listed with a reason")
     func parity() async throws {
-        let files = try FileManager.default.contentsOfDirectory(at: Self.cassettes, includingPropertiesForKeys: nil)
-            .filter { $0.pathExtension == "json" }.sorted { $0.lastPathComponent < $1.lastPathComponent }
-        #expect(files.count >= 60)
-        var divergences: [Divergence] = []
-        var exchanges = 0
-        for file in files {
-            let cassette = try Cassette.load(from: file).substituting()
+        try await Parity.run(adapter: "kii", minimumCassettes: 60, minimumExchanges: 400) { cassette, name in
             // The app ID the requests name (a placeholder in the cassette, a dummy value once substituted).
             let appID = cassette.interactions.first?.request.headers["X-Kii-AppID"] ?? "simapp"
-            let (found, count) = try await Self.check(cassette, appID: appID, name: file.deletingPathExtension().lastPathComponent)
-            divergences += found
-            exchanges += count
+            return try await Self.check(cassette, appID: appID, name: name)
         }
-        #expect(exchanges > 400)
-        let allowed = try Self.loadAllowList()
-        let unexplained = divergences.filter { allowed[$0.key] == nil }
-        #expect(unexplained.isEmpty, "divergences not in Fixtures/Parity/kii.json:\n\(unexplained.map(\.description).joined(separator: "\n"))")
-        let stale = Set(allowed.keys).subtracting(divergences.map(\.key))
-        #expect(stale.isEmpty, "allow-listed but no longer diverging: \(stale.sorted())")
-        for (key, reason) in allowed { #expect(reason.count >= 20, "\(key): the reason must explain the divergence") }
-    }
-
-    static func loadAllowList() throws -> [String: String] {
-        guard FileManager.default.fileExists(atPath: allowList.path) else { return [:] }
-        let json = try JSON.parse(Data(contentsOf: allowList))
-        var out: [String: String] = [:]
-        for entry in json["divergences"]?.arrayValue ?? [] {
-            if let key = entry["exchange"]?.stringValue { out[key] = entry["reason"]?.stringValue ?? "" }
-        }
-        return out
     }
 
     /// Replays one cassette against a fresh dialect holding the cassette's app ID.
