@@ -57,12 +57,17 @@ public struct EmulatorServer: Sendable {
         }
     }
 
-    /// Starts the server in the background and returns once it listens.
+    /// Starts the server in the background and returns once it listens; throws the bind error (a port in use)
+    /// instead of waiting forever.
     public func start() async throws -> RunningEmulator {
         let (stream, continuation) = AsyncStream<Int>.makeStream()
         let app = application { port in continuation.yield(port); continuation.finish() }
         let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        let task = Task { try await group.run() }
+        // Ends the wait below if the server stops before it listens (a port in use): no bound port ever comes.
+        let task = Task {
+            defer { continuation.finish() }
+            try await group.run()
+        }
         var iterator = stream.makeAsyncIterator()
         guard let bound = await iterator.next() else {
             await group.triggerGracefulShutdown()

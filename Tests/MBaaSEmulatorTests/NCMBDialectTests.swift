@@ -216,6 +216,19 @@ struct NCMBDialectTests {
         #expect(after.status == 401 && errorCode(after) == "E401001")
     }
 
+    @Test("a port already in use is an error from start(), not a wait")
+    func portInUse() async throws {
+        let first = try await EmulatorServer(dialect: try makeDialect()).start()
+        do {
+            let second = try await EmulatorServer(dialect: try makeDialect(), port: first.port).start()
+            await second.stop()
+            Issue.record("a second server started on port \(first.port)")
+        } catch {
+            #expect(!"\(error)".isEmpty)
+        }
+        await first.stop()
+    }
+
     @Test("served over HTTP by Hummingbird: the NCMB client works end to end, and the server stops")
     func overHTTP() async throws {
         let dialect = try makeDialect()
