@@ -91,6 +91,10 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        try await runReportingErrors { try await serve() }
+    }
+
+    func serve() async throws {
         let logger = global.logger
         var options = LocalBackend.Options()
         options.passwordHashing = (passwordCost ?? (data == nil ? .light : .strong)) == .light ? .light : .default
@@ -119,6 +123,8 @@ struct ServeCommand: AsyncParsableCommand {
                 }
                 Terminal.writeOut(Data(line.utf8))
             }
+        } catch where Task.isCancelled {
+            // Stopped by Ctrl-C or SIGTERM: a normal end (the exit status says which signal).
         } catch {
             await Self.close(store)
             throw error

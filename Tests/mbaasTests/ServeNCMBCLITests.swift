@@ -1,0 +1,58 @@
+import Foundation
+import MBaaSCore
+import Testing
+
+/// `mbaas serve --dialect ncmb` as a process: the printed URLs, a client command through it, SIGTERM, and the
+/// documented errors.
+@Suite("mbaas serve --dialect ncmb")
+struct ServeNCMBCLITests {
+    @Test("serves with --data, answers objects commands, and on SIGTERM exits 143 with the data folded into the file")
+    func servesAndStops() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let db = cli.directory.appendingPathComponent("app.db")
+        let server = try cli.makeProcess(["serve", "--dialect", "ncmb", "--application-key", "cli-app-key",
+                                          "--client-key", "cli-client-key", "--data", db.path, "--format", "json"],
+                                         sessionOption: false)
+        let out = Pipe()
+        server.standardOutput = out
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { if server.isRunning { server.terminate() } }
+        var line = Data()
+        let deadline = Date().addingTimeInterval(30)
+        while !line.contains(UInt8(ascii: "\n")), Date() < deadline {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        let started = try JSON.parse(line.split(separator: UInt8(ascii: "\n")).first.map { Data($0) } ?? Data())
+        #expect(started["dialect"] == "ncmb" && started["data"] == .string(db.path))
+        let url = try #require(started["backendURL"]?.stringValue)
+        #expect(url.hasPrefix("ncmb+http://cli-app-key:cli-client-key@127.0.0.1:"))
+        let created = try cli.json(["objects", "create", url, "Memo", #"{"title":"served"}"#])
+        let id = try #require(created["id"]?.stringValue)
+        #expect(try cli.json(["objects", "get", url, "Memo", id])["fields"]?["title"] == "served")
+        server.terminate()  // SIGTERM
+        server.waitUntilExit()
+        #expect(server.terminationStatus == 143)
+        // The write-ahead log was folded into the database file on the way out.
+        let wal = (try? FileManager.default.attributesOfItem(atPath: db.path + "-wal")[.size] as? Int) ?? 0
+        #expect(wal == 0)
+        #expect(FileManager.default.fileExists(atPath: db.path))
+    }
+
+    @Test("a dialect that is not built, or missing keys, are errors with documented exit statuses")
+    func errors() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let parse = try cli.run(["serve", "--dialect", "parse", "--format", "json"], sessionOption: false)
+        #expect(parse.status == 2)
+        #expect(parse.stderr.contains("\"kind\":\"unsupported\"") && parse.stderr.contains("not built yet"))
+        let noKeys = try cli.run(["serve", "--dialect", "ncmb"], sessionOption: false, environment: [
+            "MBAAS_NCMB_APPLICATION_KEY": "", "MBAAS_NCMB_CLIENT_KEY": "",
+        ])
+        #expect(noKeys.status == 64)
+        #expect(noKeys.stderr.contains("--application-key and --client-key"))
+    }
+}
