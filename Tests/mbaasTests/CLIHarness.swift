@@ -74,6 +74,29 @@ struct CLIHarness {
     }
 
     /// A configured, not yet started `mbaas <arguments>` process (stdio inherited until set).
+    /// Starts `mbaas serve …` (arguments after `serve`, `--format json` added) and returns the process with the
+    /// JSON line it prints once listening (`{"dialect","baseURL","backendURL","data"}`). Stop it with `terminate()`.
+    func startServer(_ arguments: [String]) throws -> (process: Process, started: JSON) {
+        let server = try makeProcess(["serve"] + arguments + ["--format", "json"], sessionOption: false)
+        let out = Pipe()
+        server.standardOutput = out
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        var line = Data()
+        let deadline = Date().addingTimeInterval(30)
+        while !line.contains(UInt8(ascii: "\n")), Date() < deadline {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        do {
+            return (server, try JSON.parse(line.split(separator: UInt8(ascii: "\n")).first.map { Data($0) } ?? Data()))
+        } catch {
+            server.terminate()
+            throw error
+        }
+    }
+
     func makeProcess(_ arguments: [String], sessionOption: Bool = true, environment: [String: String] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = try Self.binary()

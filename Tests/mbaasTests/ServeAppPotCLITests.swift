@@ -11,23 +11,9 @@ struct ServeAppPotCLITests {
         let users = cli.directory.appendingPathComponent("users.json")
         try Data(#"[{"username":"alice","password":"alice-pass","groups":["Sales"]},{"username":"bob","password":"bob-pass"}]"#.utf8)
             .write(to: users)
-        let server = try cli.makeProcess(["serve", "--dialect", "apppot", "--app-key", "cli-app-key", "--company", "24",
-                                          "--app-id", "jp.co.example.Cli", "--users", users.path, "--format", "json"],
-                                         sessionOption: false)
-        let out = Pipe()
-        server.standardOutput = out
-        server.standardError = FileHandle.nullDevice
-        try server.run()
+        let (server, started) = try cli.startServer(["--dialect", "apppot", "--app-key", "cli-app-key", "--company", "24",
+                                                     "--app-id", "jp.co.example.Cli", "--users", users.path])
         defer { if server.isRunning { server.terminate() } }
-        // The first line: {"dialect","baseURL","backendURL","data"}.
-        var line = Data()
-        let deadline = Date().addingTimeInterval(30)
-        while !line.contains(UInt8(ascii: "\n")), Date() < deadline {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        let started = try JSON.parse(line.split(separator: UInt8(ascii: "\n")).first.map { Data($0) } ?? Data())
         #expect(started["dialect"] == "apppot")
         let backendURL = try #require(started["backendURL"]?.stringValue)
         #expect(backendURL.hasPrefix("apppot+http://cli-app-key@127.0.0.1:"))

@@ -11,22 +11,9 @@ struct ServeNCMBCLITests {
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
         let db = cli.directory.appendingPathComponent("app.db")
-        let server = try cli.makeProcess(["serve", "--dialect", "ncmb", "--application-key", "cli-app-key",
-                                          "--client-key", "cli-client-key", "--data", db.path, "--format", "json"],
-                                         sessionOption: false)
-        let out = Pipe()
-        server.standardOutput = out
-        server.standardError = FileHandle.nullDevice
-        try server.run()
+        let (server, started) = try cli.startServer(["--dialect", "ncmb", "--application-key", "cli-app-key",
+                                                     "--client-key", "cli-client-key", "--data", db.path])
         defer { if server.isRunning { server.terminate() } }
-        var line = Data()
-        let deadline = Date().addingTimeInterval(30)
-        while !line.contains(UInt8(ascii: "\n")), Date() < deadline {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        let started = try JSON.parse(line.split(separator: UInt8(ascii: "\n")).first.map { Data($0) } ?? Data())
         #expect(started["dialect"] == "ncmb" && started["data"] == .string(db.path))
         let url = try #require(started["backendURL"]?.stringValue)
         #expect(url.hasPrefix("ncmb+http://cli-app-key:cli-client-key@127.0.0.1:"))

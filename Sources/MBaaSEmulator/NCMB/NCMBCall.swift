@@ -13,8 +13,8 @@ struct NCMBCall {
     /// The store acting as the caller (anonymous without a token).
     let backend: LocalBackend
     /// The store acting as the application owner, for the dialect's own bookkeeping (role membership, unique
-    /// names): never used to answer what the caller may see.
-    let owner: LocalBackend
+    /// names): never used to answer what the caller may see. Made when a call needs it, not on every request.
+    var owner: LocalBackend { dialect.store.sharing(session: nil, administrative: true) }
 
     init(dialect: NCMBDialect, request: HTTPRequest, route: NCMBRoute) {
         self.dialect = dialect
@@ -23,7 +23,6 @@ struct NCMBCall {
         let token = request.headers[NCMBSigner.Header.sessionToken].flatMap { $0.isEmpty ? nil : $0 }
         self.token = token
         self.backend = dialect.store.sharing(session: token.map { Session(token: $0, userId: "") }, administrative: false)
-        self.owner = dialect.store.sharing(session: nil, administrative: true)
     }
 
     var method: String { request.method }
