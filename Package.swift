@@ -44,6 +44,7 @@ let package = Package(
         .target(
             name: "MBaaSCore",
             dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ],

@@ -43,7 +43,7 @@ extension AppPotBackend {
         guard let session = try await currentSession() else {
             throw MBaaSError(.unauthorized, "listing AppPot users needs a logged-in user (an administrator)")
         }
-        let (_, json) = try await call("GET", AppPotRoute.users.segments, query: [("token", session.token)], token: .user)
+        let (_, json) = try await call(.get, AppPotRoute.users.segments, query: [("token", session.token)], token: .user)
         return try AppPotDirectoryCodec.users(json).sorted { AppPotBackend.idOrder($0.id, $1.id) }
     }
 

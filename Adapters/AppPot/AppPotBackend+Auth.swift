@@ -32,12 +32,12 @@ extension AppPotBackend {
         if state.current.detectPending { _ = try await anonymousToken() }  // generation=auto: find out first
         if generation.accountLogin {
             let body = AppPotAccountLoginRequest(account: username, password: password, appKey: configuration.appKey)
-            (_, json) = try await call("POST", AppPotRoute.login.segments, body: .json(body.json), token: .none)
+            (_, json) = try await call(.post, AppPotRoute.login.segments, body: .json(body.json), token: .none)
         } else {
             let body = AppPotLoginRequest(
                 username: username, password: password, appId: configuration.appId, deviceUDID: configuration.deviceUDID,
                 appVersion: configuration.appVersion, companyId: configuration.companyId)
-            (_, json) = try await call("POST", AppPotRoute.login.segments, body: .json(body.json), token: .anonymous)
+            (_, json) = try await call(.post, AppPotRoute.login.segments, body: .json(body.json), token: .anonymous)
         }
         guard let json else { throw MBaaSError(.decoding, "AppPot login answered an empty body") }
         let info = try AppPotAuthInfo(loginResponse: json)
@@ -67,7 +67,7 @@ extension AppPotBackend {
             }
         }
         guard confirmWithServer, let session else { return }
-        let (response, _) = try await send("POST", AppPotRoute.logout.segments, body: .json(.object([:])), token: .user)
+        let (response, _) = try await send(.post, AppPotRoute.logout.segments, body: .json(.object([:])), token: .user)
         do {
             _ = try check(response, token: Token(value: session.token, anonymous: false))
         } catch let error as MBaaSError {
@@ -80,7 +80,7 @@ extension AppPotBackend {
         guard let session = try await currentSession() else {
             throw MBaaSError(.unauthorized, "not logged in to AppPot")
         }
-        let (_, json) = try await call("GET", AppPotRoute.user(session.userId).segments, query: [("token", session.token)], token: .user)
+        let (_, json) = try await call(.get, AppPotRoute.user(session.userId).segments, query: [("token", session.token)], token: .user)
         let info = try AppPotUserInfo(response: json ?? .null)
         let known = state.current
         let groups = info.groupsAndRoles.map { AppPotAuthInfo.distinct($0.map(\.groupId)) } ?? known.groupIds

@@ -8,13 +8,13 @@ import MBaaSCore
 /// to data rows (no attachments) and there is no listing endpoint.
 extension AppPotBackend {
     public func upload(_ upload: FileUpload) async throws -> FileReference {
-        try await store(upload, path: AppPotRoute.files.segments, method: "POST")
+        try await store(upload, path: AppPotRoute.files.segments, method: .post)
     }
 
     /// Replaces a stored file (`PUT files/{name}`); the server answers a new stored name.
     public func replaceFile(_ file: FileReference, with upload: FileUpload) async throws -> FileReference {
         try AppPotBackend.checkFileName(file.name)
-        return try await store(upload, path: AppPotRoute.file(file.name).segments, method: "PUT")
+        return try await store(upload, path: AppPotRoute.file(file.name).segments, method: .put)
     }
 
     public func download(_ file: FileReference) async throws -> Data {
@@ -22,7 +22,7 @@ extension AppPotBackend {
         let token = try await token(for: .user)
         var query: [(String, String)] = []
         if let t = token.value { query.append(("userToken", t)) }
-        let (response, _) = try await send("GET", AppPotRoute.file(file.name).segments, query: query, token: .none, accept: nil)
+        let (response, _) = try await send(.get, AppPotRoute.file(file.name).segments, query: query, token: .none, accept: nil)
         let isJSON = response.headers["Content-Type"]?.lowercased().contains("json") ?? false
         if !response.isSuccess || isJSON {
             if case .failure(let error) = AppPotEnvelope.check(response) {
@@ -37,7 +37,7 @@ extension AppPotBackend {
 
     public func deleteFile(_ file: FileReference) async throws {
         try AppPotBackend.checkFileName(file.name)
-        let (response, token) = try await send("DELETE", AppPotRoute.file(file.name).segments, token: .user)
+        let (response, token) = try await send(.delete, AppPotRoute.file(file.name).segments, token: .user)
         do {
             _ = try check(response, token: token)
         } catch let error as MBaaSError where response.status == 404 {
@@ -50,7 +50,7 @@ extension AppPotBackend {
         throw MBaaSError.unsupported("listing files", by: adapterName, reason: capabilities.note(for: .fileList))
     }
 
-    func store(_ upload: FileUpload, path: [String], method: String) async throws -> FileReference {
+    func store(_ upload: FileUpload, path: [String], method: TransportRequest.Method) async throws -> FileReference {
         if upload.attachment != nil {
             throw MBaaSError.unsupported("attaching files to records", by: adapterName,
                                          reason: capabilities.note(for: .fileAttachment))

@@ -6,7 +6,7 @@ extension AppPotBackend {
     /// Sends a log line to the app's monitoring log (`POST logs {"message","logLevel"}`), with the user token when
     /// logged in, else the anonymous token.
     public func log(_ message: String, level: AppPotLogLevel) async throws {
-        try await call("POST", AppPotRoute.logs.segments, body: .json(level.body(message: message)), token: .userOrAnonymous)
+        try await call(.post, AppPotRoute.logs.segments, body: .json(level.body(message: message)), token: .userOrAnonymous)
     }
 
     /// A monitoring log line (the AppPot SDKs' `logMonitor`).
@@ -22,7 +22,7 @@ extension AppPotBackend {
         let body = AppPotDeviceRegistration(deviceToken: deviceToken, deviceUDID: configuration.deviceUDID,
                                             deviceName: deviceName, osType: osType)
         do {
-            try await call("POST", AppPotRoute.devices.segments, body: .json(body.json), token: .userOrAnonymous)
+            try await call(.post, AppPotRoute.devices.segments, body: .json(body.json), token: .userOrAnonymous)
             return true
         } catch let error as MBaaSError where error.vendorCode == String(AppPotErrorCode.deviceAlreadyRegistered) {
             return false

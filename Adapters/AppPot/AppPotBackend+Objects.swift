@@ -123,7 +123,7 @@ extension AppPotBackend {
                 let body = AppPotWriteRequest(objectName: className, transactionId: tx, rows: rows.map(\.1))
                 let json: JSON?
                 do {
-                    (_, json) = try await call("POST", AppPotRoute.addData.segments, body: .json(body.json),
+                    (_, json) = try await call(.post, AppPotRoute.addData.segments, body: .json(body.json),
                                                token: .user, idempotencyKey: tx)
                 } catch {
                     if derived { forgetDerived(schema) }
@@ -230,7 +230,7 @@ extension AppPotBackend {
                 let body = AppPotWriteRequest(objectName: className, transactionId: tx, rows: rows.map(\.1))
                 let json: JSON?
                 do {
-                    (_, json) = try await call("POST", AppPotRoute.updateData.segments, body: .json(body.json),
+                    (_, json) = try await call(.post, AppPotRoute.updateData.segments, body: .json(body.json),
                                                token: .user, idempotencyKey: tx)
                 } catch let error as MBaaSError where error.vendorCode == String(AppPotErrorCode.recordConflict) {
                     // 130: a stale version, or a record that is gone. Tell them apart by reading again.
@@ -294,7 +294,7 @@ extension AppPotBackend {
                 let body = AppPotDeleteRequest(objectName: className, transactionId: tx, targets: entries.map(\.1))
                 let json: JSON?
                 do {
-                    (_, json) = try await call("POST", AppPotRoute.deleteData.segments, body: .json(body.json),
+                    (_, json) = try await call(.post, AppPotRoute.deleteData.segments, body: .json(body.json),
                                                token: .user, idempotencyKey: tx)
                 } catch let error as MBaaSError where error.vendorCode == String(AppPotErrorCode.recordConflict) {
                     let noVersion = entries.allSatisfy { targets[$0.0].expectedVersion == nil }
@@ -357,7 +357,7 @@ extension AppPotBackend {
     func fetchRow(className: String, id: String) async throws -> JSONObject? {
         try AppPotIdentifier.check(className, what: "class name")
         guard !id.isEmpty else { throw MBaaSError(.invalidRequest, "record id is empty") }
-        let (response, token) = try await send("GET", AppPotRoute.object(className: className, id: id).segments, token: .user)
+        let (response, token) = try await send(.get, AppPotRoute.object(className: className, id: id).segments, token: .user)
         let json: JSON?
         do {
             json = try check(response, token: token)

@@ -51,7 +51,7 @@ extension AppPotBackend {
 
     /// Posts a query; `nil` when the server says nothing matched (HTTP 404, errCode 993/995).
     func postQuery(_ path: [String], body: AppPotQueryBody) async throws -> JSON? {
-        let (response, token) = try await send("POST", path, body: .json(body.json), token: .user)
+        let (response, token) = try await send(.post, path, body: .json(body.json), token: .user)
         do {
             return try check(response, token: token)
         } catch let error as MBaaSError {

@@ -30,7 +30,7 @@ extension AppPotBackend {
         let body = AppPotSchemaRequest(appId: configuration.appId, appVersion: configuration.appVersion,
                                        companyId: configuration.companyId, isResetDatabase: resetDatabase,
                                        tables: schemas, generation: generation)
-        try await call("POST", AppPotRoute.schemas.segments, body: .json(body.json), token: .userOrAnonymous)
+        try await call(.post, AppPotRoute.schemas.segments, body: .json(body.json), token: .userOrAnonymous)
         state.withLock { s in
             if resetDatabase { s.schemas = [:] }
             for schema in schemas { s.schemas[schema.name] = schema }

@@ -188,7 +188,7 @@ extension AppPotBackend {
         if generation.postsAnonymousToken {
             json = try await postAnonymousToken()
         } else if state.current.detectPending {
-            let (response, _) = try await send("GET", AppPotRoute.anonymousTokens.segments,
+            let (response, _) = try await send(.get, AppPotRoute.anonymousTokens.segments,
                                                query: [("appKey", configuration.appKey), ("deviceUDID", configuration.deviceUDID)],
                                                token: .none)
             switch AppPotEnvelope.check(response) {
@@ -196,13 +196,13 @@ extension AppPotBackend {
                 state.withLock { $0.detectPending = false }
                 json = j
             case .failure(let error):
-                guard [404, 405].contains(response.status) || error.vendorCode == "199" else { throw error }
+                guard [404, 405].contains(response.status.code) || error.vendorCode == "199" else { throw error }
                 state.withLock { $0.generation = .v4; $0.detectPending = false }
                 logger.info("apppot server has no GET anonymousTokens: speaking v4")
                 json = try await postAnonymousToken()
             }
         } else {
-            (_, json) = try await call("GET", AppPotRoute.anonymousTokens.segments,
+            (_, json) = try await call(.get, AppPotRoute.anonymousTokens.segments,
                                        query: [("appKey", configuration.appKey), ("deviceUDID", configuration.deviceUDID)],
                                        token: .none)
         }
@@ -212,7 +212,7 @@ extension AppPotBackend {
     }
 
     private func postAnonymousToken() async throws -> JSON? {
-        let (_, json) = try await call("POST", AppPotRoute.anonymousTokens.segments,
+        let (_, json) = try await call(.post, AppPotRoute.anonymousTokens.segments,
                                        body: .json(AppPotAnonymousTokenCodec.v4Body(appKey: configuration.appKey)),
                                        token: .none)
         return json
@@ -220,11 +220,11 @@ extension AppPotBackend {
 
     /// Sends a request and returns the raw response (not checked), with the token it used. `accept` is the
     /// `Accept` header (`nil`: none, as for downloads, which the server serves as octet-stream).
-    func send(_ method: String, _ path: [String], query: [(String, String)] = [], body: Body = .none,
+    func send(_ method: TransportRequest.Method, _ path: [String], query: [(String, String)] = [], body: Body = .none,
               token use: TokenUse, idempotencyKey: String? = nil,
-              accept: String? = "application/json") async throws -> (HTTPResponse, Token) {
+              accept: String? = "application/json") async throws -> (TransportResponse, Token) {
         let token = try await token(for: use)
-        var headers: HTTPHeaders = [:]
+        var headers: HTTPFields = [:]
         if let accept { headers["Accept"] = accept }
         var data: Data?
         switch body {
@@ -239,7 +239,7 @@ extension AppPotBackend {
         if let t = token.value { headers["apppot-token"] = t }
         let url: URL
         do { url = try configuration.url(path, query: query) } catch { throw MBaaSError.wrap(error) }
-        let request = HTTPRequest(method: method, url: url, headers: headers, body: data, idempotencyKey: idempotencyKey)
+        let request = TransportRequest(method: method, url: url, headers: headers, body: data, idempotencyKey: idempotencyKey)
         logger.debug("apppot request", metadata: ["method": "\(method)", "path": "\(path.first ?? "")"])
         do {
             return (try await context.transport.send(request), token)
@@ -251,7 +251,7 @@ extension AppPotBackend {
     /// Checks a response: returns its JSON (nil for an empty or non-JSON success body) or throws the envelope's
     /// error. Token errors (120, 121) end the session when the user token was used, and are reported so the
     /// caller may retry with a fresh anonymous token.
-    func check(_ response: HTTPResponse, token: Token) throws -> JSON? {
+    func check(_ response: TransportResponse, token: Token) throws -> JSON? {
         switch AppPotEnvelope.check(response) {
         case .success(let json): return json
         case .failure(let error):
@@ -271,8 +271,8 @@ extension AppPotBackend {
 
     /// Sends and checks; an anonymous token the server no longer knows (120/121) is fetched again once.
     @discardableResult
-    func call(_ method: String, _ path: [String], query: [(String, String)] = [], body: Body = .none,
-              token use: TokenUse, idempotencyKey: String? = nil) async throws -> (HTTPResponse, JSON?) {
+    func call(_ method: TransportRequest.Method, _ path: [String], query: [(String, String)] = [], body: Body = .none,
+              token use: TokenUse, idempotencyKey: String? = nil) async throws -> (TransportResponse, JSON?) {
         var attempt = 0
         while true {
             let (response, token) = try await send(method, path, query: query, body: body, token: use,

@@ -69,7 +69,7 @@ extension KiiBackend {
         }
         let request = try requests.token(.refresh(refreshToken: refreshToken))
         let task = Task<Session, any Error> { [context] in
-            let response: HTTPResponse
+            let response: TransportResponse
             do { response = try await context.transport.send(request) } catch { throw MBaaSError.wrap(error) }
             guard response.isSuccess else { throw KiiErrorCodec.error(for: response, authenticated: false, now: context.now) }
             let body: JSON

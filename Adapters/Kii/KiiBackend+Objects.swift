@@ -94,7 +94,7 @@ extension KiiBackend {
             attempt += 1
             let response = try await send(try requests.getObject(bucket, id: id), requireUser: bucket.needsUserToken)
             guard let object = try json(response).objectValue else {
-                throw MBaaSError(.decoding, "Kii object response is not a JSON object", httpStatus: response.status)
+                throw MBaaSError(.decoding, "Kii object response is not a JSON object", httpStatus: response.status.code)
             }
             let current = KiiObjectCodec.record(className: className, object: object, etag: KiiETag.unquote(response.headers["ETag"]))
             // Kii keeps its reserved `_` keys itself; the PUT carries the application fields, verbatim.
@@ -142,9 +142,9 @@ extension KiiBackend {
     }
 
     /// A record from a `GET` or `PATCH` answer (the object JSON and its `ETag`).
-    nonisolated func record(className: String, _ response: HTTPResponse) throws -> Record {
+    nonisolated func record(className: String, _ response: TransportResponse) throws -> Record {
         guard let object = try json(response).objectValue else {
-            throw MBaaSError(.decoding, "Kii object response is not a JSON object", httpStatus: response.status)
+            throw MBaaSError(.decoding, "Kii object response is not a JSON object", httpStatus: response.status.code)
         }
         return KiiObjectCodec.record(className: className, object: object, etag: KiiETag.unquote(response.headers["ETag"]))
     }

@@ -78,7 +78,7 @@ public actor KiiBackend: Backend {
 
     /// Sends a request with the current credentials and maps a non-2xx answer to ``MBaaSError``. A `WRONG_TOKEN`
     /// answer ends the session it was sent with.
-    func send(_ request: HTTPRequest, requireUser: Bool = false) async throws -> HTTPResponse {
+    func send(_ request: TransportRequest, requireUser: Bool = false) async throws -> TransportResponse {
         let (token, isUser) = try await credential(requireUser: requireUser)
         let response = try await transmit(requests.authorize(request, token: token))
         if response.isSuccess { return response }
@@ -95,7 +95,7 @@ public actor KiiBackend: Backend {
     }
 
     /// Sends through the transport, turning anything thrown into ``MBaaSError``.
-    func transmit(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func transmit(_ request: TransportRequest) async throws -> TransportResponse {
         context.logger.debug("kii request", metadata: ["method": "\(request.method)", "path": "\(request.url.path)"])
         do {
             return try await context.transport.send(request)
@@ -105,7 +105,7 @@ public actor KiiBackend: Backend {
     }
 
     /// Parses a JSON body, as ``MBaaSError/Kind/decoding`` when it is not JSON.
-    nonisolated func json(_ response: HTTPResponse) throws -> JSON {
+    nonisolated func json(_ response: TransportResponse) throws -> JSON {
         do { return try response.json() } catch { throw MBaaSError.wrap(error) }
     }
 

@@ -29,13 +29,13 @@ extension NCMBBackend {
             try NCMBCodec.checkFieldName(key)
             body[key] = try NCMBCodec.encode(fields[key]!, path: key)
         }
-        let response = try await send("POST", "/users", body: .json(body), useSession: false, context: "sign up")
+        let response = try await send(.post, "/users", body: .json(body), useSession: false, context: "sign up")
         return try startSession(fromCreated: try json(response), username: username)
     }
 
     public func logIn(username: String, password: String) async throws -> Session {
         let body = NCMBLoginRequest(userName: username, password: password)
-        let response = try await send("POST", "/login", body: .json(body.json.objectValue!), useSession: false,
+        let response = try await send(.post, "/login", body: .json(body.json.objectValue!), useSession: false,
                                       context: "log in")
         let user = try NCMBUserObject(json: try json(response))
         guard let token = user.sessionToken else { throw MBaaSError(.decoding, "login response without sessionToken") }
@@ -47,7 +47,7 @@ extension NCMBBackend {
     /// Logs in with a mail address instead of a user name (`{"mailAddress","password"}`).
     public func logIn(mailAddress: String, password: String) async throws -> Session {
         let body = NCMBLoginRequest(mailAddress: mailAddress, password: password)
-        let response = try await send("POST", "/login", body: .json(body.json.objectValue!), useSession: false,
+        let response = try await send(.post, "/login", body: .json(body.json.objectValue!), useSession: false,
                                       context: "log in")
         let user = try NCMBUserObject(json: try json(response))
         guard let token = user.sessionToken else { throw MBaaSError(.decoding, "login response without sessionToken") }
@@ -60,7 +60,7 @@ extension NCMBBackend {
     /// to log the same anonymous user in again.
     public func logInAnonymously(id: String = UUID().uuidString) async throws -> Session {
         let body: JSONObject = ["authData": .object(["anonymous": .object(["id": .string(id)])])]
-        let response = try await send("POST", "/users", body: .json(body), useSession: false, context: "anonymous log in")
+        let response = try await send(.post, "/users", body: .json(body), useSession: false, context: "anonymous log in")
         return try startSession(fromCreated: try json(response), username: nil, extras: ["anonymousId": id])
     }
 
@@ -69,7 +69,7 @@ extension NCMBBackend {
         currentSession = nil
         if confirmWithServer {
             // The local session is already gone: send its token explicitly.
-            _ = try await send("GET", "/logout", useSession: false, token: session.token, context: "log out")
+            _ = try await send(.get, "/logout", useSession: false, token: session.token, context: "log out")
         }
     }
 
@@ -77,7 +77,7 @@ extension NCMBBackend {
         guard let session = currentSession else {
             throw MBaaSError(.unauthorized, "not logged in")
         }
-        let response = try await send("GET", "/users/" + percentEncode(session.userId), context: "current user")
+        let response = try await send(.get, "/users/" + percentEncode(session.userId), context: "current user")
         let user = try NCMBUserObject(json: try json(response))
         let roles = configuration.currentUserRoles ? try await roleNames(ofUser: user.objectId) : []
         return try user.user(roles: roles)

@@ -30,13 +30,13 @@ extension NCMBBackend {
         parts.append(MultipartForm.Part(name: "file", filename: upload.name, contentType: contentType, data: data))
         let form = MultipartForm(parts: parts, boundary: Self.boundary(avoiding: parts.map(\.data)))
         try checkCancelled()
-        let response = try await send("POST", filePath(upload.name), body: .multipart(form),
+        let response = try await send(.post, filePath(upload.name), body: .multipart(form),
                                       timeout: configuration.timeout * 4, context: "upload \(upload.name)")
         let created = try NCMBCreated(json: try json(response))
         let storedName = created.extras["fileName"]?.stringValue ?? upload.name
         if Task.isCancelled {
             // The caller gave up: leave no file behind.
-            _ = try? await send("DELETE", filePath(storedName), context: "delete \(storedName)")
+            _ = try? await send(.delete, filePath(storedName), context: "delete \(storedName)")
             throw MBaaSError(.transport, "cancelled", underlying: CancellationError())
         }
         upload.progress?(TransferProgress(completedBytes: Int64(data.count), totalBytes: Int64(data.count)))
@@ -46,7 +46,7 @@ extension NCMBBackend {
                 _ = try await update(className: attachment.className, id: attachment.objectId,
                                      RecordUpdate(changes: [attachment.field: .set(.string(storedName))]))
             } catch {
-                _ = try? await send("DELETE", filePath(storedName), context: "delete \(storedName)")
+                _ = try? await send(.delete, filePath(storedName), context: "delete \(storedName)")
                 throw MBaaSError.wrap(error)
             }
             reference.attachment = attachment
@@ -55,13 +55,13 @@ extension NCMBBackend {
     }
 
     public func download(_ file: FileReference) async throws -> Data {
-        let response = try await send("GET", filePath(file.name), timeout: configuration.timeout * 4,
+        let response = try await send(.get, filePath(file.name), timeout: configuration.timeout * 4,
                                       context: "download \(file.name)")
         return response.body
     }
 
     public func deleteFile(_ file: FileReference) async throws {
-        _ = try await send("DELETE", filePath(file.name), context: "delete file \(file.name)")
+        _ = try await send(.delete, filePath(file.name), context: "delete file \(file.name)")
         if let a = file.attachment {
             _ = try await update(className: a.className, id: a.objectId, RecordUpdate(changes: [a.field: .delete]))
         }
@@ -91,7 +91,7 @@ extension NCMBBackend {
 
     /// Replaces a file's ACL: `PUT /files/{name}` with `{"acl":{…}}` (not the bare ACL some SDKs sent).
     public func updateFileACL(name: String, acl: ACL) async throws {
-        let response = try await send("PUT", filePath(name), body: .json(["acl": try NCMBCodec.encode(acl)]),
+        let response = try await send(.put, filePath(name), body: .json(["acl": try NCMBCodec.encode(acl)]),
                                       context: "update file \(name)")
         _ = try NCMBUpdated(json: try json(response))
     }

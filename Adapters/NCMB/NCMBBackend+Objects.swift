@@ -19,7 +19,7 @@ extension NCMBBackend {
             throw MBaaSError(.invalidRequest, "NCMB assigns objectIds: create a record without an id (got '\(record.id!)')")
         }
         let body = try NCMBCodec.createBody(record)
-        let response = try await send("POST", cls.collectionPath, body: .json(body), context: "create \(record.className)")
+        let response = try await send(.post, cls.collectionPath, body: .json(body), context: "create \(record.className)")
         let created = try NCMBCreated(json: try json(response))
         guard let id = created.objectId else { throw MBaaSError(.decoding, "create response without objectId") }
         var stored = record
@@ -40,7 +40,7 @@ extension NCMBBackend {
             }
             return record
         }
-        let response = try await send("GET", objectPath(cls, id), context: "get \(className)/\(id)")
+        let response = try await send(.get, objectPath(cls, id), context: "get \(className)/\(id)")
         guard let object = try json(response).objectValue else { throw MBaaSError(.decoding, "object response is not an object") }
         return try decode(className: className, object)
     }
@@ -52,7 +52,7 @@ extension NCMBBackend {
             throw MBaaSError.unsupported("expectedVersion", by: "ncmb", reason: capabilities.note(for: .optimisticLocking))
         }
         let body = try NCMBCodec.updateBody(update)
-        let response = try await send("PUT", objectPath(cls, id), body: .json(body), context: "update \(className)/\(id)")
+        let response = try await send(.put, objectPath(cls, id), body: .json(body), context: "update \(className)/\(id)")
         _ = try NCMBUpdated(json: try json(response))
         return try await get(className: className, id: id)
     }
@@ -63,7 +63,7 @@ extension NCMBBackend {
         if expectedVersion != nil {
             throw MBaaSError.unsupported("expectedVersion", by: "ncmb", reason: capabilities.note(for: .optimisticLocking))
         }
-        _ = try await send("DELETE", objectPath(cls, id), context: "delete \(className)/\(id)")
+        _ = try await send(.delete, objectPath(cls, id), context: "delete \(className)/\(id)")
     }
 
     /// NCMB has no batch endpoint, and ``capabilities`` does not declare ``Capabilities/Feature/batch``: applying
@@ -90,7 +90,7 @@ extension NCMBBackend {
         let cls = try NCMBClassName.validate(className)
         try checkWritable(cls)
         try NCMBCodec.checkFieldName(field)
-        let response = try await send("PUT", objectPath(cls, id), body: .json([field: change.json]),
+        let response = try await send(.put, objectPath(cls, id), body: .json([field: change.json]),
                                       context: "update \(className)/\(id)")
         _ = try NCMBUpdated(json: try json(response))
         return try await get(className: className, id: id)

@@ -35,7 +35,7 @@ extension NCMBBackend {
     /// Runs a native NCMB query and returns the raw results.
     public func find(className: String, _ query: NCMBQuery) async throws(MBaaSError) -> NCMBResults {
         let cls = try NCMBClassName.validate(className)
-        let response = try await send("GET", cls.collectionPath, query: query.queryItems, context: "query \(className)")
+        let response = try await send(.get, cls.collectionPath, query: query.queryItems, context: "query \(className)")
         return try NCMBResults(json: try json(response))
     }
 }

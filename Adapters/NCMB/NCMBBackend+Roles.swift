@@ -17,7 +17,7 @@ extension NCMBBackend {
             body["belongRole"] = NCMBFieldChange.addRelation(roles.map { Pointer(className: "role", objectId: $0) }).json
         }
         if let acl { body["acl"] = try NCMBCodec.encode(acl) }
-        let response = try await send("POST", "/roles", body: .json(body), context: "create role \(name)")
+        let response = try await send(.post, "/roles", body: .json(body), context: "create role \(name)")
         guard let id = try NCMBCreated(json: try json(response)).objectId else {
             throw MBaaSError(.decoding, "create role response without objectId")
         }

@@ -7,8 +7,8 @@ import MBaaSCore
 extension NCMBBackend {
     /// Runs a script and returns its response (2xx), or throws the mapped error.
     public func executeScript(
-        _ name: String, method: String = "POST", query: [(String, String)] = [], body: JSON? = nil
-    ) async throws -> HTTPResponse {
+        _ name: String, method: TransportRequest.Method = .post, query: [(String, String)] = [], body: JSON? = nil
+    ) async throws -> TransportResponse {
         guard !name.isEmpty else { throw MBaaSError(.invalidRequest, "a script needs a name") }
         let path = "/\(configuration.scriptAPIVersion)/script/" + percentEncode(name)
         let payload: Body
@@ -18,7 +18,7 @@ extension NCMBBackend {
         case let other?:
             throw MBaaSError(.invalidRequest, "a script body must be a JSON object, got \(other.printed())")
         }
-        return try await sendSigned(method.uppercased(), base: configuration.scriptBaseURL, path: path, query: query,
+        return try await sendSigned(method, base: configuration.scriptBaseURL, path: path, query: query,
                                     body: payload, useSession: true, timeout: nil, context: "script \(name)")
     }
 }

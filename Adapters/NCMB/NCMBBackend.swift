@@ -163,24 +163,24 @@ public actor NCMBBackend: Backend {
     /// Sends a signed request to the data API and returns the 2xx response, or throws the mapped NCMB error.
     /// - Parameter path: the percent-encoded path after the API version (`/classes/Memo/abc`).
     func send(
-        _ method: String, _ path: String, query: [(String, String)] = [], body: Body = .none,
+        _ method: TransportRequest.Method, _ path: String, query: [(String, String)] = [], body: Body = .none,
         useSession: Bool = true, token explicitToken: String? = nil, timeout: TimeInterval? = nil,
         context what: String? = nil
-    ) async throws(MBaaSError) -> HTTPResponse {
+    ) async throws(MBaaSError) -> TransportResponse {
         try await sendSigned(method, base: configuration.baseURL, path: "/\(configuration.apiVersion)\(path)",
                              query: query, body: body, useSession: useSession, token: explicitToken, timeout: timeout,
                              context: what)
     }
 
     func sendSigned(
-        _ method: String, base: String, path: String, query: [(String, String)], body: Body, useSession: Bool,
-        token explicitToken: String? = nil, headers extra: HTTPHeaders = [:], timeout: TimeInterval?,
+        _ method: TransportRequest.Method, base: String, path: String, query: [(String, String)], body: Body, useSession: Bool,
+        token explicitToken: String? = nil, headers extra: HTTPFields = [:], timeout: TimeInterval?,
         context what: String?
-    ) async throws(MBaaSError) -> HTTPResponse {
+    ) async throws(MBaaSError) -> TransportResponse {
         let url: URL
         do { url = try URL.build(base: base, path: path, query: query) } catch { throw MBaaSError.wrap(error) }
-        var request = HTTPRequest(method: method, url: url, timeout: timeout ?? configuration.timeout)
-        for (name, value) in extra { request.headers.add(name, value) }
+        var request = TransportRequest(method: method, url: url, timeout: timeout ?? configuration.timeout)
+        request.headers.append(contentsOf: extra)
         switch body {
         case .none:
             // Every vendor client sends it on every request, GET and DELETE included: [sdk] ncmb_swift
@@ -199,7 +199,7 @@ public actor NCMBBackend: Backend {
         let stringToSign = try configuration.signer.sign(&request, timestamp: ISO8601.format(context.now))
         context.logger.debug("ncmb request", metadata: ["method": "\(method)", "path": "\(path)"])
 
-        let response: HTTPResponse
+        let response: TransportResponse
         do {
             try Task.checkCancellation()
             response = try await context.transport.send(request)
@@ -227,9 +227,9 @@ public actor NCMBBackend: Backend {
     }
 
     /// The response body as JSON, or a decoding error.
-    func json(_ response: HTTPResponse) throws(MBaaSError) -> JSON {
+    func json(_ response: TransportResponse) throws(MBaaSError) -> JSON {
         do { return try JSON.parse(response.body) } catch {
-            throw MBaaSError(.decoding, "NCMB response is not JSON (\(error.message))", httpStatus: response.status)
+            throw MBaaSError(.decoding, "NCMB response is not JSON (\(error.message))", httpStatus: response.status.code)
         }
     }
 

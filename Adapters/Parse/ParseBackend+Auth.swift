@@ -26,14 +26,14 @@ extension ParseBackend {
             if fields[key] == .null { throw ParseCodec.nullUnsupported(key) }
             body[key] = try ParseCodec.encode(fields[key]!, path: key)
         }
-        let response = try await send("POST", ParseRoute.objects(ParseWire.userClass).path, body: .json(body),
+        let response = try await send(.post, ParseRoute.objects(ParseWire.userClass).path, body: .json(body),
                                       as: .anonymous, revocable: true, context: "sign up")
         return try startSession(fromCreated: try json(response), username: username)
     }
 
     public func logIn(username: String, password: String) async throws -> Session {
         let body = ParseLoginRequest(username: username, password: password)
-        let response = try await send("POST", ParseRoute.login.path, body: .json(body.json.objectValue!), as: .anonymous,
+        let response = try await send(.post, ParseRoute.login.path, body: .json(body.json.objectValue!), as: .anonymous,
                                       revocable: true, onLogin: true, context: "log in")
         let user = try ParseUserObject(json: try json(response))
         guard let token = user.sessionToken else { throw MBaaSError(.decoding, "login response without sessionToken") }
@@ -46,7 +46,7 @@ extension ParseBackend {
     /// anonymous user in again.
     public func logInAnonymously(id: String = UUID().uuidString.lowercased()) async throws -> Session {
         let body: JSONObject = ["authData": .object(["anonymous": .object(["id": .string(id)])])]
-        let response = try await send("POST", ParseRoute.objects(ParseWire.userClass).path, body: .json(body),
+        let response = try await send(.post, ParseRoute.objects(ParseWire.userClass).path, body: .json(body),
                                       as: .anonymous, revocable: true, context: "anonymous log in")
         let json = try json(response)
         if response.status == 201 { return try startSession(fromCreated: json, username: nil, extras: ["anonymousId": id]) }
@@ -62,13 +62,13 @@ extension ParseBackend {
         guard let session = currentSession else { return }
         currentSession = nil
         if confirmWithServer {
-            _ = try await send("POST", ParseRoute.logout.path, as: .token(session.token), context: "log out")
+            _ = try await send(.post, ParseRoute.logout.path, as: .token(session.token), context: "log out")
         }
     }
 
     public func currentUser() async throws -> User {
         guard currentSession != nil else { throw MBaaSError(.unauthorized, "not logged in") }
-        let response = try await send("GET", ParseRoute.me.path, context: "current user")
+        let response = try await send(.get, ParseRoute.me.path, context: "current user")
         let user = try ParseUserObject(json: try json(response))
         let roles = configuration.currentUserRoles ? try await roleNames(ofUser: user.objectId) : []
         return try user.user(roles: roles)
@@ -76,7 +76,7 @@ extension ParseBackend {
 
     /// Asks for a password-reset e-mail (`POST /requestPasswordReset {"email"}`).
     public func requestPasswordReset(email: String) async throws {
-        _ = try await send("POST", ParseRoute.requestPasswordReset.path, body: .json(["email": .string(email)]),
+        _ = try await send(.post, ParseRoute.requestPasswordReset.path, body: .json(["email": .string(email)]),
                            as: .anonymous, context: "request password reset")
     }
 

@@ -25,7 +25,7 @@ extension ParseBackend {
         let data = try upload.source.load()
         let contentType = upload.contentType ?? guessContentType(forFileName: upload.name)
         try checkCancelled()
-        let response = try await send("POST", ParseRoute.file(upload.name).path, body: .raw(data, contentType: contentType),
+        let response = try await send(.post, ParseRoute.file(upload.name).path, body: .raw(data, contentType: contentType),
                                       timeout: configuration.timeout * 4, context: "upload \(upload.name)")
         let created = try ParseFileCreated(json: try json(response))
         upload.progress?(TransferProgress(completedBytes: Int64(data.count), totalBytes: Int64(data.count)))
@@ -48,11 +48,11 @@ extension ParseBackend {
     public func download(_ file: FileReference) async throws -> Data {
         let text = fileURL(file)
         guard let url = URL(string: text) else { throw MBaaSError(.invalidRequest, "not a file url: \(text)") }
-        var request = HTTPRequest(method: "GET", url: url, timeout: configuration.timeout * 4)
+        var request = TransportRequest(method: .get, url: url, timeout: configuration.timeout * 4)
         if text.hasPrefix(configuration.baseURL + configuration.mount + "/") {
             request.headers[ParseHeader.applicationId] = configuration.applicationId
         }
-        let response: HTTPResponse
+        let response: TransportResponse
         do { response = try await context.transport.send(request) } catch {
             let e = MBaaSError.wrap(error)
             if e.kind == .transport || e.kind == .internal {
@@ -67,7 +67,7 @@ extension ParseBackend {
     }
 
     public func deleteFile(_ file: FileReference) async throws {
-        _ = try await send("DELETE", ParseRoute.file(file.name).path, as: .master, context: "delete file \(file.name)")
+        _ = try await send(.delete, ParseRoute.file(file.name).path, as: .master, context: "delete file \(file.name)")
         if let a = file.attachment {
             _ = try await update(className: a.className, id: a.objectId, RecordUpdate(changes: [a.field: .delete]))
         }

@@ -21,7 +21,7 @@ extension ParseBackend {
                                          reason: capabilities.note(for: .clientIds))
         }
         let body = try ParseCodec.createBody(record)
-        let response = try await send("POST", ParseRoute.objects(cls).path, body: .json(body), context: "create \(cls)")
+        let response = try await send(.post, ParseRoute.objects(cls).path, body: .json(body), context: "create \(cls)")
         let created = try ParseCreated(json: try json(response))
         return Self.stored(record, created)
     }
@@ -36,7 +36,7 @@ extension ParseBackend {
 
     public func get(className: String, id: String) async throws -> Record {
         let cls = try Self.checkClassName(className)
-        let response = try await send("GET", ParseRoute.object(cls, id: id).path, context: "get \(cls)/\(id)")
+        let response = try await send(.get, ParseRoute.object(cls, id: id).path, context: "get \(cls)/\(id)")
         guard let object = try json(response).objectValue else { throw MBaaSError(.decoding, "object response is not an object") }
         return try ParseCodec.decodeRecord(className: cls, object)
     }
@@ -47,7 +47,7 @@ extension ParseBackend {
             throw MBaaSError.unsupported("expectedVersion", by: "parse", reason: capabilities.note(for: .optimisticLocking))
         }
         let body = try ParseCodec.updateBody(update)
-        let response = try await send("PUT", ParseRoute.object(cls, id: id).path, body: .json(body),
+        let response = try await send(.put, ParseRoute.object(cls, id: id).path, body: .json(body),
                                       context: "update \(cls)/\(id)")
         _ = try ParseUpdated(json: try json(response))
         return try await get(className: cls, id: id)
@@ -58,7 +58,7 @@ extension ParseBackend {
         if expectedVersion != nil {
             throw MBaaSError.unsupported("expectedVersion", by: "parse", reason: capabilities.note(for: .optimisticLocking))
         }
-        _ = try await send("DELETE", ParseRoute.object(cls, id: id).path, context: "delete \(cls)/\(id)")
+        _ = try await send(.delete, ParseRoute.object(cls, id: id).path, context: "delete \(cls)/\(id)")
     }
 
     // MARK: Batch
@@ -99,7 +99,7 @@ extension ParseBackend {
         for chunk in try ParseWire.chunks(items, size: configuration.batchSize) {
             let ops = Array(operations[offset..<(offset + chunk.count)])
             offset += chunk.count
-            let response = try await send("POST", ParseRoute.batch.path,
+            let response = try await send(.post, ParseRoute.batch.path,
                                           body: .json(ParseBatchRequest(requests: chunk).json.objectValue!),
                                           context: "batch")
             let answer = try ParseBatchResponse(json: try json(response))
@@ -159,7 +159,7 @@ extension ParseBackend {
     private func changeRelation(className: String, id: String, field: String, _ change: ParseFieldChange) async throws -> Record {
         let cls = try Self.checkClassName(className)
         try ParseCodec.checkFieldName(field)
-        let response = try await send("PUT", ParseRoute.object(cls, id: id).path, body: .json([field: change.json]),
+        let response = try await send(.put, ParseRoute.object(cls, id: id).path, body: .json([field: change.json]),
                                       context: "update \(cls)/\(id)")
         _ = try ParseUpdated(json: try json(response))
         return try await get(className: cls, id: id)

@@ -30,7 +30,7 @@ extension ParseBackend {
     /// Runs a native Parse find (every Parse operator, `include`, `excludeKeys`) and returns the raw results.
     public func find(className: String, _ query: ParseQuery) async throws(MBaaSError) -> ParseResults {
         let cls = try Self.checkClassName(className)
-        let response = try await send("GET", ParseRoute.objects(cls).path, query: query.queryItems, context: "query \(cls)")
+        let response = try await send(.get, ParseRoute.objects(cls).path, query: query.queryItems, context: "query \(cls)")
         return try ParseResults(json: try json(response))
     }
 }

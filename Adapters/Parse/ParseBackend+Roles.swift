@@ -20,7 +20,7 @@ extension ParseBackend {
         if !roles.isEmpty {
             body["roles"] = ParseFieldChange.addRelation(roles.map { Pointer(className: ParseWire.roleClass, objectId: $0) }).json
         }
-        let response = try await send("POST", ParseRoute.objects(ParseWire.roleClass).path, body: .json(body),
+        let response = try await send(.post, ParseRoute.objects(ParseWire.roleClass).path, body: .json(body),
                                       context: "create role \(name)")
         return try ParseCreated(json: try json(response)).objectId
     }

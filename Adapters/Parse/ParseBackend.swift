@@ -139,18 +139,18 @@ public actor ParseBackend: Backend {
     ///
     /// Headers: `X-Parse-Application-Id`, `X-Parse-REST-API-Key` (when configured), the session or master key,
     /// `Content-Type` with a body, `X-Parse-Revocable-Session: 1` when `revocable`, and on POST and PUT an
-    /// `X-Parse-Request-Id` (a lowercased UUID, also the request's ``HTTPRequest/idempotencyKey`` so that a retry
+    /// `X-Parse-Request-Id` (a lowercased UUID, also the request's ``TransportRequest/idempotencyKey`` so that a retry
     /// repeats it, as parse-server's idempotency option expects).
     func send(
-        _ method: String, _ path: String, query: [(String, String)] = [], body: Body = .none,
+        _ method: TransportRequest.Method, _ path: String, query: [(String, String)] = [], body: Body = .none,
         as identity: Identity = .default, revocable: Bool = false, onLogin: Bool = false,
         timeout: TimeInterval? = nil, context what: String? = nil
-    ) async throws(MBaaSError) -> HTTPResponse {
+    ) async throws(MBaaSError) -> TransportResponse {
         let url: URL
         do { url = try URL.build(base: configuration.baseURL, path: configuration.mount + path, query: query) } catch {
             throw MBaaSError.wrap(error)
         }
-        var request = HTTPRequest(method: method, url: url, timeout: timeout ?? configuration.timeout)
+        var request = TransportRequest(method: method, url: url, timeout: timeout ?? configuration.timeout)
         request.headers[ParseHeader.applicationId] = configuration.applicationId
         if let key = configuration.restAPIKey { request.headers[ParseHeader.restAPIKey] = key }
         var sentToken: String?
@@ -168,7 +168,7 @@ public actor ParseBackend: Backend {
             sentToken = token
         case .master:
             guard let master = configuration.masterKey else {
-                throw MBaaSError.unsupported("\(what ?? method) without the master key", by: "parse",
+                throw MBaaSError.unsupported("\(what ?? method.rawValue) without the master key", by: "parse",
                                              reason: "Parse Server requires X-Parse-Master-Key here; open the backend with the masterKey= URL option")
             }
             request.headers[ParseHeader.masterKey] = master
@@ -183,13 +183,13 @@ public actor ParseBackend: Backend {
             request.headers["Content-Type"] = contentType
             request.body = data
         }
-        if method == "POST" || method == "PUT" {
+        if method == .post || method == .put {
             let id = UUID().uuidString.lowercased()
             request.headers[ParseHeader.requestId] = id
             request.idempotencyKey = id
         }
         context.logger.debug("parse request", metadata: ["method": "\(method)", "path": "\(path)"])
-        let response: HTTPResponse
+        let response: TransportResponse
         do {
             try Task.checkCancellation()
             response = try await context.transport.send(request)
@@ -211,9 +211,9 @@ public actor ParseBackend: Backend {
     }
 
     /// The response body as JSON, or a decoding error.
-    func json(_ response: HTTPResponse) throws(MBaaSError) -> JSON {
+    func json(_ response: TransportResponse) throws(MBaaSError) -> JSON {
         do { return try JSON.parse(response.body) } catch {
-            throw MBaaSError(.decoding, "Parse response is not JSON (\(error.message))", httpStatus: response.status)
+            throw MBaaSError(.decoding, "Parse response is not JSON (\(error.message))", httpStatus: response.status.code)
         }
     }
 

@@ -17,7 +17,7 @@ extension PocketBaseBackend {
         var names: [String] = []
         var page = 1
         while true {
-            let json = try await sendJSON("GET", "/api/collections", query: [("page", "\(page)"), ("perPage", "200")], as: .superuser)
+            let json = try await sendJSON(.get, "/api/collections", query: [("page", "\(page)"), ("perPage", "200")], as: .superuser)
             let items = json["items"]?.arrayValue ?? []
             for item in items {
                 guard let o = item.objectValue, let name = o["name"]?.stringValue, o["type"]?.stringValue == "base",
@@ -37,7 +37,7 @@ extension PocketBaseBackend {
         let perPage = max(1, min(limit, 500))
         var query: [(String, String)] = [("perPage", "\(perPage)"), ("sort", "id"), ("skipTotal", "1")]
         if let cursor { query.append(("filter", "id > " + PocketBaseFilter.Literal.text(cursor).text)) }
-        let json = try await sendJSON("GET", PocketBaseWire.recordsPath(configuration.usersCollection), query: query, as: .superuser)
+        let json = try await sendJSON(.get, PocketBaseWire.recordsPath(configuration.usersCollection), query: query, as: .superuser)
         let users = try (json["items"]?.arrayValue ?? []).compactMap(\.objectValue).map(directoryUser)
         return DirectoryUserPage(users: users, nextCursor: users.count == perPage ? users.last?.id : nil)
     }
@@ -48,7 +48,7 @@ extension PocketBaseBackend {
         try requireSuperuser("finding users")
         let name = PocketBaseFilter.Literal.text(username).text
         let filter = "username = \(name) || email = \(name)"
-        let json = try await sendJSON("GET", PocketBaseWire.recordsPath(configuration.usersCollection),
+        let json = try await sendJSON(.get, PocketBaseWire.recordsPath(configuration.usersCollection),
                                       query: [("filter", filter), ("perPage", "1"), ("skipTotal", "1")], as: .superuser)
         return try json["items"]?.arrayValue?.first?.objectValue.map(directoryUser)
     }
@@ -73,7 +73,7 @@ extension PocketBaseBackend {
         var fieldsSchema = schema ?? PocketBaseSchema(name: collection, isAuth: true, isManaged: false, columns: [:], isComplete: false)
         fieldsSchema.isAuth = true
         for (k, v) in try PocketBaseRecordCodec.body(changes: changes, schema: fieldsSchema) { body[k] = v }
-        let json = try await sendJSON("POST", PocketBaseWire.recordsPath(collection), json: .object(body), as: .superuser, operation: .create)
+        let json = try await sendJSON(.post, PocketBaseWire.recordsPath(collection), json: .object(body), as: .superuser, operation: .create)
         guard let o = json.objectValue else { throw MBaaSError(.decoding, "PocketBase answered a user import without a record") }
         return try directoryUser(o)
     }

@@ -47,10 +47,10 @@ extension PocketBaseBackend {
         for (k, v) in try PocketBaseRecordCodec.body(changes: changes, schema: fieldsSchema ?? PocketBaseSchema(name: collection, isAuth: true, isManaged: false, columns: [:], isComplete: false)) {
             body[k] = v
         }
-        let json = try await sendJSON("POST", PocketBaseWire.recordsPath(collection), json: .object(body), as: .guest, operation: .create)
+        let json = try await sendJSON(.post, PocketBaseWire.recordsPath(collection), json: .object(body), as: .guest, operation: .create)
         guard json["username"] != nil else {
             if let id = json["id"]?.stringValue {
-                _ = try? await send("DELETE", PocketBaseWire.recordsPath(collection, id: id), as: .superuser)
+                _ = try? await send(.delete, PocketBaseWire.recordsPath(collection, id: id), as: .superuser)
             }
             throw MBaaSError.unsupported(
                 "sign-up with a user name", by: "pocketbase",
@@ -67,7 +67,7 @@ extension PocketBaseBackend {
     /// `unauthorized` and leaves the current session as it was.
     func logIn(identity: String, password: String, collection: String) async throws -> Session {
         let json = try await sendJSON(
-            "POST", "/api/collections/\(percentEncode(collection))/auth-with-password",
+            .post, "/api/collections/\(percentEncode(collection))/auth-with-password",
             json: .object(["identity": .string(identity), "password": .string(password)]), as: .guest,
             operation: .authWithPassword)
         let session = makeSession(try PocketBaseAuthResponse(json: json), collection: collection)
@@ -96,15 +96,15 @@ extension PocketBaseBackend {
     func refreshSession(collection: String? = nil) async throws -> PocketBaseAuthResponse {
         guard let session = currentSession else { throw MBaaSError(.unauthorized, "no PocketBase session: log in first") }
         let collection = collection ?? session.extras["collection"] ?? configuration.usersCollection
-        var headers: HTTPHeaders = ["Authorization": session.token]
+        var headers: HTTPFields = [.authorization: session.token]
         headers["Content-Type"] = "application/json"
-        let request = HTTPRequest(
-            method: "POST", url: try URL.build(base: configuration.baseURL, path: "/api/collections/\(percentEncode(collection))/auth-refresh"),
+        let request = TransportRequest(
+            method: .post, url: try URL.build(base: configuration.baseURL, path: "/api/collections/\(percentEncode(collection))/auth-refresh"),
             headers: headers, body: Data("{}".utf8))
-        let response: HTTPResponse
+        let response: TransportResponse
         do { response = try await context.transport.send(request) } catch { throw MBaaSError.wrap(error) }
         guard response.isSuccess else {
-            let e = PocketBaseWire.error(status: response.status, body: response.body, headers: response.headers, now: context.now)
+            let e = PocketBaseWire.error(status: response.status.code, body: response.body, headers: response.headers, now: context.now)
             if e.kind == .unauthorized || e.kind == .notFound || e.kind == .forbidden {
                 endSession()
                 throw MBaaSError(.unauthorized, "the PocketBase session is no longer valid: \(e.message)", vendorCode: e.vendorCode, httpStatus: e.httpStatus)

@@ -62,7 +62,7 @@ extension PocketBaseBackend {
 
     private func sendBatch(_ request: PocketBaseBatchRequest) async throws -> JSON {
         do {
-            return try await sendJSON("POST", "/api/batch", json: request.json, as: .data, operation: .batch)
+            return try await sendJSON(.post, "/api/batch", json: request.json, as: .data, operation: .batch)
         } catch let e as MBaaSError where e.kind == .forbidden && e.message.hasPrefix("Batch requests are not allowed") {
             guard configuration.managesSchema else {
                 throw MBaaSError.unsupported(
@@ -70,7 +70,7 @@ extension PocketBaseBackend {
                     reason: "they are disabled in its settings (enable the Batch API, or open the backend once with superuser credentials)")
             }
             try await enableBatch()
-            return try await sendJSON("POST", "/api/batch", json: request.json, as: .data, operation: .batch)
+            return try await sendJSON(.post, "/api/batch", json: request.json, as: .data, operation: .batch)
         }
     }
 }

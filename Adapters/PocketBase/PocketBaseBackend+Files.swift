@@ -31,7 +31,7 @@ extension PocketBaseBackend {
            cached.expiresAt.map({ $0.timeIntervalSince(context.now) > 30 }) ?? true {
             return cached.token
         }
-        let json = try await sendJSON("POST", "/api/files/token", json: .object([:]), as: .data)
+        let json = try await sendJSON(.post, "/api/files/token", json: .object([:]), as: .data)
         guard let token = json["token"]?.stringValue else { throw MBaaSError(.decoding, "PocketBase file token response has no token") }
         fileToken = (token, PocketBaseTokenClaims(token: token)?.expiresAt, owner)
         return token
@@ -49,7 +49,7 @@ extension PocketBaseBackend {
         let list: PocketBaseList
         do {
             list = try PocketBaseList(json: try await sendJSON(
-                "GET", PocketBaseWire.recordsPath(configuration.filesCollection),
+                .get, PocketBaseWire.recordsPath(configuration.filesCollection),
                 query: [("page", "1"), ("perPage", "1"), ("skipTotal", "1"), ("filter", filter.text), ("fields", "id,file")],
                 as: .data))
         } catch let e as MBaaSError where e.kind == .notFound {
@@ -82,7 +82,7 @@ extension PocketBaseBackend {
             ])
             let json: JSON
             do {
-                json = try await sendJSON("PATCH", PocketBaseWire.recordsPath(a.className, id: a.objectId), form: form, as: .data)
+                json = try await sendJSON(.patch, PocketBaseWire.recordsPath(a.className, id: a.objectId), form: form, as: .data)
             } catch let e as MBaaSError where e.kind == .notFound {
                 throw await explainNotFound(e, className: a.className, id: a.objectId)
             }
@@ -104,7 +104,7 @@ extension PocketBaseBackend {
             ])
             let json: JSON
             do {
-                json = try await sendJSON("POST", PocketBaseWire.recordsPath(configuration.filesCollection), form: form, as: .data)
+                json = try await sendJSON(.post, PocketBaseWire.recordsPath(configuration.filesCollection), form: form, as: .data)
             } catch let e as MBaaSError where e.kind == .notFound {
                 throw MBaaSError(.unsupported, "standalone files need the collection '\(configuration.filesCollection)'; open the backend once with superuser credentials to create it", httpStatus: e.httpStatus)
             }
@@ -123,7 +123,7 @@ extension PocketBaseBackend {
         let location = try await locate(file)
         let token = try await fileAccessToken()
         let response = try await send(
-            "GET", PocketBaseWire.filePath(collection: location.collection, recordId: location.recordId, filename: location.filename),
+            .get, PocketBaseWire.filePath(collection: location.collection, recordId: location.recordId, filename: location.filename),
             query: token.map { [("token", $0)] } ?? [], as: .guest)
         return response.body
     }
@@ -132,7 +132,7 @@ extension PocketBaseBackend {
         let location = try await locate(file)
         guard let field = location.field else {
             do {
-                _ = try await send("DELETE", PocketBaseWire.recordsPath(location.collection, id: location.recordId), as: .data)
+                _ = try await send(.delete, PocketBaseWire.recordsPath(location.collection, id: location.recordId), as: .data)
             } catch let e as MBaaSError where e.kind == .notFound {
                 throw await explainNotFound(e, className: location.collection, id: location.recordId)
             }
@@ -141,7 +141,7 @@ extension PocketBaseBackend {
         guard !field.isEmpty else {
             throw MBaaSError(.invalidRequest, "file '\(file.name)' is on a record of '\(location.collection)' but its field is unknown; pass the reference with its attachment")
         }
-        let current = try await sendJSON("GET", PocketBaseWire.recordsPath(location.collection, id: location.recordId), as: .data)
+        let current = try await sendJSON(.get, PocketBaseWire.recordsPath(location.collection, id: location.recordId), as: .data)
         guard current[field]?.stringValue == file.name else {
             throw MBaaSError(.notFound, "no file '\(file.name)' in \(location.collection)/\(location.recordId).\(field)")
         }
@@ -150,7 +150,7 @@ extension PocketBaseBackend {
         let tag = PocketBaseWire.tagColumn(for: field)
         if current[tag] != nil { body[tag] = "" }
         do {
-            _ = try await send("PATCH", PocketBaseWire.recordsPath(location.collection, id: location.recordId), json: .object(body), as: .data)
+            _ = try await send(.patch, PocketBaseWire.recordsPath(location.collection, id: location.recordId), json: .object(body), as: .data)
         } catch let e as MBaaSError where e.kind == .notFound {
             throw await explainNotFound(e, className: location.collection, id: location.recordId)
         }

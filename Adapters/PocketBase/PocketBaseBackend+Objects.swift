@@ -75,7 +75,7 @@ extension PocketBaseBackend {
         guard !dropped.isEmpty else { return }
         forget(className)
         if let createdId {
-            _ = try? await send("DELETE", PocketBaseWire.recordsPath(className, id: createdId), as: .data)
+            _ = try? await send(.delete, PocketBaseWire.recordsPath(className, id: createdId), as: .data)
         }
         throw MBaaSError(.invalidRequest, "PocketBase collection '\(className)' has no field(s) \(dropped.sorted().joined(separator: ", ")) and this client cannot add them (PocketBase ignores unknown fields; open the backend with superuser credentials to extend the schema)")
     }
@@ -83,7 +83,7 @@ extension PocketBaseBackend {
     /// After a 404 on a write: `forbidden` when the record exists but the user may not change it.
     func explainNotFound(_ error: MBaaSError, className: String, id: String) async -> MBaaSError {
         guard !(currentSession == nil && configuration.dataAsSuperuser) else { return error }
-        if (try? await send("GET", PocketBaseWire.recordsPath(className, id: id), query: [("fields", "id")], as: .data)) != nil {
+        if (try? await send(.get, PocketBaseWire.recordsPath(className, id: id), query: [("fields", "id")], as: .data)) != nil {
             return MBaaSError(.forbidden, "not allowed to change \(className)/\(id) (\(error.message))", httpStatus: error.httpStatus)
         }
         return error
@@ -93,7 +93,7 @@ extension PocketBaseBackend {
 
     public func create(_ record: Record) async throws -> Record {
         let (body, schema) = try await createBody(record)
-        let json = try await sendJSON("POST", PocketBaseWire.recordsPath(record.className), json: .object(body), as: .data,
+        let json = try await sendJSON(.post, PocketBaseWire.recordsPath(record.className), json: .object(body), as: .data,
                                       operation: .create)
         guard let object = json.objectValue else { throw MBaaSError(.decoding, "PocketBase create returned no record") }
         if schema == nil || !(schema!.isComplete) {
@@ -108,7 +108,7 @@ extension PocketBaseBackend {
         if configuration.managesSchema, schema == nil {
             throw MBaaSError(.notFound, "no PocketBase collection '\(className)'")
         }
-        let json = try await sendJSON("GET", PocketBaseWire.recordsPath(className, id: id), as: .data)
+        let json = try await sendJSON(.get, PocketBaseWire.recordsPath(className, id: id), as: .data)
         guard let object = json.objectValue else { throw MBaaSError(.decoding, "PocketBase returned no record") }
         return try decode(object, className: className, schema: schema)
     }
@@ -117,7 +117,7 @@ extension PocketBaseBackend {
         let (body, schema) = try await updateBody(className: className, update)
         let json: JSON
         do {
-            json = try await sendJSON("PATCH", PocketBaseWire.recordsPath(className, id: id), json: .object(body), as: .data)
+            json = try await sendJSON(.patch, PocketBaseWire.recordsPath(className, id: id), json: .object(body), as: .data)
         } catch let e as MBaaSError where e.kind == .notFound {
             throw await explainNotFound(e, className: className, id: id)
         }
@@ -135,7 +135,7 @@ extension PocketBaseBackend {
         }
         try Self.checkClassName(className)
         do {
-            _ = try await send("DELETE", PocketBaseWire.recordsPath(className, id: id), as: .data)
+            _ = try await send(.delete, PocketBaseWire.recordsPath(className, id: id), as: .data)
         } catch let e as MBaaSError where e.kind == .notFound {
             throw await explainNotFound(e, className: className, id: id)
         }

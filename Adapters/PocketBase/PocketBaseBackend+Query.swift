@@ -46,7 +46,7 @@ extension PocketBaseBackend {
         var query: [(String, String)] = [("page", String(page)), ("perPage", String(perPage))]
         if skipTotal { query.append(("skipTotal", "1")) }
         do {
-            return try PocketBaseList(json: try await sendJSON("GET", PocketBaseWire.recordsPath(className), query: query + parameters, as: .data))
+            return try PocketBaseList(json: try await sendJSON(.get, PocketBaseWire.recordsPath(className), query: query + parameters, as: .data))
         } catch let e as MBaaSError where e.kind == .invalidRequest {
             forget(className)  // a filter naming a column the cached schema had is the likeliest cause
             throw e

@@ -10,7 +10,7 @@ extension PocketBaseBackend {
     func definition(_ name: String, refresh: Bool = false) async throws -> PocketBaseCollection? {
         if !refresh, let cached = definitions[name.lowercased()] { return cached }
         do {
-            let json = try await sendJSON("GET", "/api/collections/\(percentEncode(name))", as: .superuser)
+            let json = try await sendJSON(.get, "/api/collections/\(percentEncode(name))", as: .superuser)
             let collection = try PocketBaseCollection(json: json)
             remember(collection)
             return collection
@@ -96,7 +96,7 @@ extension PocketBaseBackend {
         let list: PocketBaseList
         do {
             list = try PocketBaseList(json: try await sendJSON(
-                "GET", PocketBaseWire.recordsPath(className), query: [("perPage", "1"), ("skipTotal", "1")], as: .data))
+                .get, PocketBaseWire.recordsPath(className), query: [("perPage", "1"), ("skipTotal", "1")], as: .data))
         } catch let e as MBaaSError where e.kind == .notFound {
             return .empty
         }
@@ -163,7 +163,7 @@ extension PocketBaseBackend {
                 "collection": "\(className)", "fields": "\(added.map(\.name))",
             ])
             let json = try await sendJSON(
-                "PATCH", "/api/collections/\(percentEncode(existing.id))", json: .object(["fields": updated.raw["fields"]!]),
+                .patch, "/api/collections/\(percentEncode(existing.id))", json: .object(["fields": updated.raw["fields"]!]),
                 as: .superuser)
             let collection = try PocketBaseCollection(json: json)
             remember(collection)
@@ -171,7 +171,7 @@ extension PocketBaseBackend {
         }
         let created = PocketBaseCollection.managed(name: className, usersCollectionId: try await usersCollectionId(), fields: added)
         logger.info("creating PocketBase collection", metadata: ["collection": "\(className)"])
-        let json = try await sendJSON("POST", "/api/collections", json: created.json, as: .superuser)
+        let json = try await sendJSON(.post, "/api/collections", json: created.json, as: .superuser)
         let collection = try PocketBaseCollection(json: json)
         remember(collection)
         return schema(of: collection)
@@ -210,7 +210,7 @@ extension PocketBaseBackend {
         var updated = existing
         updated.fields = existing.fields + added
         let json = try await sendJSON(
-            "PATCH", "/api/collections/\(percentEncode(existing.id))", json: .object(["fields": updated.raw["fields"]!]),
+            .patch, "/api/collections/\(percentEncode(existing.id))", json: .object(["fields": updated.raw["fields"]!]),
             as: .superuser)
         let collection = try PocketBaseCollection(json: json)
         remember(collection)
@@ -262,7 +262,7 @@ extension PocketBaseBackend {
             users.fields = fields
             logger.info("preparing PocketBase users collection for user names", metadata: ["collection": "\(name)"])
             let json = try await sendJSON(
-                "PATCH", "/api/collections/\(percentEncode(users.id))",
+                .patch, "/api/collections/\(percentEncode(users.id))",
                 json: .object(["fields": users.raw["fields"]!, "indexes": .array(indexes.map(JSON.string)),
                                "passwordAuth": .object(passwordAuth)]),
                 as: .superuser)
@@ -284,19 +284,19 @@ extension PocketBaseBackend {
             name: name, usersCollectionId: try await usersCollectionId(),
             fields: [.file("file"), .text("name", max: 1000), .text("contentType", max: 255), .number("size")])
         logger.info("creating PocketBase files collection", metadata: ["collection": "\(name)"])
-        remember(try PocketBaseCollection(json: try await sendJSON("POST", "/api/collections", json: collection.json, as: .superuser)))
+        remember(try PocketBaseCollection(json: try await sendJSON(.post, "/api/collections", json: collection.json, as: .superuser)))
         return true
     }
 
     /// Turns on batch requests in the server settings (they are off by default). Superuser only.
     func enableBatch() async throws {
-        let settings = try await sendJSON("GET", "/api/settings", as: .superuser)
+        let settings = try await sendJSON(.get, "/api/settings", as: .superuser)
         var batch = settings["batch"]?.objectValue ?? [:]
         batch["enabled"] = true
         if (batch["maxRequests"]?.intValue ?? 0) < Int64(capabilities.maxBatchSize) {
             batch["maxRequests"] = .int(Int64(capabilities.maxBatchSize))
         }
         logger.info("enabling PocketBase batch requests")
-        _ = try await send("PATCH", "/api/settings", json: .object(["batch": .object(batch)]), as: .superuser)
+        _ = try await send(.patch, "/api/settings", json: .object(["batch": .object(batch)]), as: .superuser)
     }
 }

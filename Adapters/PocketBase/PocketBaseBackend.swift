@@ -104,7 +104,7 @@ public actor PocketBaseBackend: Backend {
         }
         if !refresh, let token = superuserToken { return token }
         let response = try await send(
-            "POST", "/api/collections/_superusers/auth-with-password",
+            .post, "/api/collections/_superusers/auth-with-password",
             json: .object(["identity": .string(email), "password": .string(password)]), as: .guest,
             operation: .authWithPassword)
         let auth = try PocketBaseAuthResponse(json: try response.json())
@@ -153,14 +153,14 @@ public actor PocketBaseBackend: Backend {
 
     /// Sends one request and returns the successful response; an error status is mapped and thrown.
     func send(
-        _ method: String, _ path: String, query: [(String, String)] = [], json: JSON? = nil,
+        _ method: TransportRequest.Method, _ path: String, query: [(String, String)] = [], json: JSON? = nil,
         form: MultipartForm? = nil, as acting: Acting, operation: PocketBaseWire.Operation = .general
-    ) async throws -> HTTPResponse {
+    ) async throws -> TransportResponse {
         var token = try await authorization(for: acting)
         var retried = false
         var reloads = 0
         while true {
-            var headers: HTTPHeaders = [:]
+            var headers: HTTPFields = [:]
             var body: Data?
             if let json {
                 headers["Content-Type"] = "application/json"
@@ -170,10 +170,10 @@ public actor PocketBaseBackend: Backend {
                 body = form.encoded()
             }
             if let token { headers["Authorization"] = token }
-            let request = HTTPRequest(
+            let request = TransportRequest(
                 method: method, url: try URL.build(base: configuration.baseURL, path: path, query: query),
                 headers: headers, body: body)
-            let response: HTTPResponse
+            let response: TransportResponse
             do { response = try await context.transport.send(request) } catch { throw MBaaSError.wrap(error) }
             if response.isSuccess { return response }
             if response.status == 404, reloads < 3, acting != .superuser,
@@ -183,7 +183,7 @@ public actor PocketBaseBackend: Backend {
                 // schema at the same moment; saving the collection again reloads that cache (a few times at most,
                 // as another concurrent change can race the reload too).
                 logger.warning("PocketBase lost collection '\(collection)' from its cache; reloading it")
-                _ = try await send("PATCH", "/api/collections/\(percentEncode(collection))", json: .object([:]), as: .superuser)
+                _ = try await send(.patch, "/api/collections/\(percentEncode(collection))", json: .object([:]), as: .superuser)
                 reloads += 1
                 continue
             }
@@ -199,7 +199,7 @@ public actor PocketBaseBackend: Backend {
                 default: break
                 }
             }
-            throw PocketBaseWire.error(status: response.status, body: response.body, headers: response.headers,
+            throw PocketBaseWire.error(status: response.status.code, body: response.body, headers: response.headers,
                                        operation: operation, now: context.now)
         }
     }
@@ -217,7 +217,7 @@ public actor PocketBaseBackend: Backend {
 
     /// Sends a request and parses the JSON answer.
     func sendJSON(
-        _ method: String, _ path: String, query: [(String, String)] = [], json: JSON? = nil,
+        _ method: TransportRequest.Method, _ path: String, query: [(String, String)] = [], json: JSON? = nil,
         form: MultipartForm? = nil, as acting: Acting, operation: PocketBaseWire.Operation = .general
     ) async throws -> JSON {
         try await send(method, path, query: query, json: json, form: form, as: acting, operation: operation).json()

@@ -151,14 +151,14 @@ extension PocketBaseWire {
     /// Maps an error response to an ``MBaaSError``, keeping PocketBase's message, status and field error codes
     /// (the first one as `vendorCode`).
     public static func error(
-        status: Int, body: Data, headers: HTTPHeaders = [:], operation: Operation = .general, now: Date = Date()
+        status: Int, body: Data, headers: HTTPFields = [:], operation: Operation = .general, now: Date = Date()
     ) -> MBaaSError {
         let parsed = (try? JSON.parse(body)).flatMap(PocketBaseErrorBody.init(json:))
         guard let parsed else {
             let text = String(decoding: body.prefix(200), as: UTF8.self)
             var e = MBaaSError(MBaaSError.kind(forHTTPStatus: status), "PocketBase HTTP \(status)" + (text.isEmpty ? "" : ": \(text)"), httpStatus: status)
             if status == 409 { e.kind = .conflict }
-            e.retryAfter = HTTPResponse(status: status, headers: headers).retryAfter(now: now)
+            e.retryAfter = TransportResponse(status: .init(code: status), headers: headers).retryAfter(now: now)
             return e
         }
         return error(parsed, httpStatus: status, headers: headers, operation: operation, now: now)
@@ -166,7 +166,7 @@ extension PocketBaseWire {
 
     /// Maps a parsed error body.
     public static func error(
-        _ body: PocketBaseErrorBody, httpStatus: Int, headers: HTTPHeaders = [:], operation: Operation = .general,
+        _ body: PocketBaseErrorBody, httpStatus: Int, headers: HTTPFields = [:], operation: Operation = .general,
         now: Date = Date()
     ) -> MBaaSError {
         if let (index, inner) = body.batchFailure {
@@ -199,7 +199,7 @@ extension PocketBaseWire {
         }
         return MBaaSError(
             kind, message, vendorCode: fieldErrors.first?.code, httpStatus: httpStatus,
-            retryAfter: HTTPResponse(status: httpStatus, headers: headers).retryAfter(now: now))
+            retryAfter: TransportResponse(status: .init(code: httpStatus), headers: headers).retryAfter(now: now))
     }
 }
 

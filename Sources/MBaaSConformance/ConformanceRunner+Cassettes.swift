@@ -291,7 +291,7 @@ struct CapabilityProbe {
     }
 
     struct RefusingTransport: HTTPTransport {
-        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
             throw MBaaSError(.transport, "the capability probe sends no requests (\(request.method) \(request.url.path))")
         }
     }

@@ -20,9 +20,9 @@ public protocol EmulatorDialect: Sendable {
     var maxRequestBodySize: Int { get }
     /// Answers one request. `request.url` holds the URL as the client addressed it (`http://host:port/path?query`,
     /// percent-encoding as sent).
-    func respond(to request: HTTPRequest) async -> HTTPResponse
+    func respond(to request: TransportRequest) async -> TransportResponse
     /// The vendor's answer to a body over ``maxRequestBodySize``.
-    func requestTooLarge(limit: Int) -> HTTPResponse
+    func requestTooLarge(limit: Int) -> TransportResponse
     /// The backend URL a client uses to reach this dialect at `host:port` (`ncmb+http://KEY:SECRET@127.0.0.1:8080`).
     func backendURL(host: String, port: Int) -> String
 }
@@ -35,7 +35,7 @@ public struct EmulatorTransport: HTTPTransport {
 
     public init(_ dialect: any EmulatorDialect) { self.dialect = dialect }
 
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
         if let body = request.body, body.count > dialect.maxRequestBodySize {
             return dialect.requestTooLarge(limit: dialect.maxRequestBodySize)
         }

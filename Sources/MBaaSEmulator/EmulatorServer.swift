@@ -93,7 +93,8 @@ public struct EmulatorServer: Sendable {
     }
 }
 
-/// Converts Hummingbird requests into the core's ``MBaaSCore/HTTPRequest`` and the dialect's answers back.
+/// Hands Hummingbird requests to the dialect as the core's ``MBaaSCore/TransportRequest`` and its answers back.
+/// Both sides use swift-http-types' fields, methods and statuses, so nothing is converted but the body.
 @available(macOS 14, iOS 17, tvOS 17, *)
 struct DialectResponder: HTTPResponder {
     typealias Context = BasicRequestContext
@@ -102,7 +103,7 @@ struct DialectResponder: HTTPResponder {
 
     func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
         let limit = dialect.maxRequestBodySize
-        let answer: MBaaSCore.HTTPResponse
+        let answer: TransportResponse
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             answer = dialect.requestTooLarge(limit: limit)
         } else {
@@ -120,24 +121,18 @@ struct DialectResponder: HTTPResponder {
             }
         }
         logger.debug("emulator", metadata: [
-            "method": "\(request.method.rawValue)", "path": "\(request.uri.path)", "status": "\(answer.status)",
+            "method": "\(request.method.rawValue)", "path": "\(request.uri.path)", "status": "\(answer.status.code)",
         ])
-        var fields = HTTPFields()
-        for (name, value) in answer.headers {
-            if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
-        }
-        return Response(status: .init(code: answer.status), headers: fields,
+        return Response(status: answer.status, headers: answer.headers,
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
     }
 
-    func coreRequest(_ request: Request, body: ByteBuffer) -> MBaaSCore.HTTPRequest {
+    func coreRequest(_ request: Request, body: ByteBuffer) -> TransportRequest {
         let authority = request.head.authority ?? "localhost"
         let target = request.uri.string
         let url = URL(string: "http://\(authority)\(target.hasPrefix("/") ? target : "/" + target)")
             ?? URL(string: "http://\(authority)/")!
-        var headers = HTTPHeaders()
-        for field in request.headers { headers.add(field.name.rawName, field.value) }
-        return MBaaSCore.HTTPRequest(method: request.method.rawValue, url: url, headers: headers,
-                                     body: body.readableBytes == 0 ? nil : Data(body.readableBytesView))
+        return TransportRequest(method: request.method, url: url, headers: request.headers,
+                                body: body.readableBytes == 0 ? nil : Data(body.readableBytesView))
     }
 }

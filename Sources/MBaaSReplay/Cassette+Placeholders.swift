@@ -132,9 +132,9 @@ extension RecordedResponse {
     }
 }
 
-extension HTTPHeaders {
-    func mapValues(_ transform: (String, StringSite) -> String) -> HTTPHeaders {
-        HTTPHeaders(fields.map { ($0.name, transform($0.value, .header($0.name.lowercased()))) })
+extension HTTPFields {
+    func mapValues(_ transform: (String, StringSite) -> String) -> HTTPFields {
+        HTTPFields(map { HTTPField(name: $0.name, value: transform($0.value, .header($0.name.canonicalName))) })
     }
 }
 

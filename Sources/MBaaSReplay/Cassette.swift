@@ -248,14 +248,14 @@ public struct RecordedRequest: Sendable, Equatable {
     /// Query parameters, percent-decoded, in the order sent. Compared in any order.
     public var query: [(name: String, value: String)]
     /// The selected request headers (content type and vendor headers). Compared unless volatile.
-    public var headers: HTTPHeaders
+    public var headers: HTTPFields
     /// Header names that must match exactly even if they are volatile (e.g. a request signature computed with a
     /// fixed key and a pinned clock).
     public var pinnedHeaders: [String]
     public var body: RecordedBody
 
     public init(
-        method: String, path: String, query: [(name: String, value: String)] = [], headers: HTTPHeaders = [:],
+        method: String, path: String, query: [(name: String, value: String)] = [], headers: HTTPFields = [:],
         pinnedHeaders: [String] = [], body: RecordedBody = .none
     ) {
         self.method = method.uppercased()
@@ -267,10 +267,10 @@ public struct RecordedRequest: Sendable, Equatable {
     }
 
     /// The stored form of a live request, keeping only headers `keepHeader` accepts.
-    public init(_ request: HTTPRequest, keepHeader: (String) -> Bool = { _ in true }) {
+    public init(_ request: TransportRequest, keepHeader: (String) -> Bool = { _ in true }) {
         let (path, query) = RecordedRequest.split(request.url)
-        self.init(method: request.method, path: path, query: query,
-                  headers: HTTPHeaders(request.headers.fields.filter { keepHeader($0.name) }.map { ($0.name, $0.value) }),
+        self.init(method: request.method.rawValue, path: path, query: query,
+                  headers: HTTPFields(request.headers.filter { keepHeader($0.name.rawName) }),
                   body: RecordedBody.from(data: request.body, contentType: request.headers["Content-Type"]))
     }
 
@@ -310,7 +310,7 @@ public struct RecordedRequest: Sendable, Equatable {
                 return .object(["name": .string(item.name), "value": .string(item.value)])
             })
         }
-        if !headers.fields.isEmpty { o["headers"] = headersJSON(headers) }
+        if !headers.isEmpty { o["headers"] = headersJSON(headers) }
         if !pinnedHeaders.isEmpty { o["pinnedHeaders"] = .array(pinnedHeaders.map { .string($0) }) }
         if !body.isNone { o["body"] = body.json }
         return .object(o)
@@ -353,31 +353,31 @@ public struct RecordedRequest: Sendable, Equatable {
 /// A response as stored in a cassette.
 public struct RecordedResponse: Sendable, Equatable {
     public var status: Int
-    public var headers: HTTPHeaders
+    public var headers: HTTPFields
     public var body: RecordedBody
 
-    public init(status: Int, headers: HTTPHeaders = [:], body: RecordedBody = .none) {
+    public init(status: Int, headers: HTTPFields = [:], body: RecordedBody = .none) {
         self.status = status
         self.headers = headers
         self.body = body
     }
 
-    public init(_ response: HTTPResponse, keepHeader: (String) -> Bool = { _ in true }) {
-        self.init(status: response.status,
-                  headers: HTTPHeaders(response.headers.fields.filter { keepHeader($0.name) }.map { ($0.name, $0.value) }),
+    public init(_ response: TransportResponse, keepHeader: (String) -> Bool = { _ in true }) {
+        self.init(status: response.status.code,
+                  headers: HTTPFields(response.headers.filter { keepHeader($0.name.rawName) }),
                   body: RecordedBody.from(data: response.body, contentType: response.headers["Content-Type"]))
     }
 
     /// The response a replay returns: the recorded status, headers and body bytes (multipart with the boundary of
     /// the recorded `Content-Type`).
-    public var httpResponse: HTTPResponse {
+    public var httpResponse: TransportResponse {
         let boundary = headers["Content-Type"].flatMap(MultipartForm.boundary(fromContentType:)) ?? "mbaas-replay-boundary"
-        return HTTPResponse(status: status, headers: headers, body: body.data(boundary: boundary))
+        return TransportResponse(status: .init(code: status), headers: headers, body: body.data(boundary: boundary))
     }
 
     public var json: JSON {
         var o: JSONObject = ["status": .int(Int64(status))]
-        if !headers.fields.isEmpty { o["headers"] = headersJSON(headers) }
+        if !headers.isEmpty { o["headers"] = headersJSON(headers) }
         if !body.isNone { o["body"] = body.json }
         return .object(o)
     }
@@ -395,26 +395,31 @@ public struct RecordedResponse: Sendable, Equatable {
 // MARK: - Header coding
 
 /// Headers as a JSON object in the order sent; a repeated name becomes an array of its values.
-func headersJSON(_ headers: HTTPHeaders) -> JSON {
+func headersJSON(_ headers: HTTPFields) -> JSON {
     var o = JSONObject()
     var seen: [String: String] = [:]  // lowercased -> first spelling
-    for (name, _) in headers.fields where seen[name.lowercased()] == nil { seen[name.lowercased()] = name }
-    for (name, _) in headers.fields {
-        guard let spelling = seen[name.lowercased()], o[spelling] == nil else { continue }
-        let values = headers.values(name)
+    for field in headers where seen[field.name.canonicalName] == nil {
+        seen[field.name.canonicalName] = field.name.rawName
+    }
+    for field in headers {
+        guard let spelling = seen[field.name.canonicalName], o[spelling] == nil else { continue }
+        let values = headers[values: field.name]
         o[spelling] = values.count == 1 ? .string(values[0]) : .array(values.map { .string($0) })
     }
     return .object(o)
 }
 
-func parseHeaders(_ json: JSON?, at path: String) throws(MBaaSError) -> HTTPHeaders {
+func parseHeaders(_ json: JSON?, at path: String) throws(MBaaSError) -> HTTPFields {
     guard let json, !json.isNull else { return [:] }
     guard let o = json.objectValue else { throw CassetteFormatError.at(path, "expected an object of name: value") }
-    var headers = HTTPHeaders()
+    var headers = HTTPFields()
     for (name, value) in o {
-        if let s = value.stringValue { headers.add(name, s) }
+        guard let fieldName = HTTPField.Name(name) else {
+            throw CassetteFormatError.at("\(path).\(name)", "not a valid HTTP header name")
+        }
+        if let s = value.stringValue { headers.append(HTTPField(name: fieldName, value: s)) }
         else if let items = value.arrayValue, items.allSatisfy({ $0.stringValue != nil }) {
-            for item in items { headers.add(name, item.stringValue!) }
+            for item in items { headers.append(HTTPField(name: fieldName, value: item.stringValue!)) }
         } else {
             throw CassetteFormatError.at("\(path).\(name)", "expected a string or an array of strings")
         }

@@ -106,7 +106,7 @@ public final class FaultInjectingTransport: HTTPTransport, @unchecked Sendable {
     /// How many calls have reached this transport.
     public var callCount: Int { state.withLock { $0.calls } }
 
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
         let (rate, faults) = (self.rate, self.faults)
         let fault: Fault? = state.withLock { s in
             let call = s.calls
@@ -119,12 +119,12 @@ public final class FaultInjectingTransport: HTTPTransport, @unchecked Sendable {
         let target = "\(request.method) \(request.url.path)"
         switch fault {
         case .rateLimited(let after):
-            var headers: HTTPHeaders = ["Content-Type": "application/json"]
+            var headers: HTTPFields = [.contentType: "application/json"]
             if let after { headers["Retry-After"] = String(Int(after.rounded(.up))) }
-            return HTTPResponse(status: 429, headers: headers,
+            return TransportResponse(status: 429, headers: headers,
                                 body: JSON.object(["error": "rate limited (injected fault)"]).data())
         case .serverError(let status):
-            return HTTPResponse(status: status, headers: ["Content-Type": "application/json"],
+            return TransportResponse(status: .init(code: status), headers: [.contentType: "application/json"],
                                 body: JSON.object(["error": .string("server error \(status) (injected fault)")]).data())
         case .connectionReset:
             throw MBaaSError(.transport, "\(target): connection reset by peer (injected fault)",
@@ -135,7 +135,7 @@ public final class FaultInjectingTransport: HTTPTransport, @unchecked Sendable {
             let response = try await base.send(request)
             throw MBaaSError(.transport,
                 "\(target): response body truncated after \(response.body.count / 2) of \(response.body.count) bytes (injected fault)",
-                httpStatus: response.status, underlying: URLError(.networkConnectionLost))
+                httpStatus: response.status.code, underlying: URLError(.networkConnectionLost))
         }
     }
 }

@@ -104,7 +104,7 @@ public final class RecordingTransport: HTTPTransport, @unchecked Sendable {
                   requestHeaders: .request(for: profile), responseHeaders: .response(for: profile))
     }
 
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var response = try await base.send(request)
         // A simulator names the fact an answer follows in a header; it goes to the cassette, not to the client.
         let fact = response.headers[Interaction.factHeader]

@@ -76,7 +76,7 @@ public final class ReplayingTransport: HTTPTransport, @unchecked Sendable {
         self.init(cassette: try Cassette.load(from: url, substitutions: substitutions), profile: profile, strict: strict)
     }
 
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
         if Task.isCancelled { throw MBaaSError(.transport, "cancelled", underlying: CancellationError()) }
         let live = RequestMatcher.Live(request)
         let interactions = cassette.interactions

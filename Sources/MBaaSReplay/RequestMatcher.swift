@@ -34,17 +34,17 @@ public enum RequestMatcher {
 
     /// The first difference between a recorded request and a live one, or `nil` when they match.
     public static func difference(
-        recorded: RecordedRequest, live: HTTPRequest, ignoring ignored: Set<String> = volatileHeaders
+        recorded: RecordedRequest, live: TransportRequest, ignoring ignored: Set<String> = volatileHeaders
     ) -> String? {
         differences(recorded: recorded, live: Live(live), ignoring: Set(ignored.map { $0.lowercased() })).first
     }
 
     /// A live request reduced to what matching compares.
     struct Live {
-        var request: HTTPRequest
+        var request: TransportRequest
         var recorded: RecordedRequest
 
-        init(_ request: HTTPRequest) {
+        init(_ request: TransportRequest) {
             self.request = request
             self.recorded = RecordedRequest(request)
         }
@@ -113,7 +113,7 @@ public enum RequestMatcher {
 
     // MARK: Headers
 
-    static func headerDifference(_ recorded: RecordedRequest, _ live: HTTPHeaders, ignoring ignored: Set<String>) -> String? {
+    static func headerDifference(_ recorded: RecordedRequest, _ live: HTTPFields, ignoring ignored: Set<String>) -> String? {
         let pinned = Set(recorded.pinnedHeaders.map { $0.lowercased() })
         var checked = Set<String>()
         for name in recorded.headers.names + recorded.pinnedHeaders {

@@ -138,8 +138,9 @@ public struct Scrubber: Sendable {
             case .none, .base64, .repeated: break
             }
         }
-        func headers(_ h: HTTPHeaders) {
-            for (name, value) in h where secretHeaders.contains(name.lowercased()) {
+        func headers(_ h: HTTPFields) {
+            for field in h where secretHeaders.contains(field.name.canonicalName) {
+                let name = field.name.rawName, value = field.value
                 let scrubbedSoFar = Scrubber.apply(Scrubber.replacements(for: table), to: value, site: .header(name.lowercased()))
                 if name.lowercased() == "authorization" || name.lowercased() == "proxy-authorization" {
                     let parts = scrubbedSoFar.split(separator: " ", maxSplits: 1).map(String.init)

@@ -15,7 +15,7 @@ import Darwin
 /// # Contract
 /// - Binds `127.0.0.1` on a port the system chooses (``port``); only loopback clients can reach it.
 /// - Reads requests with a `Content-Length` body (or `Transfer-Encoding: chunked`), passes each as an
-///   ``HTTPRequest`` (URL `http://127.0.0.1:PORT/target`) to the handler, and writes the ``HTTPResponse`` with a
+///   ``TransportRequest`` (URL `http://127.0.0.1:PORT/target`) to the handler, and writes the ``TransportResponse`` with a
 ///   `Content-Length`. Connections are kept alive until the client closes them, asks `Connection: close`, or is
 ///   idle for `idleTimeout` seconds.
 /// - Bounded: requests larger than `maxRequestBytes` get `413`, malformed ones `400`; at most `maxConnections`
@@ -24,7 +24,7 @@ import Darwin
 /// - ``stop()`` closes the listening socket and every open connection; it is idempotent and also runs on deinit.
 /// - Uses POSIX sockets only (Glibc, Musl or Darwin) and one thread per connection.
 public final class LoopbackServer: @unchecked Sendable {
-    public typealias Handler = @Sendable (HTTPRequest) async -> HTTPResponse
+    public typealias Handler = @Sendable (TransportRequest) async -> TransportResponse
 
     /// The port the server listens on.
     public let port: Int
@@ -163,18 +163,22 @@ public final class LoopbackServer: @unchecked Sendable {
             switch reader.readRequest() {
             case .closed: return
             case .tooLarge:
-                write(fd, HTTPResponse(status: 413, body: Data("request too large".utf8)), keepAlive: false)
+                write(fd, TransportResponse(status: 413, body: Data("request too large".utf8)), keepAlive: false)
                 return
             case .malformed(let why):
-                write(fd, HTTPResponse(status: 400, body: Data(why.utf8)), keepAlive: false)
+                write(fd, TransportResponse(status: 400, body: Data(why.utf8)), keepAlive: false)
                 return
             case .request(let r): parsed = r
             }
             guard let url = URL(string: baseURL + parsed.target) else {
-                write(fd, HTTPResponse(status: 400, body: Data("bad request target".utf8)), keepAlive: false)
+                write(fd, TransportResponse(status: 400, body: Data("bad request target".utf8)), keepAlive: false)
                 return
             }
-            var request = HTTPRequest(method: parsed.method, url: url, headers: parsed.headers)
+            guard let method = TransportRequest.Method(parsed.method) else {
+                write(fd, TransportResponse(status: 400, body: Data("bad method".utf8)), keepAlive: false)
+                return
+            }
+            var request = TransportRequest(method: method, url: url, headers: parsed.headers)
             request.body = parsed.body.isEmpty ? nil : parsed.body
             let response = run(request)
             let keepAlive = parsed.keepAlive && isRunning
@@ -183,7 +187,7 @@ public final class LoopbackServer: @unchecked Sendable {
     }
 
     /// Runs the async handler from this connection's thread.
-    private func run(_ request: HTTPRequest) -> HTTPResponse {
+    private func run(_ request: TransportRequest) -> TransportResponse {
         let done = DispatchSemaphore(value: 0)
         let box = ResponseBox()
         let handler = self.handler
@@ -201,16 +205,15 @@ public final class LoopbackServer: @unchecked Sendable {
             }
         }
         done.wait()
-        return box.response ?? HTTPResponse(status: 500)
+        return box.response ?? TransportResponse(status: 500)
     }
 
     @discardableResult
-    private func write(_ fd: Int32, _ response: HTTPResponse, keepAlive: Bool, headOnly: Bool = false) -> Bool {
-        var head = "HTTP/1.1 \(response.status) \(Self.reason(response.status))\r\n"
-        for (name, value) in response.headers {
-            let lower = name.lowercased()
-            if ["content-length", "transfer-encoding", "connection"].contains(lower) { continue }
-            head += "\(name): \(value)\r\n"
+    private func write(_ fd: Int32, _ response: TransportResponse, keepAlive: Bool, headOnly: Bool = false) -> Bool {
+        var head = "HTTP/1.1 \(response.status.code) \(Self.reason(response.status.code))\r\n"
+        for field in response.headers {
+            if [.contentLength, .transferEncoding, .connection].contains(field.name) { continue }
+            head += "\(field.name.rawName): \(field.value)\r\n"
         }
         head += "Content-Length: \(response.body.count)\r\n"
         head += "Connection: \(keepAlive ? "keep-alive" : "close")\r\n\r\n"
@@ -250,7 +253,7 @@ public final class LoopbackServer: @unchecked Sendable {
     }
 
     private final class ResponseBox: @unchecked Sendable {
-        var response: HTTPResponse?
+        var response: TransportResponse?
     }
 }
 
@@ -259,7 +262,7 @@ public final class LoopbackServer: @unchecked Sendable {
 struct ParsedRequest {
     var method: String
     var target: String
-    var headers: HTTPHeaders
+    var headers: HTTPFields
     var body: Data
     var keepAlive: Bool
 }
@@ -317,11 +320,12 @@ struct Reader {
         var lines = head.components(separatedBy: "\r\n")
         let requestLine = lines.removeFirst().split(separator: " ")
         guard requestLine.count == 3, requestLine[2].hasPrefix("HTTP/1.") else { return .malformed("bad request line") }
-        var headers = HTTPHeaders()
+        var headers = HTTPFields()
         for line in lines where !line.isEmpty {
-            guard let colon = line.firstIndex(of: ":") else { return .malformed("bad header line") }
-            headers.add(String(line[..<colon]).trimmingCharacters(in: .whitespaces),
-                        String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+            guard let colon = line.firstIndex(of: ":"),
+                  let name = HTTPField.Name(String(line[..<colon]).trimmingCharacters(in: .whitespaces))
+            else { return .malformed("bad header line") }
+            headers.append(HTTPField(name: name, value: String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces)))
         }
         var body = Data()
         if headers["Transfer-Encoding"]?.lowercased().contains("chunked") == true {

@@ -8,7 +8,7 @@ import MBaaSCore
 /// let stub = StubTransport { request in .json(200, ["objectId": "a1"]) }
 /// let backend = MyBackend(context: BackendContext(transport: stub))
 /// _ = try await backend.create(record)
-/// #expect(stub.requests.first?.method == "POST")
+/// #expect(stub.requests.first?.method == .post)
 /// ```
 ///
 /// # Contract
@@ -17,24 +17,24 @@ import MBaaSCore
 /// - Safe to use from concurrent tasks.
 public final class StubTransport: HTTPTransport, @unchecked Sendable {
     private let lock = NSLock()
-    private var sent: [HTTPRequest] = []
-    private var queue: [HTTPResponse]
-    private let handler: (@Sendable (HTTPRequest) throws -> HTTPResponse)?
+    private var sent: [TransportRequest] = []
+    private var queue: [TransportResponse]
+    private let handler: (@Sendable (TransportRequest) throws -> TransportResponse)?
 
     /// Answers with `handler`.
-    public init(_ handler: @escaping @Sendable (HTTPRequest) throws -> HTTPResponse) {
+    public init(_ handler: @escaping @Sendable (TransportRequest) throws -> TransportResponse) {
         self.handler = handler
         self.queue = []
     }
 
     /// Answers with `responses`, one per request, in order.
-    public init(responses: [HTTPResponse]) {
+    public init(responses: [TransportResponse]) {
         self.handler = nil
         self.queue = responses
     }
 
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let queued: HTTPResponse? = lock.withLock {
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let queued: TransportResponse? = lock.withLock {
             sent.append(request)
             return handler == nil && !queue.isEmpty ? queue.removeFirst() : nil
         }
@@ -44,14 +44,14 @@ public final class StubTransport: HTTPTransport, @unchecked Sendable {
     }
 
     /// Every request sent so far.
-    public var requests: [HTTPRequest] { lock.withLock { sent } }
+    public var requests: [TransportRequest] { lock.withLock { sent } }
     /// How many requests were sent.
     public var callCount: Int { requests.count }
 }
 
-extension HTTPResponse {
+extension TransportResponse {
     /// A JSON response (`Content-Type: application/json`), for stubs.
-    public static func json(_ status: Int, _ body: JSON, headers: [(String, String)] = []) -> HTTPResponse {
-        HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json")] + headers), body: body.data())
+    public static func json(_ status: Int, _ body: JSON, headers: [(String, String)] = []) -> TransportResponse {
+        TransportResponse(status: .init(code: status), headers: HTTPFields([("Content-Type", "application/json")] + headers), body: body.data())
     }
 }

@@ -76,7 +76,7 @@ struct BenchAdapters: AsyncParsableCommand {
     func measure(_ name: String, fixtures: ConformanceFixtures) async throws -> Row {
         let file = fixtures.cassettes(for: name).appendingPathComponent("objects.crud.basic.json")
         let cassette = try Cassette.load(from: file)
-        var table: [String: HTTPResponse] = [:]
+        var table: [String: TransportResponse] = [:]
         var successful: Set<String> = []
         for interaction in cassette.interactions {
             let key = InMemoryTransport.key(method: interaction.request.method,

@@ -131,7 +131,7 @@ struct TimeoutOverridingTransport: HTTPTransport {
     let base: any HTTPTransport
     let timeout: TimeInterval
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
         var request = request
         request.timeout = timeout
         return try await base.send(request)

@@ -119,10 +119,10 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
 
     // MARK: Transport
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse { handle(request) }
+    func send(_ request: TransportRequest) async throws -> TransportResponse { handle(request) }
 
     /// Answers one request (under the lock).
-    func handle(_ request: HTTPRequest) -> HTTPResponse {
+    func handle(_ request: TransportRequest) -> TransportResponse {
         lock.lock()
         defer { lock.unlock() }
         state.requests += 1
@@ -141,10 +141,9 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         var code: Int
         var description: String
         var fact: String = "[inferred] process error"
-        var response: HTTPResponse {
+        var response: TransportResponse {
             let body: JSON = .object(["status": "error", "errCode": .int(Int64(code)), "description": .string(description)])
-            return HTTPResponse(status: status, headers: ["Content-Type": "application/json;charset=UTF-8",
-                                                          "X-MBaaS-Fact": fact], body: body.data())
+            return TransportResponse(status: .init(code: status), headers: HTTPFields([("Content-Type", "application/json;charset=UTF-8"), ("X-MBaaS-Fact", fact)]), body: body.data())
         }
     }
 
@@ -180,18 +179,18 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
     ]
 
     /// A success answer (A4 envelope) and the fact it follows.
-    private func ok(_ members: [(String, JSON)] = [], results: JSON? = nil, fact: String) -> HTTPResponse {
+    private func ok(_ members: [(String, JSON)] = [], results: JSON? = nil, fact: String) -> TransportResponse {
         var o: JSONObject = ["status": "OK", "errCode": 0, "description": .null]
         if let results { o["results"] = results }
         for (k, v) in members { o[k] = v }
-        return HTTPResponse(status: 200, headers: ["Content-Type": "application/json;charset=UTF-8", "X-MBaaS-Fact": fact],
+        return TransportResponse(status: 200, headers: HTTPFields([("Content-Type", "application/json;charset=UTF-8"), ("X-MBaaS-Fact", fact)]),
                             body: JSON.object(o).data())
     }
 
     private var v2: Bool { options.generation == "v2" }
     private var v4: Bool { options.generation == "v4" }
 
-    private func route(_ request: HTTPRequest) throws -> HTTPResponse {
+    private func route(_ request: TransportRequest) throws -> TransportResponse {
         guard let comps = URLComponents(url: request.url, resolvingAgainstBaseURL: false) else {
             throw fail(199, "Request not found", status: 404)
         }
@@ -207,7 +206,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         let path = Array(segments.dropFirst(root.count + 4))
         var queryItems: [String: String] = [:]
         for item in comps.queryItems ?? [] { queryItems[item.name] = item.value ?? "" }
-        let method = request.method
+        let method = request.method.rawValue
         let token = request.headers["apppot-token"]
 
         switch (method, path.count, path.first) {
@@ -245,7 +244,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
 
     private func newToken() -> String { String(format: "%032x", 0xA99_0000 + nextCounter()) }
 
-    private func body(_ request: HTTPRequest) throws -> JSON {
+    private func body(_ request: TransportRequest) throws -> JSON {
         guard let data = request.body, let json = try? JSON.parse(data) else { throw fail(198, "Input parameters are required") }
         return json
     }
@@ -355,7 +354,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
 
     // MARK: Auth (A5)
 
-    private func anonymousToken(_ query: [String: String]) throws -> HTTPResponse {
+    private func anonymousToken(_ query: [String: String]) throws -> TransportResponse {
         guard let key = query["appKey"], query["deviceUDID"] != nil else { throw fail(198, "Input parameters are required") }
         guard key == options.appKey else { throw fail(101, "App with id does not exist") }
         let token = newToken()
@@ -365,7 +364,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
     }
 
     /// v4: `POST anonymousTokens {appKey, account?}` answers an authInfo of role "Anonymous User" (roleId 6).
-    private func anonymousTokenV4(_ request: HTTPRequest) throws -> HTTPResponse {
+    private func anonymousTokenV4(_ request: TransportRequest) throws -> TransportResponse {
         let b = try body(request)
         guard let key = b["appKey"]?.stringValue else { throw fail(198, "Input parameters are required") }
         guard key == options.appKey else { throw fail(101, "App with id does not exist") }
@@ -382,7 +381,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
                   fact: "[sdk] apppot-sdk-js v4 spec/login_spec.js + src/ts/local-authenticator.ts: POST anonymousTokens {appKey, account?} answers authInfo.userTokens with role Anonymous User (roleId 6)")
     }
 
-    private func login(_ request: HTTPRequest, token: String?) throws -> HTTPResponse {
+    private func login(_ request: TransportRequest, token: String?) throws -> TransportResponse {
         let b = try body(request)
         let name: String, password: String
         if v4 {
@@ -434,16 +433,15 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
                   fact: "[doc] \(Self.ref) A5 POST auth/login {username, password, appId, deviceUDID, isPush, appVersion, companyId} with the anonymous token; answer under authInfor; validTime an absolute epoch-ms expiry (addendum)")
     }
 
-    private func logout(token: String?) throws -> HTTPResponse {
+    private func logout(token: String?) throws -> TransportResponse {
         _ = try requireUser(token)
         state.userTokens[token!] = nil
         // A5: logout answers {"status":"OK"}; later calls fail with 121.
-        return HTTPResponse(status: 200, headers: ["Content-Type": "application/json",
-                                                   "X-MBaaS-Fact": "[sdk] apppot-sdk-js v2.3 spec/logout.test.ts + \(Self.ref) A5: POST auth/logout {} answers {status:OK}; the token is unknown afterwards (121)"],
+        return TransportResponse(status: 200, headers: HTTPFields([("Content-Type", "application/json"), ("X-MBaaS-Fact", "[sdk] apppot-sdk-js v2.3 spec/logout.test.ts + \(Self.ref) A5: POST auth/logout {} answers {status:OK}; the token is unknown afterwards (121)")]),
                             body: JSON.object(["status": "OK"]).data())
     }
 
-    private func user(id: String, token: String?, queryToken: String?) throws -> HTTPResponse {
+    private func user(id: String, token: String?, queryToken: String?) throws -> TransportResponse {
         // Docs 04.2: `users/5?token=XXX`, token (Required); the JS SDK sends it and the header.
         guard let queryToken, !queryToken.isEmpty else {
             throw fail(198, "Input parameters are required",
@@ -465,7 +463,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
     }
 
     /// `GET users?token=[&groupId=]`: every user of the company with their group memberships.
-    private func users(token: String?, queryToken: String?, groupId: String?) throws -> HTTPResponse {
+    private func users(token: String?, queryToken: String?, groupId: String?) throws -> TransportResponse {
         guard let queryToken, !queryToken.isEmpty else {
             throw fail(198, "Input parameters are required",
                        fact: "[sdk] apppot-sdk-js v2.3 src/ts/user.ts list: GET users sends ?token=")
@@ -486,7 +484,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
 
     // MARK: Schemas (A6)
 
-    private func schemas(_ request: HTTPRequest, token: String?) throws -> HTTPResponse {
+    private func schemas(_ request: TransportRequest, token: String?) throws -> TransportResponse {
         _ = try requireAnyToken(token)
         let b = try body(request)
         guard b["appId"]?.stringValue == options.appId, b["appVersion"]?.stringValue == options.appVersion else {
@@ -540,7 +538,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
 
     // MARK: Data (A7)
 
-    private func batch(_ op: String, _ request: HTTPRequest, token: String?) throws -> HTTPResponse {
+    private func batch(_ op: String, _ request: TransportRequest, token: String?) throws -> TransportResponse {
         let user = try requireUser(token)
         let b = try body(request)
         guard let name = b["objectName"]?.stringValue else { throw fail(198, "Input parameters are required") }
@@ -646,7 +644,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         return ids
     }
 
-    private func getRow(className: String, id: String, token: String?) throws -> HTTPResponse {
+    private func getRow(className: String, id: String, token: String?) throws -> TransportResponse {
         let user = try requireUser(token)
         guard let table = state.tables[className] else { throw fail(995, "Table empty or does not exist") }
         // ASSUMPTION: a missing (or invisible) record answers HTTP 404 with errCode 130.
@@ -660,7 +658,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
 
     // MARK: Query (A8)
 
-    private func query(className: String, _ request: HTTPRequest, count: Bool, token: String?) throws -> HTTPResponse {
+    private func query(className: String, _ request: TransportRequest, count: Bool, token: String?) throws -> TransportResponse {
         let user = try requireUser(token)
         let b = try body(request)
         guard let table = state.tables[className] else { throw fail(995, "Table empty or does not exist") }
@@ -721,7 +719,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
 
     // MARK: Files (A9)
 
-    private func storeFile(_ request: HTTPRequest, replacing old: String?, token: String?, host: URLComponents) throws -> HTTPResponse {
+    private func storeFile(_ request: TransportRequest, replacing old: String?, token: String?, host: URLComponents) throws -> TransportResponse {
         _ = try requireUser(token)
         guard let contentType = request.headers["Content-Type"], let body = request.body,
               let form = try? MultipartForm.decode(body, contentType: contentType),
@@ -748,22 +746,20 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
                   fact: "[doc] \(Self.ref) A9 \(old == nil ? "POST files" : "PUT files/{name}") multipart entity {name} + file; the stored name has a UUID prefix (07.FileAPI)")
     }
 
-    private func getFile(_ name: String, userToken: String?, accept: String?) throws -> HTTPResponse {
+    private func getFile(_ name: String, userToken: String?, accept: String?) throws -> TransportResponse {
         _ = try requireUser(userToken)  // A5/A9: GET files/{name}?userToken=
         guard let f = state.files[name] else { throw fail(600, "File not found", status: 404) }
         // JAX-RS (JBoss AS 7.1): a resource producing only octet-stream answers 406 to an Accept it cannot meet.
         if let accept, !accept.isEmpty, !accept.contains("*/*"), !accept.contains("application/*"),
            !accept.contains("octet-stream") {
-            return HTTPResponse(status: 406, headers: ["Content-Type": "text/html",
-                                                       "X-MBaaS-Fact": "[inferred] the server is a JAX-RS app (setup_JBoss_MySQL.md); a download asked for \(accept) is 406 Not Acceptable"],
+            return TransportResponse(status: 406, headers: HTTPFields([("Content-Type", "text/html"), ("X-MBaaS-Fact", "[inferred] the server is a JAX-RS app (setup_JBoss_MySQL.md); a download asked for \(accept) is 406 Not Acceptable")]),
                                 body: Data("Not Acceptable".utf8))
         }
-        return HTTPResponse(status: 200, headers: ["Content-Type": "application/octet-stream",
-                                                   "X-MBaaS-Fact": "[doc] \(Self.ref) A9 GET files/{name}?userToken= answers the bytes as application/octet-stream (the JS SDK sends no Accept header)"],
+        return TransportResponse(status: 200, headers: HTTPFields([("Content-Type", "application/octet-stream"), ("X-MBaaS-Fact", "[doc] \(Self.ref) A9 GET files/{name}?userToken= answers the bytes as application/octet-stream (the JS SDK sends no Accept header)")]),
                             body: f.data)
     }
 
-    private func deleteFile(_ name: String, token: String?) throws -> HTTPResponse {
+    private func deleteFile(_ name: String, token: String?) throws -> TransportResponse {
         _ = try requireUser(token)
         guard state.files[name] != nil else { throw fail(600, "File not found", status: 404) }
         state.files[name] = nil
@@ -773,7 +769,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
 
     // MARK: Logs and devices (A10, A5)
 
-    private func log(_ request: HTTPRequest, token: String?) throws -> HTTPResponse {
+    private func log(_ request: TransportRequest, token: String?) throws -> TransportResponse {
         _ = try requireAnyToken(token)
         let b = try body(request)
         guard let message = b["message"]?.stringValue else { throw fail(198, "Input parameters are required") }
@@ -781,7 +777,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         return ok(fact: "[sdk] apppot-sdk-js v2.3 src/ts/apppot.ts: POST logs {message, logLevel}")
     }
 
-    private func device(_ request: HTTPRequest, token: String?) throws -> HTTPResponse {
+    private func device(_ request: TransportRequest, token: String?) throws -> TransportResponse {
         _ = try requireAnyToken(token)
         let b = try body(request)
         guard let udid = b["deviceUDID"]?.stringValue else { throw fail(198, "Input parameters are required") }

@@ -417,18 +417,18 @@ final class Progress: @unchecked Sendable {
 final class CapturingTransport: HTTPTransport, @unchecked Sendable {
     let base: any HTTPTransport
     private let lock = NSLock()
-    private var sent: [HTTPRequest] = []
+    private var sent: [TransportRequest] = []
     init(_ base: any HTTPTransport) { self.base = base }
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
         lock.withLock { sent.append(request) }
         return try await base.send(request)
     }
-    var requests: [HTTPRequest] { lock.withLock { sent } }
+    var requests: [TransportRequest] { lock.withLock { sent } }
 }
 
 @Suite("AppPot duplicate-submit guard")
 struct TransactionTests {
-    func addDataRequests(transactions: Bool) async throws -> (AppPotSimulator, [HTTPRequest]) {
+    func addDataRequests(transactions: Bool) async throws -> (AppPotSimulator, [TransportRequest]) {
         let sim = AppPotSimulator()
         let capture = CapturingTransport(sim)
         let b = try await AppPotBackendFactory().open(
@@ -464,17 +464,17 @@ struct TransactionTests {
 
 /// Answers every request with a function of it.
 struct StubTransport: HTTPTransport {
-    let answer: @Sendable (HTTPRequest) -> HTTPResponse
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse { answer(request) }
+    let answer: @Sendable (TransportRequest) -> TransportResponse
+    func send(_ request: TransportRequest) async throws -> TransportResponse { answer(request) }
 }
 
 @Suite("AppPot 404 as an empty result")
 struct EmptyResultTests {
-    func backend(_ queryAnswer: HTTPResponse) async throws -> AppPotBackend {
+    func backend(_ queryAnswer: TransportResponse) async throws -> AppPotBackend {
         let stub = StubTransport { request in
-            if request.url.path.hasSuffix("/anonymousTokens") { return HTTPResponse(status: 200, body: AppPotEnvelope.success(results: "anon").data()) }
+            if request.url.path.hasSuffix("/anonymousTokens") { return TransportResponse(status: 200, body: AppPotEnvelope.success(results: "anon").data()) }
             if request.url.path.hasSuffix("/auth/login") {
-                return HTTPResponse(status: 200, body: AppPotAuthInfo(userToken: "user", userId: "1").loginResponse.data())
+                return TransportResponse(status: 200, body: AppPotAuthInfo(userToken: "user", userId: "1").loginResponse.data())
             }
             return queryAnswer
         }
@@ -484,12 +484,12 @@ struct EmptyResultTests {
     }
 
     @Test("HTTP 404 with or without an envelope is an empty page and a zero count", arguments: [
-        HTTPResponse(status: 404, body: Data()),
-        HTTPResponse(status: 404, body: Data("Not Found".utf8)),
-        HTTPResponse(status: 404, body: AppPotEnvelope.error(code: 993, description: "Table empty or does not exist").data()),
-        HTTPResponse(status: 200, body: AppPotEnvelope.error(code: 995, description: "Table empty or does not exist").data()),
+        TransportResponse(status: 404, body: Data()),
+        TransportResponse(status: 404, body: Data("Not Found".utf8)),
+        TransportResponse(status: 404, body: AppPotEnvelope.error(code: 993, description: "Table empty or does not exist").data()),
+        TransportResponse(status: 200, body: AppPotEnvelope.error(code: 995, description: "Table empty or does not exist").data()),
     ])
-    func empty(_ answer: HTTPResponse) async throws {
+    func empty(_ answer: TransportResponse) async throws {
         let b = try await backend(answer)
         let page = try await b.queryPage(Query("Memo").filter(Field("n") > 1))
         #expect(page.records.isEmpty && page.nextCursor == nil)
@@ -498,10 +498,10 @@ struct EmptyResultTests {
 
     @Test("other query errors are errors; token errors end the session")
     func errors() async throws {
-        let bad = try await backend(HTTPResponse(status: 200, body: AppPotEnvelope.error(code: 220, description: "Cannot execute query").data()))
+        let bad = try await backend(TransportResponse(status: 200, body: AppPotEnvelope.error(code: 220, description: "Cannot execute query").data()))
         let e = try await #require(throws: MBaaSError.self) { try await bad.queryPage(Query("Memo")) }
         #expect(e.kind == .invalidRequest && e.vendorCode == "220")
-        let expired = try await backend(HTTPResponse(status: 404, body: AppPotEnvelope.error(code: 120, description: "Token expired").data()))
+        let expired = try await backend(TransportResponse(status: 404, body: AppPotEnvelope.error(code: 120, description: "Token expired").data()))
         let t = try await #require(throws: MBaaSError.self) { try await expired.queryPage(Query("Memo")) }
         #expect(t.kind == .unauthorized)
         let s = await expired.session

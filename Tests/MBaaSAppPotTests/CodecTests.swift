@@ -251,7 +251,7 @@ struct ErrorMappingTests {
     func code(_ code: Int) throws {
         #expect(AppPotErrorCode.meaning(of: code) != nil)
         let body = AppPotEnvelope.error(code: code, description: "server says \(code)")
-        let response = HTTPResponse(status: 200, body: body.data())
+        let response = TransportResponse(status: 200, body: body.data())
         guard case .failure(let e) = AppPotEnvelope.check(response) else {
             Issue.record("errCode \(code) was not an error")
             return
@@ -269,17 +269,17 @@ struct ErrorMappingTests {
 
     @Test("undocumented file codes take the HTTP status's kind")
     func undocumented() throws {
-        let response = HTTPResponse(status: 404, body: AppPotEnvelope.error(code: 600, description: "x").data())
+        let response = TransportResponse(status: 404, body: AppPotEnvelope.error(code: 600, description: "x").data())
         guard case .failure(let e) = AppPotEnvelope.check(response) else { Issue.record("not an error"); return }
         #expect(e.kind == .notFound && e.vendorCode == "600" && e.httpStatus == 404)
     }
 
     @Test("success envelopes, errors without an envelope, and the session-ending codes")
     func envelopes() throws {
-        let success = HTTPResponse(status: 200, body: AppPotEnvelope.success(results: "tok").data())
+        let success = TransportResponse(status: 200, body: AppPotEnvelope.success(results: "tok").data())
         guard case .success(let json) = AppPotEnvelope.check(success) else { Issue.record("not a success"); return }
         #expect(json?["results"] == "tok")
-        guard case .failure(let e) = AppPotEnvelope.check(HTTPResponse(status: 503, body: Data("busy".utf8))) else {
+        guard case .failure(let e) = AppPotEnvelope.check(TransportResponse(status: 503, body: Data("busy".utf8))) else {
             Issue.record("not an error"); return
         }
         #expect(e.kind == .unavailable && e.vendorCode == nil && e.message.contains("busy"))

@@ -15,7 +15,7 @@ import Testing
 /// Answers scripted responses by `"METHOD last/segments"` and keeps every request.
 final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
     private let lock = NSLock()
-    private var sent: [HTTPRequest] = []
+    private var sent: [TransportRequest] = []
     private let answers: [String: (Int, String, String)]
 
     /// `answers`: key `"GET anonymousTokens"` (method and the path below the app version) to status and body.
@@ -27,21 +27,21 @@ final class ScriptedTransport: HTTPTransport, @unchecked Sendable {
         self.answers = answers.mapValues { ($0.status, $0.body, $0.contentType) }
     }
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
         lock.withLock { sent.append(request) }
         let segments = request.url.path.split(separator: "/").map(String.init)
         let tail = segments.firstIndex(of: "api").map { segments.dropFirst($0 + 4) }.map(Array.init) ?? segments
-        let key = request.method + " " + tail.joined(separator: "/")
+        let key = request.method.rawValue + " " + tail.joined(separator: "/")
         guard let (status, body, type) = answers[key] else {
-            return HTTPResponse(status: 404, headers: ["Content-Type": "application/json"],
+            return TransportResponse(status: 404, headers: [.contentType: "application/json"],
                                 body: Data(#"{"status":"error","errCode":199,"description":"Request not found"}"#.utf8))
         }
-        return HTTPResponse(status: status, headers: ["Content-Type": type], body: Data(body.utf8))
+        return TransportResponse(status: .init(code: status), headers: [.contentType: type], body: Data(body.utf8))
     }
 
-    var requests: [HTTPRequest] { lock.withLock { sent } }
-    func request(_ method: String, suffix: String) -> HTTPRequest? {
-        requests.first { $0.method == method && $0.url.path.hasSuffix(suffix) }
+    var requests: [TransportRequest] { lock.withLock { sent } }
+    func request(_ method: String, suffix: String) -> TransportRequest? {
+        requests.first { $0.method.rawValue == method && $0.url.path.hasSuffix(suffix) }
     }
 }
 
@@ -57,8 +57,8 @@ func vectorBackend(_ transport: ScriptedTransport, _ generation: String, user: B
                                           context: BackendContext(transport: transport, clock: fixedClock)) as! AppPotBackend
 }
 
-func body(_ r: HTTPRequest?) throws -> JSON { try JSON.parse(try #require(r?.body)) }
-func query(_ r: HTTPRequest?) -> [String: String] {
+func body(_ r: TransportRequest?) throws -> JSON { try JSON.parse(try #require(r?.body)) }
+func query(_ r: TransportRequest?) -> [String: String] {
     var out: [String: String] = [:]
     for item in URLComponents(url: r!.url, resolvingAgainstBaseURL: false)?.queryItems ?? [] { out[item.name] = item.value ?? "" }
     return out

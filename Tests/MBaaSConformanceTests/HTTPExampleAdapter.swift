@@ -28,17 +28,17 @@ actor HTTPExampleBackend: Backend {
         (self.base, self.key, self.secret, self.context) = (base, key, secret, context)
     }
 
-    private func call(_ method: String, _ path: String, query: [(String, String)] = [], body: JSON? = nil) async throws -> JSON {
-        var headers: HTTPHeaders = ["X-Example-Key": key, "X-API-Key": secret, "Accept": "application/json"]
+    private func call(_ method: TransportRequest.Method, _ path: String, query: [(String, String)] = [], body: JSON? = nil) async throws -> JSON {
+        var headers: HTTPFields = HTTPFields([("X-Example-Key", key), ("X-API-Key", secret), ("Accept", "application/json")])
         if body != nil { headers["Content-Type"] = "application/json" }
         if let token = current?.token { headers["Authorization"] = "Bearer \(token)" }
-        let request = HTTPRequest(method: method, url: try URL.build(base: base, path: path, query: query),
+        let request = TransportRequest(method: method, url: try URL.build(base: base, path: path, query: query),
                                   headers: headers, body: body?.data())
         let response = try await context.transport.send(request)
         let json = response.body.isEmpty ? JSON.null : try response.json()
         guard response.isSuccess else {
-            let kind = json["error"]?.stringValue.flatMap { s in MBaaSError.Kind.allCases.first { $0.rawValue == s } } ?? MBaaSError.kind(forHTTPStatus: response.status)
-            throw MBaaSError(kind, json["message"]?.stringValue ?? "HTTP \(response.status)", httpStatus: response.status)
+            let kind = json["error"]?.stringValue.flatMap { s in MBaaSError.Kind.allCases.first { $0.rawValue == s } } ?? MBaaSError.kind(forHTTPStatus: response.status.code)
+            throw MBaaSError(kind, json["message"]?.stringValue ?? "HTTP \(response.status.code)", httpStatus: response.status.code)
         }
         return json
     }
@@ -48,10 +48,10 @@ actor HTTPExampleBackend: Backend {
     }
 
     func create(_ record: Record) async throws -> Record {
-        try Record(json: try await call("POST", classPath(record.className), body: .object(["fields": Record(className: "x", fields: record.fields).json["fields"]!])))
+        try Record(json: try await call(.post, classPath(record.className), body: .object(["fields": Record(className: "x", fields: record.fields).json["fields"]!])))
     }
     func get(className: String, id: String) async throws -> Record {
-        try Record(json: try await call("GET", classPath(className, id)))
+        try Record(json: try await call(.get, classPath(className, id)))
     }
     func update(className: String, id: String, _ update: RecordUpdate) async throws -> Record {
         var set = JSONObject()
@@ -59,10 +59,10 @@ actor HTTPExampleBackend: Backend {
             guard case .set(let v) = op else { throw MBaaSError.unsupported("field operations", by: adapterName) }
             set[k] = v.json
         }
-        return try Record(json: try await call("PUT", classPath(className, id), body: .object(["set": .object(set)])))
+        return try Record(json: try await call(.put, classPath(className, id), body: .object(["set": .object(set)])))
     }
     func delete(className: String, id: String, expectedVersion: String?) async throws {
-        _ = try await call("DELETE", classPath(className, id))
+        _ = try await call(.delete, classPath(className, id))
     }
     func queryPage(_ query: Query) async throws -> RecordPage {
         try query.validate(against: capabilities, backend: adapterName)
@@ -71,7 +71,7 @@ actor HTTPExampleBackend: Backend {
         if !query.sort.isEmpty { q.append(("order", query.sort.map(\.description).joined(separator: ","))) }
         if let l = query.limit { q.append(("limit", String(l))) }
         if let c = query.cursor { q.append(("cursor", c)) }
-        let json = try await call("GET", classPath(query.className), query: q)
+        let json = try await call(.get, classPath(query.className), query: q)
         var records: [Record] = []
         for r in json["records"]?.arrayValue ?? [] { records.append(try Record(json: r)) }
         return RecordPage(records: records, nextCursor: json["nextCursor"]?.stringValue)
@@ -92,13 +92,13 @@ actor HTTPExampleBackend: Backend {
         return current!
     }
     func signUp(username: String, password: String, email: String?, fields: [String: Value]) async throws -> Session {
-        try session(from: try await call("POST", "/users", body: .object(["username": .string(username), "password": .string(password)])))
+        try session(from: try await call(.post, "/users", body: .object(["username": .string(username), "password": .string(password)])))
     }
     func logIn(username: String, password: String) async throws -> Session {
         let saved = current
         current = nil
         do {
-            return try session(from: try await call("POST", "/login", body: .object(["username": .string(username), "password": .string(password)])))
+            return try session(from: try await call(.post, "/login", body: .object(["username": .string(username), "password": .string(password)])))
         } catch {
             current = saved
             throw error
@@ -110,7 +110,7 @@ actor HTTPExampleBackend: Backend {
     }
     func currentUser() async throws -> User {
         guard current != nil else { throw MBaaSError(.unauthorized, "not logged in") }
-        let json = try await call("GET", "/me")
+        let json = try await call(.get, "/me")
         return User(id: json["id"]?.stringValue ?? "", username: json["username"]?.stringValue)
     }
     func restore(_ session: Session?) async { current = session }
@@ -121,7 +121,7 @@ struct ExampleHTTPServer: HTTPTransport {
     let backends = MemoryBackendFactory()
     let secret: String
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
         do {
             return try await route(request)
         } catch {
@@ -131,11 +131,11 @@ struct ExampleHTTPServer: HTTPTransport {
         }
     }
 
-    static func reply(_ status: Int, _ json: JSON?) -> HTTPResponse {
-        HTTPResponse(status: status, headers: json == nil ? [:] : ["Content-Type": "application/json"], body: json?.data() ?? Data())
+    static func reply(_ status: Int, _ json: JSON?) -> TransportResponse {
+        TransportResponse(status: .init(code: status), headers: json == nil ? [:] : [.contentType: "application/json"], body: json?.data() ?? Data())
     }
 
-    private func route(_ request: HTTPRequest) async throws -> HTTPResponse {
+    private func route(_ request: TransportRequest) async throws -> TransportResponse {
         guard request.headers["X-API-Key"] == secret else { return Self.reply(401, .object(["error": "unauthorized", "message": "bad key"])) }
         let backend = try await backends.open(BackendURL(scheme: "memory", host: "http"), context: BackendContext())
         if let auth = request.headers["Authorization"], auth.hasPrefix("Bearer ") {
@@ -148,7 +148,7 @@ struct ExampleHTTPServer: HTTPTransport {
         func sessionJSON(_ s: Session) -> JSON {
             .object(["sessionToken": .string(s.token), "userId": .string(s.userId), "username": .string(s.username ?? "")])
         }
-        switch (request.method, parts.count, parts.first) {
+        switch (request.method.rawValue, parts.count, parts.first) {
         case ("POST", 2, "classes"):
             var fields: [String: Value] = [:]
             for (k, v) in body["fields"]?.objectValue ?? [:] { fields[k] = try Value(json: v) }

@@ -137,14 +137,37 @@ struct WireProfileTests {
 @Suite("HTTP")
 struct HTTPTests {
     @Test func headersAreCaseInsensitiveAndRedactable() {
-        var h: HTTPHeaders = ["Content-Type": "application/json", "X-NCMB-Signature": "sig"]
+        var h: HTTPFields = HTTPFields([("Content-Type", "application/json"), ("X-NCMB-Signature", "sig")])
         #expect(h["content-type"] == "application/json")
         h["CONTENT-TYPE"] = "text/plain"
         #expect(h.values("Content-Type") == ["text/plain"])
-        #expect(h.fields.count == 2)
+        #expect(h.count == 2)
         let r = h.redacting(["x-ncmb-signature"])
         #expect(r["X-NCMB-Signature"] == "***")
         #expect(r["Content-Type"] == "text/plain")
+    }
+
+    @Test func messagesUseSwiftHTTPTypesVocabulary() {
+        // The same values a Hummingbird server hands over: nothing to convert.
+        var fields = HTTPFields()
+        fields[.contentType] = "application/json"
+        fields.add("X-Vendor-Session", "s1")
+        fields.add("x-vendor-session", "s2")
+        #expect(fields["CONTENT-TYPE"] == "application/json")
+        #expect(fields.values("X-VENDOR-SESSION") == ["s1", "s2"])
+        #expect(fields.names == ["Content-Type", "X-Vendor-Session", "x-vendor-session"])
+        // A name that is not a token is never present (and is refused where names come from outside).
+        #expect(fields["bad name"] == nil && fields.values("bad:name").isEmpty)
+        #expect(HTTPField.Name("bad name") == nil)
+
+        let request = TransportRequest(method: .post, url: URL(string: "https://h/x")!, headers: fields)
+        #expect(!request.isIdempotent)
+        #expect(TransportRequest(method: .put, url: URL(string: "https://h/x")!).isIdempotent)
+        #expect(TransportRequest.Method(name: "patch") == .patch && TransportRequest.Method(name: "a b") == nil)
+
+        let ok = TransportResponse(status: .created)
+        let missing = TransportResponse(status: 404)
+        #expect(ok.isSuccess && !missing.isSuccess && missing.status.code == 404 && missing.status == .notFound)
     }
 
     @Test func strictPercentEncoding() throws {
@@ -161,11 +184,11 @@ struct HTTPTests {
     }
 
     @Test func retryAfterParsesSecondsAndDates() {
-        #expect(HTTPResponse(status: 429, headers: ["Retry-After": "7"]).retryAfter() == 7)
+        #expect(TransportResponse(status: 429, headers: [.retryAfter: "7"]).retryAfter() == 7)
         let now = Date(timeIntervalSince1970: 1_700_000_000)
-        let later = HTTPResponse(status: 503, headers: ["Retry-After": "Tue, 14 Nov 2023 22:13:40 GMT"])
+        let later = TransportResponse(status: 503, headers: [.retryAfter: "Tue, 14 Nov 2023 22:13:40 GMT"])
         #expect(later.retryAfter(now: now) == 20)
-        #expect(HTTPResponse(status: 429).retryAfter() == nil)
+        #expect(TransportResponse(status: 429).retryAfter() == nil)
     }
 
     @Test func multipartRoundTripKeepsPartsAndNonASCIINames() throws {
@@ -187,11 +210,11 @@ struct HTTPTests {
     struct Scripted: HTTPTransport {
         let counter: Counter
         let statuses: [Int]
-        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
             let i = await counter.next()
             let status = statuses[min(i, statuses.count) - 1]
             if status == 0 { throw MBaaSError(.transport, "reset") }
-            return HTTPResponse(status: status, headers: status == 429 ? ["Retry-After": "2"] : [:])
+            return TransportResponse(status: .init(code: status), headers: status == 429 ? [.retryAfter: "2"] : [:])
         }
     }
 
@@ -203,7 +226,7 @@ struct HTTPTests {
             Scripted(counter: counter, statuses: [503, 0, 429, 200]),
             policy: RetryPolicy(maxAttempts: 5, baseDelay: 1, random: { 0.5 }),
             sleep: { await sleeps.add($0) })
-        let response = try await transport.send(HTTPRequest(method: "GET", url: URL(string: "http://h/")!))
+        let response = try await transport.send(TransportRequest(method: .get, url: URL(string: "http://h/")!))
         #expect(response.status == 200)
         #expect(await counter.n == 4)
         #expect(await sleeps.values == [0.5, 1.0, 2.0])
@@ -213,9 +236,9 @@ struct HTTPTests {
         let counter = Counter()
         let transport = RetryingTransport(Scripted(counter: counter, statuses: [503, 200]), sleep: { _ in })
         let url = URL(string: "http://h/")!
-        #expect(try await transport.send(HTTPRequest(method: "POST", url: url)).status == 503)
+        #expect(try await transport.send(TransportRequest(method: .post, url: url)).status == 503)
         #expect(await counter.n == 1)
-        let keyed = try await transport.send(HTTPRequest(method: "POST", url: url, idempotencyKey: "k1"))
+        let keyed = try await transport.send(TransportRequest(method: .post, url: url, idempotencyKey: "k1"))
         #expect(keyed.status == 200)
     }
 
@@ -224,7 +247,7 @@ struct HTTPTests {
         let transport = RetryingTransport(Scripted(counter: counter, statuses: [0]),
                                           policy: RetryPolicy(maxAttempts: 3), sleep: { _ in })
         await #expect(throws: MBaaSError.self) {
-            try await transport.send(HTTPRequest(method: "GET", url: URL(string: "http://h/")!))
+            try await transport.send(TransportRequest(method: .get, url: URL(string: "http://h/")!))
         }
         #expect(await counter.n == 3)
     }

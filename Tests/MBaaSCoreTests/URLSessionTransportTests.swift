@@ -68,15 +68,15 @@ struct URLSessionTransportTests {
         let handler = CapturingLogHandler()
         let transport = makeTransport(handler)
         let url = try #require(URL(string: "https://api.example.com/x?token=SECRET-TOKEN&q=1"))
-        let response = try await transport.send(HTTPRequest(
-            method: "post", url: url, headers: ["Authorization": "Bearer SECRET-BEARER"], body: Data(#"{"a":1}"#.utf8)))
+        let response = try await transport.send(TransportRequest(
+            method: .post, url: url, headers: [.authorization: "Bearer SECRET-BEARER"], body: Data(#"{"a":1}"#.utf8)))
         #expect(response.status == 200)
         #expect(response.headers["x-echo"] == "1")
         let echo = try response.json()
         #expect(echo["method"] == "POST")
         #expect(echo["body"] == #"{"a":1}"#)
         #expect(echo["auth"] == "Bearer SECRET-BEARER")
-        let missing = try await transport.send(HTTPRequest(method: "GET", url: URL(string: "https://api.example.com/missing")!))
+        let missing = try await transport.send(TransportRequest(method: .get, url: URL(string: "https://api.example.com/missing")!))
         #expect(missing.status == 404, "a 4xx status is a response, not a thrown error")
     }
 
@@ -84,9 +84,7 @@ struct URLSessionTransportTests {
         let handler = CapturingLogHandler()
         let transport = makeTransport(handler)
         let url = try #require(URL(string: "https://user:PASSWORD-1@api.example.com/x?token=SECRET-TOKEN"))
-        _ = try await transport.send(HTTPRequest(method: "GET", url: url, headers: [
-            "Authorization": "Bearer SECRET-BEARER", "X-NCMB-Application-Key": "SECRET-APPKEY", "X-Plain": "visible",
-        ]))
+        _ = try await transport.send(TransportRequest(method: .get, url: url, headers: HTTPFields([("Authorization", "Bearer SECRET-BEARER"), ("X-NCMB-Application-Key", "SECRET-APPKEY"), ("X-Plain", "visible")])))
         let all = handler.lines.joined(separator: "\n")
         #expect(!handler.lines.isEmpty)
         for secret in ["PASSWORD-1", "SECRET-TOKEN", "SECRET-BEARER", "SECRET-APPKEY"] {
@@ -99,7 +97,7 @@ struct URLSessionTransportTests {
         let transport = makeTransport(CapturingLogHandler())
         let task = Task {
             withUnsafeCurrentTask { $0?.cancel() }
-            return try await transport.send(HTTPRequest(method: "GET", url: URL(string: "https://h/x")!))
+            return try await transport.send(TransportRequest(method: .get, url: URL(string: "https://h/x")!))
         }
         await #expect { try await task.value } throws: { ($0 as? MBaaSError)?.kind == .transport }
     }

@@ -47,16 +47,16 @@ func appPotClient(_ dialect: AppPotDialect, user: String? = nil) async throws ->
 
 /// A raw AppPot request to a dialect path below the app's base (`data/query/Memo`).
 func appPotRequest(_ dialect: AppPotDialect, _ method: String, _ path: String, query: [(String, String)] = [],
-                   json: JSON? = nil, body: Data? = nil, token: String? = nil) throws -> HTTPRequest {
+                   json: JSON? = nil, body: Data? = nil, token: String? = nil) throws -> TransportRequest {
     let c = dialect.configuration
     let url = try URL.build(base: "http://127.0.0.1:8080", path: "/\(c.contextRoot)/api/\(c.companyId)/\(c.appId)/\(c.appVersion)/" + path, query: query)
-    var request = HTTPRequest(method: method, url: url, body: json.map { $0.data() } ?? body)
+    var request = TransportRequest(method: TransportRequest.Method(method)!, url: url, body: json.map { $0.data() } ?? body)
     if json != nil { request.headers["Content-Type"] = "application/json" }
     if let token { request.headers["apppot-token"] = token }
     return request
 }
 
-func appPotErrCode(_ response: HTTPResponse) -> Int? {
+func appPotErrCode(_ response: TransportResponse) -> Int? {
     (try? JSON.parse(response.body))?["errCode"]?.intValue.map { Int($0) }
 }
 
@@ -196,7 +196,7 @@ struct AppPotDialectTests {
             var upload = try appPotRequest(dialect, "POST", "files", body: form.encoded(), token: token)
             upload.headers["Content-Type"] = form.contentType
             let answer = await dialect.respond(to: upload)
-            #expect(answer.status == 400 && appPotErrCode(answer) == 601, "\(name): \(answer.status)")
+            #expect(answer.status == 400 && appPotErrCode(answer) == 601, "\(name): \(answer.status.code)")
             let encoded = name.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
             let get = await dialect.respond(to: try appPotRequest(dialect, "GET", "files/" + encoded, query: [("userToken", token)]))
             #expect(get.status == 400 || get.status == 404, "\(name): \(get.status)")

@@ -30,9 +30,9 @@ func kiiClient(_ dialect: KiiDialect, admin: Bool = false) -> KiiBackend {
 
 /// A raw request to the dialect, as a Kii SDK sends it.
 func kiiRequest(_ dialect: KiiDialect, _ method: String, _ path: String, json: JSON? = nil, body: Data? = nil,
-                contentType: String? = nil, token: String? = nil, headers: [(String, String)] = []) -> HTTPRequest {
-    var request = HTTPRequest(method: method, url: URL(string: "http://127.0.0.1:8080/api" + path)!,
-                              headers: HTTPHeaders([("X-Kii-AppID", dialect.configuration.appID), ("X-Kii-AppKey", dialect.configuration.appKey)]),
+                contentType: String? = nil, token: String? = nil, headers: [(String, String)] = []) -> TransportRequest {
+    var request = TransportRequest(method: TransportRequest.Method(method)!, url: URL(string: "http://127.0.0.1:8080/api" + path)!,
+                              headers: HTTPFields([("X-Kii-AppID", dialect.configuration.appID), ("X-Kii-AppKey", dialect.configuration.appKey)]),
                               body: json.map { $0.data() } ?? body)
     if let contentType { request.headers["Content-Type"] = contentType }
     else if json != nil { request.headers["Content-Type"] = "application/json" }
@@ -41,7 +41,7 @@ func kiiRequest(_ dialect: KiiDialect, _ method: String, _ path: String, json: J
     return request
 }
 
-func kiiErrorCode(_ response: HTTPResponse) -> String? {
+func kiiErrorCode(_ response: TransportResponse) -> String? {
     (try? JSON.parse(response.body))?["errorCode"]?.stringValue
 }
 

@@ -48,14 +48,14 @@ struct KiiParityTests {
             if let data = body, case .json = recorded.body {
                 body = Data(substitute(String(decoding: data, as: UTF8.self)).utf8)
             }
-            var request = HTTPRequest(method: recorded.method, url: requestURL, body: body)
-            for (headerName, value) in recorded.headers { request.headers[headerName] = substitute(value) }
+            var request = TransportRequest(method: try #require(TransportRequest.Method(recorded.method)), url: requestURL, body: body)
+            for field in recorded.headers { request.headers[field.name] = substitute(field.value) }
             let answer = try await EmulatorTransport(dialect).send(request)
             let expected = interaction.response
             let summary = "\(recorded.method) \(recorded.path)"
-            if answer.status != expected.status {
+            if answer.status.code != expected.status {
                 found.append(Divergence(cassette: name, index: index, summary: summary,
-                                        difference: "status \(expected.status) recorded, \(answer.status) emulated \(String(decoding: answer.body.prefix(160), as: UTF8.self))"))
+                                        difference: "status \(expected.status) recorded, \(answer.status.code) emulated \(String(decoding: answer.body.prefix(160), as: UTF8.self))"))
                 continue
             }
             guard case .json(let want) = expected.body else {

@@ -28,9 +28,9 @@ func client(_ dialect: NCMBDialect, clock: @escaping @Sendable () -> Date = { Da
 /// A signed request as the NCMB client would send it.
 func signedRequest(_ dialect: NCMBDialect, _ method: String, _ path: String, query: [(String, String)] = [],
                    body: Data? = nil, timestamp: Date = Date(), token: String? = nil,
-                   clientKey: String? = nil) throws -> HTTPRequest {
+                   clientKey: String? = nil) throws -> TransportRequest {
     let url = try URL.build(base: "http://127.0.0.1:8080", path: "/2013-09-01" + path, query: query)
-    var request = HTTPRequest(method: method, url: url, headers: ["Content-Type": "application/json"], body: body)
+    var request = TransportRequest(method: TransportRequest.Method(method)!, url: url, headers: [.contentType: "application/json"], body: body)
     if let token { request.headers[NCMBSigner.Header.sessionToken] = token }
     let signer = NCMBSigner(applicationKey: dialect.configuration.applicationKey,
                             clientKey: clientKey ?? dialect.configuration.clientKey)
@@ -38,7 +38,7 @@ func signedRequest(_ dialect: NCMBDialect, _ method: String, _ path: String, que
     return request
 }
 
-func errorCode(_ response: HTTPResponse) -> String? {
+func errorCode(_ response: TransportResponse) -> String? {
     (try? JSON.parse(response.body))?["code"]?.stringValue
 }
 
@@ -157,7 +157,7 @@ struct NCMBDialectTests {
             var request = try signedRequest(dialect, "POST", "/files/" + name.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!, body: form.encoded())
             request.headers["Content-Type"] = form.contentType
             let response = await dialect.respond(to: request)
-            #expect(response.status == 400, "\(name): \(response.status)")
+            #expect(response.status == 400, "\(name): \(response.status.code)")
             #expect(errorCode(response) == "E400005", "\(name)")
         }
         let files = try await client(dialect).listFiles(prefix: nil, limit: nil)

@@ -6,10 +6,10 @@ import Testing
 @testable import MBaaSKii
 @testable import MBaaSKiiWire
 
-func jsonResponse(_ status: Int, _ text: String, headers: [(String, String)] = []) -> HTTPResponse {
-    var h = HTTPHeaders([("Content-Type", "application/json")])
+func jsonResponse(_ status: Int, _ text: String, headers: [(String, String)] = []) -> TransportResponse {
+    var h = HTTPFields([("Content-Type", "application/json")])
     for (n, v) in headers { h.add(n, v) }
-    return HTTPResponse(status: status, headers: h, body: Data(text.utf8))
+    return TransportResponse(status: .init(code: status), headers: h, body: Data(text.utf8))
 }
 
 let fixedNow = Date(timeIntervalSince1970: 1_717_200_000)
@@ -42,7 +42,7 @@ func simulated(_ sim: KiiSimulator, admin: Bool = false) -> KiiBackend {
         let got = try await kii.get(className: "Memo", id: id)
         #expect(got.fields == fields && got.version == "1" && got.createdAt == created.createdAt)
         // The wire body: GeoPoint in Kii's shape, the date in the neutral form.
-        let post = try #require(await sim.log.first { $0.method == "POST" && $0.url.path.hasSuffix("/objects") })
+        let post = try #require(await sim.log.first { $0.method == .post && $0.url.path.hasSuffix("/objects") })
         let body = try JSON.parse(try #require(post.body))
         #expect(body["at"] == (try JSON.parse(#"{"_type":"point","lat":35.6,"lon":139.7}"#)))
         #expect(body["when"]?["__type"] == "Date")
@@ -54,7 +54,7 @@ func simulated(_ sim: KiiSimulator, admin: Bool = false) -> KiiBackend {
         #expect(unset.fields["none"] == nil && unset.fields["x"] == 9 && unset.fields["title"] == "日本語" && unset.version == "3")
         #expect(try await kii.get(className: "Memo", id: id).fields["none"] == nil)
         // The field removal went as a full PUT guarded by the version just read.
-        let put = try #require(await sim.log.last { $0.method == "PUT" })
+        let put = try #require(await sim.log.last { $0.method == .put })
         #expect(put.headers["If-Match"] == "2")
         try await kii.delete(className: "Memo", id: id)
         await #expect { try await kii.get(className: "Memo", id: id) } throws: {
@@ -135,7 +135,7 @@ func simulated(_ sim: KiiSimulator, admin: Bool = false) -> KiiBackend {
         #expect(bodies.map { $0["paginationKey"] } == [nil, "k1", "k2"])
         #expect(bodies.allSatisfy { $0["bucketQuery"] == bodies[0]["bucketQuery"] && $0["bestEffortLimit"] == 2 })
         #expect(bodies[0]["bucketQuery"]?["orderBy"] == "n" && bodies[0]["bucketQuery"]?["descending"] == false)
-        #expect(stub.requests.allSatisfy { $0.url.path == "/api/apps/a1/buckets/Memo/query" && $0.method == "POST" })
+        #expect(stub.requests.allSatisfy { $0.url.path == "/api/apps/a1/buckets/Memo/query" && $0.method == .post })
         #expect(stub.requests[0].headers["Content-Type"] == "application/vnd.kii.QueryRequest+json")
     }
 
@@ -274,7 +274,7 @@ func simulated(_ sim: KiiSimulator, admin: Bool = false) -> KiiBackend {
         try await alice.setClassACL(ACL([.user(a.userId): .readWrite, .user(b.userId): .read]), className: "users/me/Shared")
         #expect(try await bob.queryPage(Query(shared)).records.map { $0.fields["t"] } == ["hello"])
         #expect(try await alice.classACL(className: "users/me/Shared")[.user(b.userId)] == .read)
-        let grants = await sim.log.filter { $0.method == "PUT" && $0.url.path.contains("/acl/") }.map(\.url.path)
+        let grants = await sim.log.filter { $0.method == .put && $0.url.path.contains("/acl/") }.map(\.url.path)
         #expect(grants == ["/api/apps/simapp/users/me/buckets/Shared/acl/QUERY_OBJECTS_IN_BUCKET/UserID:\(b.userId)",
                            "/api/apps/simapp/users/me/buckets/Shared/acl/READ_OBJECTS_IN_BUCKET/UserID:\(b.userId)"])
     }
@@ -292,7 +292,7 @@ func simulated(_ sim: KiiSimulator, admin: Bool = false) -> KiiBackend {
             attachment: FileAttachment(className: "Doc", objectId: doc.id!, field: "scan"), progress: { progress.set($0) }))
         #expect(ref.attachment == FileAttachment(className: "Doc", objectId: doc.id!, field: "scan"))
         #expect(ref.contentType == "image/png" && ref.size == 300 && progress.value?.completedBytes == 300)
-        let put = try #require(await sim.log.first { $0.method == "PUT" && $0.url.path.hasSuffix("/body") })
+        let put = try #require(await sim.log.first { $0.method == .put && $0.url.path.hasSuffix("/body") })
         #expect(put.headers["Content-Type"] == "image/png" && put.body == bytes)
         #expect(put.url.path == "/api/apps/simapp/buckets/Doc/objects/\(doc.id!)/body")
         let record = try await kii.get(className: "Doc", id: doc.id!)

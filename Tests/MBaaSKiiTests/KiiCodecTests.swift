@@ -116,7 +116,7 @@ import Testing
     // MARK: Errors (kii.md §7)
 
     func error(_ status: Int, _ body: String, contentType: String = "application/json", authenticated: Bool = false) -> MBaaSError {
-        KiiErrorCodec.error(for: HTTPResponse(status: status, headers: ["Content-Type": contentType], body: Data(body.utf8)),
+        KiiErrorCodec.error(for: TransportResponse(status: .init(code: status), headers: [.contentType: contentType], body: Data(body.utf8)),
                             authenticated: authenticated)
     }
 
@@ -167,7 +167,7 @@ import Testing
         let refusal = #"{"errorCode":"UNAUTHORIZED","message":"no","authenticatedPrincipalID":"u1"}"#
         #expect(error(401, refusal, authenticated: true).kind == .forbidden)
         #expect(error(401, refusal, authenticated: false).kind == .unauthorized)
-        let limited = KiiErrorCodec.error(for: HTTPResponse(status: 429, headers: ["Retry-After": "7"], body: Data()), authenticated: false)
+        let limited = KiiErrorCodec.error(for: TransportResponse(status: 429, headers: [.retryAfter: "7"], body: Data()), authenticated: false)
         #expect(limited.kind == .rateLimited && limited.retryAfter == 7)
         // The server side: body and Content-Type (kii.md §7.1).
         let body = KiiErrorBody(errorCode: "OBJECT_NOT_FOUND", message: "gone", extras: ["objectID": "o1"])
@@ -184,7 +184,7 @@ import Testing
         #expect(KiiErrorCodec.exceptionCode(contentType: "application/vnd.kii.ObjectBodyNotFoundException+json; charset=UTF-8")
                 == "OBJECT_BODY_NOT_FOUND")
         let bodyless = KiiErrorCodec.error(
-            for: HTTPResponse(status: 401, headers: ["Content-Type": "application/vnd.kii.UnauthorizedAccessException+json"], body: Data()),
+            for: TransportResponse(status: 401, headers: [.contentType: "application/vnd.kii.UnauthorizedAccessException+json"], body: Data()),
             authenticated: true)
         #expect(bodyless.vendorCode == "UNAUTHORIZED" && bodyless.kind == .forbidden)
         #expect(KiiErrorBody(errorCode: "UNAUTHORIZED", message: "no").contentType == "application/vnd.kii.UnauthorizedAccessException+json")
@@ -262,20 +262,20 @@ import Testing
         let b = KiiRequestBuilder(configuration: KiiConfiguration(appID: "a1", appKey: "k1", baseURL: "https://api-jp.kii.com/api"))
         let bucket = try KiiBucketAddress(className: "Memo")
         let create = try b.createObject(bucket, body: ["a": 1])
-        #expect(create.method == "POST" && create.url.absoluteString == "https://api-jp.kii.com/api/apps/a1/buckets/Memo/objects")
+        #expect(create.method == .post && create.url.absoluteString == "https://api-jp.kii.com/api/apps/a1/buckets/Memo/objects")
         #expect(create.headers["Content-Type"] == "application/vnd.a1.mydata+json")
         #expect(create.headers["X-Kii-AppID"] == "a1" && create.headers["X-Kii-AppKey"] == "k1" && create.headers["Authorization"] == nil)
         let patch = b.authorize(try b.patchObject(bucket, id: "o1", changes: ["a": 2], ifMatch: "3"), token: "tok")
-        #expect(patch.method == "POST" && patch.headers["X-HTTP-Method-Override"] == "PATCH" && patch.headers["If-Match"] == "3")
+        #expect(patch.method == .post && patch.headers["X-HTTP-Method-Override"] == "PATCH" && patch.headers["If-Match"] == "3")
         #expect(patch.headers["Authorization"] == "Bearer tok")
         let put = try b.putObject(bucket, id: "o1", body: [:], createOnly: true)
-        #expect(put.method == "PUT" && put.headers["If-None-Match"] == "*" && put.headers["If-Match"] == nil)
+        #expect(put.method == .put && put.headers["If-None-Match"] == "*" && put.headers["If-Match"] == nil)
         let token = try b.token(.password(username: "u", password: "p", expiresAt: nil))
         #expect(token.url.absoluteString == "https://api-jp.kii.com/api/oauth2/token")
         #expect(token.headers["Content-Type"] == "application/vnd.kii.OauthTokenRequest+json")
         let body = try b.putBody(bucket, id: "o1", data: Data("x".utf8), contentType: "text/plain")
         #expect(body.url.path == "/api/apps/a1/buckets/Memo/objects/o1/body" && body.headers["Content-Type"] == "text/plain")
         let grant = try b.grant(resource: bucket.objectPath(appID: "a1", objectID: "o1"), KiiACLEntry(.writeExistingObject, .group("g1")))
-        #expect(grant.method == "PUT" && grant.url.path == "/api/apps/a1/buckets/Memo/objects/o1/acl/WRITE_EXISTING_OBJECT/GroupID:g1")
+        #expect(grant.method == .put && grant.url.path == "/api/apps/a1/buckets/Memo/objects/o1/acl/WRITE_EXISTING_OBJECT/GroupID:g1")
     }
 }

@@ -100,7 +100,7 @@ actor KiiSimulator: HTTPTransport {
     var tick: Int64 = 0
     var serial = 0
     /// Every request received, for tests.
-    private(set) var log: [HTTPRequest] = []
+    private(set) var log: [TransportRequest] = []
 
     init(options: Options = Options()) {
         self.options = options
@@ -144,31 +144,31 @@ actor KiiSimulator: HTTPTransport {
         return "application/vnd.kii.\(name)Exception+json"
     }
 
-    func respond(_ f: Failure) -> HTTPResponse {
+    func respond(_ f: Failure) -> TransportResponse {
         var o: JSONObject = ["errorCode": .string(f.code)]
         o[f.code == f.code.lowercased() ? "error_description" : "message"] = .string(f.message)
         for (k, v) in f.extras { o[k] = v }
         let fact = f.fact ?? (f.code == f.code.lowercased()
             ? "[sdk] ebisu live thing_test.cpp, KiiCloudSDK-JS KiiSDK.js: a token error is HTTP \(f.status) {errorCode: \(f.code), error_description}"
             : "[doc] kii.md §7.1-7.2 error {errorCode, message} as application/vnd.kii.<Exception>+json: \(f.code) is HTTP \(f.status)")
-        return HTTPResponse(status: f.status, headers: ["Content-Type": KiiSimulator.exceptionType(f.code), Self.factHeader: fact],
+        return TransportResponse(status: .init(code: f.status), headers: HTTPFields([("Content-Type", KiiSimulator.exceptionType(f.code)), (Self.factHeader, fact)]),
                             body: JSON.object(o).data())
     }
 
     func json(_ status: Int, _ body: JSON, type: String = "application/json", fact: String,
-              headers: [(String, String)] = []) -> HTTPResponse {
-        var h = HTTPHeaders([("Content-Type", type), (Self.factHeader, fact)])
+              headers: [(String, String)] = []) -> TransportResponse {
+        var h = HTTPFields([("Content-Type", type), (Self.factHeader, fact)])
         for (n, v) in headers { h.add(n, v) }
-        return HTTPResponse(status: status, headers: h, body: body.data())
+        return TransportResponse(status: .init(code: status), headers: h, body: body.data())
     }
 
-    func empty(_ status: Int = 204, fact: String) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [Self.factHeader: fact])
+    func empty(_ status: Int = 204, fact: String) -> TransportResponse {
+        TransportResponse(status: .init(code: status), headers: HTTPFields([(Self.factHeader, fact)]))
     }
 
     // MARK: Transport
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
         log.append(request)
         do {
             return try route(request)
@@ -177,14 +177,14 @@ actor KiiSimulator: HTTPTransport {
         }
     }
 
-    func route(_ request: HTTPRequest) throws -> HTTPResponse {
+    func route(_ request: TransportRequest) throws -> TransportResponse {
         guard let components = URLComponents(url: request.url, resolvingAgainstBaseURL: false) else {
             throw Failure(status: 400, code: "INVALID_INPUT_DATA", message: "bad URL")
         }
         let segments = components.percentEncodedPath.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
         guard segments.first == "api" else { throw Failure(status: 404, code: "NOT_FOUND", message: "no such resource") }
         let path = Array(segments.dropFirst())
-        let method = request.method
+        let method = request.method.rawValue
         if path == ["oauth2", "token"], method == "POST" { return try token(request) }
         guard path.count >= 2, path[0] == "apps" else { throw Failure(status: 404, code: "NOT_FOUND", message: "no such resource") }
         guard path[1] == options.appID, request.headers["X-Kii-AppID"] == options.appID else {
@@ -243,7 +243,7 @@ actor KiiSimulator: HTTPTransport {
 
     // MARK: Authentication (§1.2, §2)
 
-    func authenticate(_ request: HTTPRequest) throws -> Principal {
+    func authenticate(_ request: TransportRequest) throws -> Principal {
         guard let auth = request.headers["Authorization"] else { return .anonymous }
         guard auth.hasPrefix("Bearer ") else { return .anonymous }  // Basic appID:any = anonymous (§1.2)
         let t = String(auth.dropFirst(7))
@@ -276,7 +276,7 @@ actor KiiSimulator: HTTPTransport {
         return user.id
     }
 
-    func parseJSON(_ request: HTTPRequest) throws -> JSON {
+    func parseJSON(_ request: TransportRequest) throws -> JSON {
         guard let body = request.body, let j = try? JSON.parse(body) else {
             throw Failure(status: 400, code: "INVALID_JSON", message: "The request body is not valid JSON")
         }
@@ -303,7 +303,7 @@ actor KiiSimulator: HTTPTransport {
         return .object(o)
     }
 
-    func token(_ request: HTTPRequest) throws -> HTTPResponse {
+    func token(_ request: TransportRequest) throws -> TransportResponse {
         let body = try parseJSON(request)
         // [sdk] KiiCloudSDK-JS and python3-kii ask for the admin token with {client_id, client_secret} and no grant_type.
         let grant = body["grant_type"]?.stringValue ?? (body["client_id"] != nil ? "client_credentials" : "password")
@@ -345,7 +345,7 @@ actor KiiSimulator: HTTPTransport {
         }
     }
 
-    func register(_ request: HTTPRequest) throws -> HTTPResponse {
+    func register(_ request: TransportRequest) throws -> TransportResponse {
         guard let o = try parseJSON(request).objectValue else {
             throw Failure(status: 400, code: "INVALID_INPUT_DATA", message: "registration must be an object")
         }
@@ -388,7 +388,7 @@ actor KiiSimulator: HTTPTransport {
         return .object(o)
     }
 
-    func me(_ principal: Principal) throws -> HTTPResponse {
+    func me(_ principal: Principal) throws -> TransportResponse {
         guard case .user(let id) = principal, let user = users[id] else {
             throw Failure(status: 401, code: "UNAUTHORIZED", message: "users/me needs a user token",
                           extras: ["authenticatedAppID": .string(options.appID)])
@@ -397,7 +397,7 @@ actor KiiSimulator: HTTPTransport {
                     fact: "[doc] kii.md §2.2 GET users/me answers 200 the user (UserDataRetrievalResponse)")
     }
 
-    func createGroup(_ request: HTTPRequest, _ principal: Principal) throws -> HTTPResponse {
+    func createGroup(_ request: TransportRequest, _ principal: Principal) throws -> TransportResponse {
         guard case .user(let caller) = principal else {
             throw Failure(status: 401, code: "UNAUTHORIZED", message: "creating a group needs a user token")
         }
@@ -534,7 +534,7 @@ actor KiiSimulator: HTTPTransport {
     }
 
     /// `application/json` (no data type) or `application/vnd.{appID}.{type}+json` (§3.2).
-    func dataType(_ request: HTTPRequest) throws -> String? {
+    func dataType(_ request: TransportRequest) throws -> String? {
         let ct = (request.headers["Content-Type"] ?? "").split(separator: ";").first.map(String.init) ?? ""
         if ct == "application/json" { return nil }
         let prefix = "application/vnd.\(options.appID).", suffix = "+json"
@@ -544,7 +544,7 @@ actor KiiSimulator: HTTPTransport {
         return String(ct.dropFirst(prefix.count).dropLast(suffix.count))
     }
 
-    func objectBody(_ request: HTTPRequest) throws -> JSONObject {
+    func objectBody(_ request: TransportRequest) throws -> JSONObject {
         guard let o = try parseJSON(request).objectValue else {
             throw Failure(status: 400, code: "INVALID_JSON", message: "An object must be a JSON object")
         }
@@ -576,7 +576,7 @@ actor KiiSimulator: HTTPTransport {
         return object
     }
 
-    func createObject(_ request: HTTPRequest, _ key: BucketKey, _ p: Principal) throws -> HTTPResponse {
+    func createObject(_ request: TransportRequest, _ key: BucketKey, _ p: Principal) throws -> TransportResponse {
         let type = try dataType(request)
         let fields = try objectBody(request)
         let object = try store(key, id: newID("o"), fields: fields, dataType: type, p)
@@ -613,7 +613,7 @@ actor KiiSimulator: HTTPTransport {
         o.dataType.map { "application/vnd.\(options.appID).\($0)+json" } ?? "application/json"
     }
 
-    func getObject(_ key: BucketKey, _ id: String, _ p: Principal) throws -> HTTPResponse {
+    func getObject(_ key: BucketKey, _ id: String, _ p: Principal) throws -> TransportResponse {
         let (bucket, object) = try existingObject(key, id)
         guard canRead(p, bucket, object) else { throw denied(p, "read the object \(id)") }
         return json(200, .object(objectJSON(object)), type: objectType(object), fact: "[doc] kii.md §3.4 GET {bucket}/objects/{id} answers 200 the object with _id, _created, _modified, _owner, _version and an ETag",
@@ -621,7 +621,7 @@ actor KiiSimulator: HTTPTransport {
     }
 
     /// `If-Match` against the current version: stale is 409 OBJECT_VERSION_IS_STALE (§3.5).
-    func checkVersion(_ request: HTTPRequest, _ object: Object) throws {
+    func checkVersion(_ request: TransportRequest, _ object: Object) throws {
         guard let expected = request.headers["If-Match"] else { return }
         let bare = expected.trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
         guard bare == String(object.version) else {
@@ -630,7 +630,7 @@ actor KiiSimulator: HTTPTransport {
         }
     }
 
-    func putObject(_ request: HTTPRequest, _ key: BucketKey, _ id: String, _ p: Principal) throws -> HTTPResponse {
+    func putObject(_ request: TransportRequest, _ key: BucketKey, _ id: String, _ p: Principal) throws -> TransportResponse {
         let idOK = (2...100).contains(id.count) && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
         guard idOK else { throw Failure(status: 400, code: "INVALID_OBJECT_ID", message: "The object id \(id) is not valid") }
         let type = try dataType(request)
@@ -663,7 +663,7 @@ actor KiiSimulator: HTTPTransport {
                     headers: [("ETag", "\"1\"")])
     }
 
-    func patchObject(_ request: HTTPRequest, _ key: BucketKey, _ id: String, _ p: Principal) throws -> HTTPResponse {
+    func patchObject(_ request: TransportRequest, _ key: BucketKey, _ id: String, _ p: Principal) throws -> TransportResponse {
         var (_, object) = try existingObject(key, id)
         try checkVersion(request, object)
         guard allowed(p, object.acl, "WRITE_EXISTING_OBJECT") else { throw denied(p, "write the object \(id)") }
@@ -677,7 +677,7 @@ actor KiiSimulator: HTTPTransport {
                     headers: [("ETag", "\"\(object.version)\"")])
     }
 
-    func deleteObject(_ request: HTTPRequest, _ key: BucketKey, _ id: String, _ p: Principal) throws -> HTTPResponse {
+    func deleteObject(_ request: TransportRequest, _ key: BucketKey, _ id: String, _ p: Principal) throws -> TransportResponse {
         let (_, object) = try existingObject(key, id)
         if request.headers["If-None-Match"] != "*" { try checkVersion(request, object) }
         guard allowed(p, object.acl, "WRITE_EXISTING_OBJECT") else { throw denied(p, "delete the object \(id)") }
@@ -687,14 +687,14 @@ actor KiiSimulator: HTTPTransport {
         return empty(fact: "[doc] kii.md §3.7 DELETE {bucket}/objects/{id} answers 204")
     }
 
-    func bucketInfo(_ key: BucketKey, _ p: Principal) throws -> HTTPResponse {
+    func bucketInfo(_ key: BucketKey, _ p: Principal) throws -> TransportResponse {
         let b = try existingBucket(key)
         guard allowed(p, b.acl, "QUERY_OBJECTS_IN_BUCKET") else { throw denied(p, "read the bucket \(key.name)") }
         return json(200, .object(["bucketType": "rw", "size": .int(Int64(b.objects.count))]),
                     fact: "[doc] kii.md §3.1 GET {bucket} answers 200 {bucketType, size}")
     }
 
-    func dropBucket(_ key: BucketKey, _ p: Principal) throws -> HTTPResponse {
+    func dropBucket(_ key: BucketKey, _ p: Principal) throws -> TransportResponse {
         let b = try existingBucket(key)
         guard allowed(p, b.acl, "DROP_BUCKET_WITH_ALL_CONTENT") else { throw denied(p, "drop the bucket \(key.name)") }
         buckets[key] = nil
@@ -703,9 +703,9 @@ actor KiiSimulator: HTTPTransport {
 
     // MARK: Bodies (§5.1)
 
-    func body(_ request: HTTPRequest, _ key: BucketKey, _ id: String, _ p: Principal) throws -> HTTPResponse {
+    func body(_ request: TransportRequest, _ key: BucketKey, _ id: String, _ p: Principal) throws -> TransportResponse {
         var (bucket, object) = try existingObject(key, id)
-        switch request.method {
+        switch request.method.rawValue {
         case "PUT":
             guard allowed(p, object.acl, "WRITE_EXISTING_OBJECT") else { throw denied(p, "upload the body of \(id)") }
             let type = request.headers["Content-Type"] ?? "application/octet-stream"
@@ -721,9 +721,7 @@ actor KiiSimulator: HTTPTransport {
                 throw Failure(status: 404, code: "OBJECT_BODY_NOT_FOUND", message: "The object body was not found",
                               extras: ["objectID": .string(id)])
             }
-            return HTTPResponse(status: 200, headers: ["Content-Type": body.contentType, "ETag": "\"\(body.etag)\"",
-                                                       "Accept-Ranges": "bytes",
-                                                       Self.factHeader: "[doc] kii.md §5.1 GET {object}/body answers 200 the bytes with their Content-Type"],
+            return TransportResponse(status: 200, headers: HTTPFields([("Content-Type", body.contentType), ("ETag", "\"\(body.etag)\""), ("Accept-Ranges", "bytes"), (Self.factHeader, "[doc] kii.md §5.1 GET {object}/body answers 200 the bytes with their Content-Type")]),
                                 body: body.data)
         case "DELETE":
             guard allowed(p, object.acl, "WRITE_EXISTING_OBJECT") else { throw denied(p, "delete the body of \(id)") }
@@ -765,7 +763,7 @@ actor KiiSimulator: HTTPTransport {
         return parts.count == 2 && ["UserID", "GroupID", "ThingID"].contains(String(parts[0])) && !parts[1].isEmpty
     }
 
-    func editACL(_ method: String, _ path: [String], _ acl: inout [String: Set<String>], verbs: Set<String>) throws -> HTTPResponse {
+    func editACL(_ method: String, _ path: [String], _ acl: inout [String: Set<String>], verbs: Set<String>) throws -> TransportResponse {
         guard path.count == 2, verbs.contains(path[0]), validSubject(path[1]) else {
             throw Failure(status: 400, code: "INVALID_INPUT_DATA", message: "ACL entry \(path.joined(separator: "/")) is not valid")
         }
@@ -786,7 +784,7 @@ actor KiiSimulator: HTTPTransport {
         return empty(fact: "[doc] kii.md §6.1 PUT/DELETE {resource}/acl/{VERB}/{SUBJECT} answers 204")
     }
 
-    func objectACL(_ method: String, _ path: [String], _ key: BucketKey, _ id: String, _ p: Principal) throws -> HTTPResponse {
+    func objectACL(_ method: String, _ path: [String], _ key: BucketKey, _ id: String, _ p: Principal) throws -> TransportResponse {
         var (_, object) = try existingObject(key, id)
         guard mayManageACL(p, key.scope, object) else { throw denied(p, "access the ACL of \(id)") }
         if path.isEmpty, method == "GET" {
@@ -798,7 +796,7 @@ actor KiiSimulator: HTTPTransport {
         return response
     }
 
-    func bucketACL(_ method: String, _ path: [String], _ key: BucketKey, _ p: Principal) throws -> HTTPResponse {
+    func bucketACL(_ method: String, _ path: [String], _ key: BucketKey, _ p: Principal) throws -> TransportResponse {
         let mayManage: Bool
         switch (p, key.scope) {
         case (.admin, _): mayManage = true
@@ -988,7 +986,7 @@ actor KiiSimulator: HTTPTransport {
         }
     }
 
-    func query(_ request: HTTPRequest, _ key: BucketKey, _ p: Principal) throws -> HTTPResponse {
+    func query(_ request: TransportRequest, _ key: BucketKey, _ p: Principal) throws -> TransportResponse {
         let ct = request.headers["Content-Type"]?.split(separator: ";").first.map(String.init)
         guard ct == "application/vnd.kii.QueryRequest+json" || ct == "application/json" else {
             throw Failure(status: 400, code: "INVALID_INPUT_DATA", message: "Content-Type must be application/vnd.kii.QueryRequest+json")

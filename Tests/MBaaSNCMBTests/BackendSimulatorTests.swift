@@ -248,7 +248,7 @@ struct BackendSimulatorTests {
 
         struct Tamper: HTTPTransport {
             let base: any HTTPTransport
-            func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+            func send(_ request: TransportRequest) async throws -> TransportResponse {
                 var r = try await base.send(request)
                 r.body = Data(String(decoding: r.body, as: UTF8.self).replacingOccurrences(of: "\"a\":1", with: "\"a\":2").utf8)
                 return r

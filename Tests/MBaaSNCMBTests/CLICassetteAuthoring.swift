@@ -24,7 +24,7 @@ struct CLICassetteAuthoring {
             ("<APPLICATION_KEY>", Self.appKey), ("<BACKEND_SECRET>", Self.clientKey), ("<CLI_PASSWORD>", Self.password),
         ])
         let server = try LoopbackServer { request in
-            (try? await recorder.send(request)) ?? HTTPResponse(status: 500)
+            (try? await recorder.send(request)) ?? TransportResponse(status: 500)
         }
         defer { server.stop() }
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("ncmb-cli-author-\(UUID().uuidString)")

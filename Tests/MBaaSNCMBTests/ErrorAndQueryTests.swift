@@ -28,7 +28,7 @@ struct ErrorTests {
         for (code, kind) in Self.expected {
             let status = Int(code.dropFirst().prefix(3))!
             #expect(NCMBErrorBody.httpStatus(forCode: code) == status)
-            let response = HTTPResponse(status: status, body: Data(#"{"code":"\#(code)","error":"message of \#(code)"}"#.utf8))
+            let response = TransportResponse(status: .init(code: status), body: Data(#"{"code":"\#(code)","error":"message of \#(code)"}"#.utf8))
             let error = NCMBErrorBody.error(from: response, now: Date())
             #expect(error.kind == kind, "\(code)")
             #expect(error.vendorCode == code)
@@ -41,9 +41,9 @@ struct ErrorTests {
 
     @Test("unknown codes and non-NCMB bodies fall back to the HTTP status; Retry-After is kept")
     func fallbacks() {
-        let unknown = NCMBErrorBody.error(from: HTTPResponse(status: 404, body: Data(#"{"code":"E404999","error":"x"}"#.utf8)), now: Date())
+        let unknown = NCMBErrorBody.error(from: TransportResponse(status: 404, body: Data(#"{"code":"E404999","error":"x"}"#.utf8)), now: Date())
         #expect(unknown.kind == .notFound && unknown.vendorCode == "E404999")
-        let html = NCMBErrorBody.error(from: HTTPResponse(status: 503, headers: ["Retry-After": "7"], body: Data("<html>".utf8)), now: Date())
+        let html = NCMBErrorBody.error(from: TransportResponse(status: 503, headers: [.retryAfter: "7"], body: Data("<html>".utf8)), now: Date())
         #expect(html.kind == .unavailable && html.vendorCode == nil && html.retryAfter == 7)
         #expect(NCMBErrorBody(code: "E404001").response().status == 404)
         #expect(NCMBErrorBody(code: "E404001").json.printed() == #"{"code":"E404001","error":"No data available."}"#)

@@ -36,12 +36,12 @@ struct LoopbackTests {
         let counter = Counter()
         let server = try LoopbackServer { request in
             counter.increment()
-            return HTTPResponse(status: 200, headers: ["Content-Type": "text/plain"], body: Data("\(request.method) \(request.url.path) \(request.body?.count ?? 0)".utf8))
+            return TransportResponse(status: 200, headers: [.contentType: "text/plain"], body: Data("\(request.method) \(request.url.path) \(request.body?.count ?? 0)".utf8))
         }
         let transport = URLSessionTransport()
         for i in 0..<3 {
             let url = URL(string: "\(server.baseURL)/echo/\(i)")!
-            let response = try await transport.send(HTTPRequest(method: "POST", url: url, body: Data(repeating: 1, count: i * 1000)))
+            let response = try await transport.send(TransportRequest(method: .post, url: url, body: Data(repeating: 1, count: i * 1000)))
             #expect(response.status == 200)
             #expect(String(decoding: response.body, as: UTF8.self) == "POST /echo/\(i) \(i * 1000)")
         }
@@ -49,7 +49,7 @@ struct LoopbackTests {
         server.stop()
         #expect(!server.isRunning)
         await #expect(throws: MBaaSError.self) {
-            _ = try await transport.send(HTTPRequest(method: "GET", url: URL(string: "\(server.baseURL)/after")!, timeout: 2))
+            _ = try await transport.send(TransportRequest(method: .get, url: URL(string: "\(server.baseURL)/after")!, timeout: 2))
         }
     }
 

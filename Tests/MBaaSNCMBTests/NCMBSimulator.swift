@@ -46,10 +46,10 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
         self.state = State(now: start, tick: tick, rng: seed)
     }
 
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse { respond(request) }
+    func send(_ request: TransportRequest) async throws -> TransportResponse { respond(request) }
 
     /// Handles one request synchronously, under the lock.
-    func respond(_ request: HTTPRequest) -> HTTPResponse {
+    func respond(_ request: TransportRequest) -> TransportResponse {
         lock.lock()
         defer { lock.unlock() }
         var response = handle(request)
@@ -135,7 +135,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
 
     static let unsignedCodes: Set<String> = ["E404002", "E404005", "E405002", "E415001"]
 
-    private func handle(_ request: HTTPRequest) -> HTTPResponse {
+    private func handle(_ request: TransportRequest) -> TransportResponse {
         guard request.headers["X-NCMB-Application-Key"] == applicationKey,
               request.headers["X-NCMB-Timestamp"] != nil,
               let sent = request.headers["X-NCMB-Signature"], let base = stringToSign(request),
@@ -160,7 +160,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
             return error("E404002", "None service.")
         }
         let route = Array(segments.dropFirst())
-        let method = request.method
+        let method = request.method.rawValue
         switch (method, route.count, route.first) {
         case ("POST", 2, "classes"): return create(collection: "classes/\(route[1])", request, caller)
         case ("GET", 2, "classes"): return find(collection: "classes/\(route[1])", query, caller)
@@ -190,7 +190,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
         }
     }
 
-    private func objectRoute(_ method: String, collection: String, id: String, _ request: HTTPRequest, _ caller: Caller) -> HTTPResponse {
+    private func objectRoute(_ method: String, collection: String, id: String, _ request: TransportRequest, _ caller: Caller) -> TransportResponse {
         switch method {
         case "GET": return get(collection: collection, id: id, caller)
         case "PUT": return update(collection: collection, id: id, request, caller)
@@ -201,7 +201,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
 
     // MARK: Objects
 
-    private func create(collection: String, _ request: HTTPRequest, _ caller: Caller) -> HTTPResponse {
+    private func create(collection: String, _ request: TransportRequest, _ caller: Caller) -> TransportResponse {
         guard let body = json(request.body)?.objectValue else { return error("E400001", "JSON is invalid format.") }
         let date = state.timestamp()
         let id = state.randomString(16)
@@ -213,7 +213,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
                   fact: "[doc] ncmb.md §1.2 create answers 201 {createDate, objectId}")
     }
 
-    private func get(collection: String, id: String, _ caller: Caller) -> HTTPResponse {
+    private func get(collection: String, id: String, _ caller: Caller) -> TransportResponse {
         guard let object = state.collections[collection]?.first(where: { $0["objectId"]?.stringValue == id }) else {
             return error("E404001", "No data available.")
         }
@@ -223,7 +223,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
                   : "[doc] ncmb.md §1.2 get answers 200 the object with objectId, createDate, updateDate, acl")
     }
 
-    private func update(collection: String, id: String, _ request: HTTPRequest, _ caller: Caller) -> HTTPResponse {
+    private func update(collection: String, id: String, _ request: TransportRequest, _ caller: Caller) -> TransportResponse {
         guard let index = state.collections[collection]?.firstIndex(where: { $0["objectId"]?.stringValue == id }) else {
             return error("E404001", "No data available.")
         }
@@ -248,7 +248,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
                   fact: "[doc] ncmb.md §1.2, §1.3 update (changed fields, null clears, __op operators) answers 200 {updateDate}")
     }
 
-    private func delete(collection: String, id: String, _ caller: Caller) -> HTTPResponse {
+    private func delete(collection: String, id: String, _ caller: Caller) -> TransportResponse {
         guard let index = state.collections[collection]?.firstIndex(where: { $0["objectId"]?.stringValue == id }) else {
             return error("E404001", "No data available.")
         }
@@ -262,7 +262,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
     }
 
     /// Applies body members (values, `null`, `__op`s) to an object; returns an error response on bad input.
-    private func apply(_ body: JSONObject, to object: inout JSONObject, collection: String, id: String) -> HTTPResponse? {
+    private func apply(_ body: JSONObject, to object: inout JSONObject, collection: String, id: String) -> TransportResponse? {
         for (key, value) in body where key != "acl" {
             if ["objectId", "createDate", "updateDate"].contains(key) { return error("E400002", "\(key) is invalid.") }
             if key.hasPrefix("$") { return error("E400004", "\(key) is invalid format.") }
@@ -315,7 +315,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
         return nil
     }
 
-    private func invalidValue(_ value: JSON) -> HTTPResponse? {
+    private func invalidValue(_ value: JSON) -> TransportResponse? {
         switch value {
         case .object(let o):
             if o["__type"]?.stringValue == "GeoPoint" {
@@ -342,7 +342,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
 
     // MARK: Queries
 
-    private func find(collection: String, _ query: [(String, String)], _ caller: Caller) -> HTTPResponse {
+    private func find(collection: String, _ query: [(String, String)], _ caller: Caller) -> TransportResponse {
         let objects = (state.collections[collection] ?? []).filter { allowed($0["acl"], caller, write: false) }
         let fact: String
         switch collection {
@@ -355,7 +355,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
     }
 
     private func runQuery(_ objects: [JSONObject], collection: String, _ query: [(String, String)], _ caller: Caller,
-                          fact: String) -> HTTPResponse {
+                          fact: String) -> TransportResponse {
         var whereObject = JSONObject()
         var order = ["-createDate"]
         var limit = 100
@@ -472,8 +472,8 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
         return .success(true)
     }
 
-    struct HTTPResponseBox: Error { var response: HTTPResponse }
-    private func box(_ r: HTTPResponse) -> HTTPResponseBox { HTTPResponseBox(response: r) }
+    struct HTTPResponseBox: Error { var response: TransportResponse }
+    private func box(_ r: TransportResponse) -> HTTPResponseBox { HTTPResponseBox(response: r) }
 
     private func test(_ op: String, _ operand: JSON, _ value: JSON?, ops: JSONObject, object: JSONObject, key: String,
                       collection: String, _ caller: Caller) -> Result<Bool, HTTPResponseBox> {
@@ -687,7 +687,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
 
     // MARK: Users and roles
 
-    private func signUp(_ request: HTTPRequest) -> HTTPResponse {
+    private func signUp(_ request: TransportRequest) -> TransportResponse {
         guard var body = json(request.body)?.objectValue else { return error("E400001", "JSON is invalid format.") }
         let date = state.timestamp()
         if let anonymous = body["authData"]?["anonymous"] {
@@ -715,7 +715,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
         return storeUser(body, password: password, date: date)
     }
 
-    private func storeUser(_ body: JSONObject, password: String?, date: String) -> HTTPResponse {
+    private func storeUser(_ body: JSONObject, password: String?, date: String) -> TransportResponse {
         let id = state.randomString(16)
         var user: JSONObject = ["objectId": .string(id), "createDate": .string(date), "updateDate": .string(date)]
         // [sdk] every SDK fixture shows a user with a public ACL: ncmb_android valid_get_getCurrentUser_response.json,
@@ -742,7 +742,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
         return token
     }
 
-    private func logIn(body: JSON?) -> HTTPResponse {
+    private func logIn(body: JSON?) -> TransportResponse {
         guard let body = body?.objectValue else { return error("E400001", "JSON is invalid format.") }
         guard let password = body["password"]?.stringValue, !password.isEmpty else { return error("E400003", "password is empty.") }
         let users = state.collections["users"] ?? []
@@ -762,7 +762,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
         return ok(200, o, fact: "[doc] ncmb.md §1.6 POST /login answers 200 the user with sessionToken and mailAddressConfirm")
     }
 
-    private func logOut(_ request: HTTPRequest) -> HTTPResponse {
+    private func logOut(_ request: TransportRequest) -> TransportResponse {
         guard let token = request.headers["X-NCMB-Apps-Session-Token"], state.sessions[token] != nil else {
             return error("E401001", "Authentication error by header incorrect.")
         }
@@ -770,7 +770,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
         return empty(fact: "[doc] ncmb.md §1.6 GET /logout with the session token answers 200")
     }
 
-    private func createRole(_ request: HTTPRequest, _ caller: Caller) -> HTTPResponse {
+    private func createRole(_ request: TransportRequest, _ caller: Caller) -> TransportResponse {
         guard let body = json(request.body)?.objectValue else { return error("E400001", "JSON is invalid format.") }
         guard let name = body["roleName"]?.stringValue, !name.isEmpty else { return error("E400003", "roleName is empty.") }
         if state.collections["roles", default: []].contains(where: { $0["roleName"]?.stringValue == name }) {
@@ -781,7 +781,7 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
 
     // MARK: Files
 
-    private func uploadFile(name: String, _ request: HTTPRequest, _ caller: Caller) -> HTTPResponse {
+    private func uploadFile(name: String, _ request: TransportRequest, _ caller: Caller) -> TransportResponse {
         guard let contentType = request.headers["Content-Type"], contentType.lowercased().hasPrefix("multipart/form-data"),
               let form = try? MultipartForm.decode(request.body ?? Data(), contentType: contentType)
         else { return error("E415001", "Unsupported Content-Type.", fact: "[doc] ncmb.md §1.9, §1.11 an upload is multipart/form-data; another type is 415 E415001") }
@@ -809,15 +809,14 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
                   fact: "[doc] ncmb.md §1.9 upload POST /files/{name} multipart (acl part first) answers 201 {createDate, fileName}")
     }
 
-    private func downloadFile(name: String, _ caller: Caller) -> HTTPResponse {
+    private func downloadFile(name: String, _ caller: Caller) -> TransportResponse {
         guard let file = state.files.first(where: { $0.name == name }) else { return error("E404001", "No data available.") }
         guard allowed(file.acl, caller, write: false) else { return error("E403001", "No access with ACL.") }
-        return HTTPResponse(status: 200, headers: ["Content-Type": file.mimeType,
-                                                   factHeader: "[doc] ncmb.md §1.9 download GET /files/{name} answers 200 the bytes"],
+        return TransportResponse(status: 200, headers: HTTPFields([("Content-Type", file.mimeType), (factHeader, "[doc] ncmb.md §1.9 download GET /files/{name} answers 200 the bytes")]),
                             body: file.data)
     }
 
-    private func updateFile(name: String, _ request: HTTPRequest, _ caller: Caller) -> HTTPResponse {
+    private func updateFile(name: String, _ request: TransportRequest, _ caller: Caller) -> TransportResponse {
         guard let index = state.files.firstIndex(where: { $0.name == name }) else { return error("E404001", "No data available.") }
         guard allowed(state.files[index].acl, caller, write: true) else { return error("E403001", "No access with ACL.") }
         guard let body = json(request.body)?.objectValue else { return error("E400001", "JSON is invalid format.") }
@@ -829,14 +828,14 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
         return ok(200, ["updateDate": .string(date)], fact: "[doc] ncmb.md §1.9 file ACL update PUT /files/{name} {\"acl\":…} answers 200 {updateDate}")
     }
 
-    private func deleteFile(name: String, _ caller: Caller) -> HTTPResponse {
+    private func deleteFile(name: String, _ caller: Caller) -> TransportResponse {
         guard let index = state.files.firstIndex(where: { $0.name == name }) else { return error("E404001", "No data available.") }
         guard allowed(state.files[index].acl, caller, write: true) else { return error("E403001", "No access with ACL.") }
         state.files.remove(at: index)
         return empty(fact: "[doc] ncmb.md §1.9 DELETE /files/{name} answers 200")
     }
 
-    private func listFiles(_ query: [(String, String)], _ caller: Caller) -> HTTPResponse {
+    private func listFiles(_ query: [(String, String)], _ caller: Caller) -> TransportResponse {
         let entries: [JSONObject] = state.files.filter { allowed($0.acl, caller, write: false) }.map { f in
             ["fileName": .string(f.name), "mimeType": .string(f.mimeType), "fileSize": .int(Int64(f.data.count)),
              "createDate": .string(f.createDate), "updateDate": .string(f.updateDate), "acl": f.acl]
@@ -848,13 +847,13 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
     // MARK: Wire helpers (own implementation of ncmb.md §2)
 
     /// The signature base string of a request, built from the URL exactly as received.
-    private func stringToSign(_ request: HTTPRequest) -> String? {
+    private func stringToSign(_ request: TransportRequest) -> String? {
         guard let c = URLComponents(url: request.url, resolvingAgainstBaseURL: false), let host = c.percentEncodedHost,
               let appKey = request.headers["X-NCMB-Application-Key"], let timestamp = request.headers["X-NCMB-Timestamp"]
         else { return nil }
         var params = ["SignatureMethod=HmacSHA256", "SignatureVersion=2", "X-NCMB-Application-Key=\(appKey)",
                       "X-NCMB-Timestamp=\(timestamp)"]
-        if request.method == "GET", let q = c.percentEncodedQuery, !q.isEmpty {
+        if request.method == .get, let q = c.percentEncodedQuery, !q.isEmpty {
             params += q.split(separator: "&").map(String.init)
         }
         // Sorted by name in byte order.
@@ -889,26 +888,26 @@ final class NCMBSimulator: HTTPTransport, @unchecked Sendable {
     /// here so the simulator needs nothing beyond MBaaSCore).
     let factHeader = "X-MBaaS-Fact"
 
-    private func ok(_ status: Int, _ body: JSONObject, fact: String) -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": "application/json;charset=UTF-8", factHeader: fact],
+    private func ok(_ status: Int, _ body: JSONObject, fact: String) -> TransportResponse {
+        TransportResponse(status: .init(code: status), headers: HTTPFields([("Content-Type", "application/json;charset=UTF-8"), (factHeader, fact)]),
                      body: JSON.object(body).data())
     }
 
-    private func empty(fact: String) -> HTTPResponse {
-        HTTPResponse(status: 200, headers: ["Content-Type": "application/json;charset=UTF-8", factHeader: fact])
+    private func empty(fact: String) -> TransportResponse {
+        TransportResponse(status: 200, headers: HTTPFields([("Content-Type", "application/json;charset=UTF-8"), (factHeader, fact)]))
     }
 
     /// An NCMB error answer: `{"code","error"}` with the HTTP status in digits 2-4 of the code. Without a more
     /// specific fact, it follows the documented error table.
-    private func error(_ code: String, _ message: String, fact: String? = nil) -> HTTPResponse {
+    private func error(_ code: String, _ message: String, fact: String? = nil) -> TransportResponse {
         let status = Int(code.dropFirst().prefix(3)) ?? 400
         let named = fact ?? "[doc] ncmb.md §1.11 error table: \(code) is HTTP \(status) with {\"code\",\"error\"}"
-        return HTTPResponse(status: status, headers: ["Content-Type": "application/json;charset=UTF-8", factHeader: named],
+        return TransportResponse(status: .init(code: status), headers: HTTPFields([("Content-Type", "application/json;charset=UTF-8"), (factHeader, named)]),
                             body: JSON.object(["code": .string(code), "error": .string(message)]).data())
     }
 
-    private func errorCode(_ response: HTTPResponse) -> String? {
-        guard response.status >= 400 else { return nil }
+    private func errorCode(_ response: TransportResponse) -> String? {
+        guard response.status.code >= 400 else { return nil }
         return json(response.body)?["code"]?.stringValue
     }
 }

@@ -31,7 +31,7 @@ struct SignerTests {
         let url = try URL.build(base: "https://mbaas.api.nifcloud.com", path: "/2013-09-01/classes/TestClass",
                                 query: [("where", #"{"testKey":"testValue"}"#)])
         #expect(url.absoluteString.hasSuffix("?where=%7B%22testKey%22%3A%22testValue%22%7D"))
-        var request = HTTPRequest(method: "GET", url: url)
+        var request = TransportRequest(method: .get, url: url)
         try doc.sign(&request, timestamp: Self.docTimestamp)
         #expect(request.headers["X-NCMB-Signature"] == "AltGkQgXurEV7u0qMd+87ud7BKuueldoCjaMgVc9Bes=")
         #expect(request.headers["X-NCMB-Application-Key"] == Self.docAppKey)
@@ -95,7 +95,7 @@ struct SignerTests {
         let text = try signer.stringToSign(method: "POST", url: url, timestamp: "2016-05-27T04%3A46%3A09.376Z")
         let body = Data(#"{"createDate":"2016-05-27T04:46:10.572Z","objectId":"5V67LBiCaOJl5psP"}"#.utf8)
         #expect(signer.responseSignature(stringToSign: text, body: body) == "tLdHmmi7td5+YnjdPxhPYfjV6Lh8pZNBrd2kH7EejnU=")
-        let good = HTTPResponse(status: 201, headers: ["X-NCMB-Response-Signature": "tLdHmmi7td5+YnjdPxhPYfjV6Lh8pZNBrd2kH7EejnU="], body: body)
+        let good = TransportResponse(status: 201, headers: HTTPFields([("X-NCMB-Response-Signature", "tLdHmmi7td5+YnjdPxhPYfjV6Lh8pZNBrd2kH7EejnU=")]), body: body)
         try signer.verifyResponse(good, stringToSign: text)
         var tampered = good
         tampered.body = Data(#"{"createDate":"2016-05-27T04:46:10.572Z","objectId":"5V67LBiCaOJl5psQ"}"#.utf8)
@@ -114,7 +114,7 @@ struct SignerTests {
     @Test("a server verifies a signed request and rejects a changed one")
     func serverVerification() throws {
         let url = try URL.build(base: "http://127.0.0.1:8080", path: "/2013-09-01/classes/Memo", query: [("limit", "5")])
-        var request = HTTPRequest(method: "GET", url: url)
+        var request = TransportRequest(method: .get, url: url)
         try doc.sign(&request, timestamp: Self.docTimestamp)
         #expect(doc.verify(request))
         // The signature covers the host without the port.

@@ -15,11 +15,11 @@ struct VendorEvidenceTests {
     final class Capture: HTTPTransport, @unchecked Sendable {
         let base: any HTTPTransport
         private let lock = NSLock()
-        private var kept: [HTTPRequest] = []
+        private var kept: [TransportRequest] = []
         init(_ base: any HTTPTransport) { self.base = base }
-        var requests: [HTTPRequest] { lock.withLock { kept } }
-        private func keep(_ request: HTTPRequest) { lock.withLock { kept.append(request) } }
-        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        var requests: [TransportRequest] { lock.withLock { kept } }
+        private func keep(_ request: TransportRequest) { lock.withLock { kept.append(request) } }
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
             keep(request)
             return try await base.send(request)
         }
@@ -53,13 +53,13 @@ struct VendorEvidenceTests {
         #expect(requests.count == 9)
         for request in requests {
             let type = request.headers["Content-Type"]
-            if request.method == "POST", request.url.path.contains("/files/") {
+            if request.method == .post, request.url.path.contains("/files/") {
                 #expect(type?.hasPrefix("multipart/form-data; boundary=") == true)
             } else {
                 #expect(type == "application/json", "\(request.method) \(request.url.path): \(type ?? "none")")
             }
         }
-        #expect(requests.contains { $0.method == "GET" } && requests.contains { $0.method == "DELETE" })
+        #expect(requests.contains { $0.method == .get } && requests.contains { $0.method == .delete })
     }
 
     // MARK: 2. Response signatures
@@ -67,10 +67,10 @@ struct VendorEvidenceTests {
     static let signer = NCMBSigner(applicationKey: "app", clientKey: "client")
     static let stringToSign = "GET\nmbaas.api.nifcloud.com\n/2013-09-01/files/a.bin\nSignatureMethod=HmacSHA256"
 
-    static func signed(_ message: String, _ body: Data, contentType: String?, status: Int = 200) -> HTTPResponse {
-        var headers: HTTPHeaders = ["X-NCMB-Response-Signature": signer.signature(of: message)]
+    static func signed(_ message: String, _ body: Data, contentType: String?, status: Int = 200) -> TransportResponse {
+        var headers: HTTPFields = HTTPFields([("X-NCMB-Response-Signature", signer.signature(of: message))])
         if let contentType { headers["Content-Type"] = contentType }
-        return HTTPResponse(status: status, headers: headers, body: body)
+        return TransportResponse(status: .init(code: status), headers: headers, body: body)
     }
 
     /// [sdk] ncmb_android NCMBConnection.java (`asHex(res.responseByte)`), ncmb_ios NCMBURLSession.m (`%02.2hhx`),
@@ -105,11 +105,11 @@ struct VendorEvidenceTests {
     /// without the header; ncmb_unity and ncmb_js check successful responses only.
     @Test("no signature header is not an error; error responses are not checked")
     func absentSignatureAndErrors() async throws {
-        try Self.signer.verifyResponse(HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data("{}".utf8)),
+        try Self.signer.verifyResponse(TransportResponse(status: 200, headers: [.contentType: "application/json"], body: Data("{}".utf8)),
                                        stringToSign: Self.stringToSign)
         struct Forged: HTTPTransport {
-            func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-                HTTPResponse(status: 404, headers: ["Content-Type": "application/json", "X-NCMB-Response-Signature": "forged"],
+            func send(_ request: TransportRequest) async throws -> TransportResponse {
+                TransportResponse(status: 404, headers: HTTPFields([("Content-Type", "application/json"), ("X-NCMB-Response-Signature", "forged")]),
                              body: Data(#"{"code":"E404001","error":"No data available."}"#.utf8))
             }
         }

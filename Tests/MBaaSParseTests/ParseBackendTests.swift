@@ -12,16 +12,16 @@ final class MiniParse: @unchecked Sendable {
     var counter = 0
     var batchCalls: [Int] = []
 
-    func handle(_ r: HTTPRequest) throws -> HTTPResponse {
+    func handle(_ r: TransportRequest) throws -> TransportResponse {
         lock.lock(); defer { lock.unlock() }
-        return try respond(method: r.method, path: r.url.path, query: queryItems(r.url), body: r.body.flatMap { try? JSON.parse($0) })
+        return try respond(method: r.method.rawValue, path: r.url.path, query: queryItems(r.url), body: r.body.flatMap { try? JSON.parse($0) })
     }
 
     func queryItems(_ url: URL) -> [(String, String)] {
         (URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []).map { ($0.name, $0.value ?? "") }
     }
 
-    func respond(method: String, path: String, query: [(String, String)], body: JSON?) throws -> HTTPResponse {
+    func respond(method: String, path: String, query: [(String, String)], body: JSON?) throws -> TransportResponse {
         guard let route = ParseRoute(path: path) else { return ParseErrorBody(code: 107, error: "bad path").response() }
         let now = "2022-01-01T12:23:45.678Z"
         switch (method, route) {
@@ -128,7 +128,7 @@ struct ParseBackendTests {
         let record = try await backend.create(Record(className: "GameScore", fields: ["score": 1337, "playerName": "Sean Plott", "cheatMode": false]))
         #expect(record.id == "Ed1nuqPvcm" && record.createdAt == date("2022-01-01T12:23:45.678Z") && record.updatedAt == record.createdAt)
         let r = try #require(stub.requests.first)
-        #expect(r.method == "POST")
+        #expect(r.method == .post)
         #expect(r.url.scheme == "https" && r.url.host?.lowercased() == "your.parse-server.here")
         #expect(r.url.path == "/parse/classes/GameScore")
         #expect(r.headers["X-Parse-Application-Id"] == "APPLICATION_ID")
@@ -162,7 +162,7 @@ struct ParseBackendTests {
         #expect(try JSON.parse(signUp.body!).semanticallyEquals(json(#"{"username":"cooldude6","password":"p_n7!-e8","phone":"415-392-0202"}"#)))
         let bad = await #expect(throws: MBaaSError.self) { try await backend.logIn(username: "cooldude6", password: "wrong") }
         #expect(bad?.kind == .unauthorized && bad?.vendorCode == "101")
-        #expect(stub.requests[1].url.path == "/parse/login" && stub.requests[1].method == "POST")
+        #expect(stub.requests[1].url.path == "/parse/login" && stub.requests[1].method == .post)
         #expect(stub.requests[1].headers["X-Parse-Revocable-Session"] == "1")
         #expect(stub.requests[1].headers["X-Parse-Session-Token"] == nil)
         #expect(await backend.session == session)  // a failed log-in keeps the session
@@ -188,7 +188,7 @@ struct ParseBackendTests {
         #expect(s.userId == "anon1" && s.extras["anonymousId"] == "f3d5a1c0-0000-4000-8000-000000000000")
         #expect(try JSON.parse(stub.requests[0].body!) == json(#"{"authData":{"anonymous":{"id":"f3d5a1c0-0000-4000-8000-000000000000"}}}"#))
         try await backend.logOut(confirmWithServer: true)
-        #expect(stub.requests[1].method == "POST" && stub.requests[1].url.path == "/parse/logout")
+        #expect(stub.requests[1].method == .post && stub.requests[1].url.path == "/parse/logout")
         #expect(stub.requests[1].headers["X-Parse-Session-Token"] == "r:abc")
         #expect(await backend.session == nil)
     }
@@ -201,7 +201,7 @@ struct ParseBackendTests {
             .json(201, json(answer)),
             .json(200, json(#"{"updatedAt":"2022-01-01T12:23:45.678Z"}"#)),
             .json(200, json(#"{"objectId":"p1","name":"Andrew","picture":{"__type":"File","name":"db295fb2-8a8b-49f3-aad3-dd911142f64f-hello.txt","url":"http://files.parsetfss.com/x"}}"#)),
-            HTTPResponse(status: 200, body: Data("Hello, World!".utf8)),
+            TransportResponse(status: 200, body: Data("Hello, World!".utf8)),
         ])
         let backend = try await makeBackend(transport: stub)
         let ref = try await backend.upload(FileUpload(name: "hello.txt", source: .data(Data("Hello, World!".utf8)), contentType: "text/plain",
@@ -210,7 +210,7 @@ struct ParseBackendTests {
         #expect(ref.url == "http://files.parsetfss.com/bc9f32df-2957-4bb1-93c9-ec47d9870a05/tfss-db295fb2-8a8b-49f3-aad3-dd911142f64f-hello.txt")
         #expect(ref.size == 13 && ref.attachment?.field == "picture")
         let upload = stub.requests[0]
-        #expect(upload.method == "POST" && upload.url.path == "/parse/files/hello.txt")
+        #expect(upload.method == .post && upload.url.path == "/parse/files/hello.txt")
         #expect(upload.headers["Content-Type"] == "text/plain" && upload.body == Data("Hello, World!".utf8))
         // The record's field is a File hash (REST guide, Files > Associating with Objects).
         let set = try JSON.parse(stub.requests[1].body!)
@@ -223,10 +223,10 @@ struct ParseBackendTests {
         let bad = await #expect(throws: MBaaSError.self) { try await backend.upload(Data("x".utf8), name: "テスト.txt") }
         #expect(bad?.kind == .unsupported)
         // With the master key: DELETE /parse/files/{name} → 200 with an empty body (parse.md (T), Files).
-        let stub2 = StubTransport(responses: [HTTPResponse(status: 200)])
+        let stub2 = StubTransport(responses: [TransportResponse(status: 200)])
         let admin = try await makeBackend("parse+http://app1:rest1@127.0.0.1:1337/parse?masterKey=MK", transport: stub2)
         try await admin.deleteFile(FileReference(name: "abc_hello.txt"))
-        #expect(stub2.requests[0].method == "DELETE" && stub2.requests[0].url.path == "/parse/files/abc_hello.txt")
+        #expect(stub2.requests[0].method == .delete && stub2.requests[0].url.path == "/parse/files/abc_hello.txt")
         #expect(stub2.requests[0].headers["X-Parse-Master-Key"] == "MK")
     }
 
@@ -286,7 +286,7 @@ struct ParseBackendTests {
         let backend = try await makeBackend(transport: stub)
         #expect(try await backend.count(Query("GameScore", predicate: .compare("playerName", .eq, "Jonathan Walsh"))) == 1337)
         let items = MiniParse().queryItems(stub.requests[0].url)
-        #expect(stub.requests[0].method == "GET" && stub.requests[0].url.path == "/parse/classes/GameScore")
+        #expect(stub.requests[0].method == .get && stub.requests[0].url.path == "/parse/classes/GameScore")
         #expect(items.map(\.0) == ["where", "limit", "count"])
         #expect(json(items[0].1) == json(#"{"playerName":"Jonathan Walsh"}"#) && items[1].1 == "0" && items[2].1 == "1")
         let page = try await backend.queryPage(Query("PlaceObject", limit: 10))
@@ -327,7 +327,7 @@ struct ParseBackendTests {
                                              .json(200, json(#"{"objectId":"mrmBZvsErB","name":"Moderators"}"#))])
         let backend = try await makeBackend(transport: stub)
         try await backend.addUsers(["8TOXdXf3tz", "g7y9tkhB7O"], toRole: "mrmBZvsErB")
-        #expect(stub.requests[0].method == "PUT" && stub.requests[0].url.path == "/parse/roles/mrmBZvsErB")
+        #expect(stub.requests[0].method == .put && stub.requests[0].url.path == "/parse/roles/mrmBZvsErB")
         #expect(try JSON.parse(stub.requests[0].body!) == json(#"{"users":{"__op":"AddRelation","objects":[{"__type":"Pointer","className":"_User","objectId":"8TOXdXf3tz"},{"__type":"Pointer","className":"_User","objectId":"g7y9tkhB7O"}]}}"#))
     }
 }

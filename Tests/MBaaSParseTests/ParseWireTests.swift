@@ -143,7 +143,7 @@ struct ParseWireErrorTests {
     @Test("error bodies map to MBaaSError and back")
     func errors() {
         func mapped(_ status: Int, _ body: String, onLogin: Bool = false) -> MBaaSError {
-            ParseErrorBody.error(from: HTTPResponse(status: status, body: Data(body.utf8)), now: Date(), onLogin: onLogin)
+            ParseErrorBody.error(from: TransportResponse(status: .init(code: status), body: Data(body.utf8)), now: Date(), onLogin: onLogin)
         }
         // parse.md (T): bad credentials on /login answer 404 {"code":101,"error":"Invalid username/password."}.
         let login = mapped(404, #"{"code":101,"error":"Invalid username/password."}"#, onLogin: true)

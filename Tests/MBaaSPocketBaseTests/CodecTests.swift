@@ -97,7 +97,7 @@ struct CodecTests {
     }
 
     @Test func errorMapping() throws {
-        func map(_ status: Int, _ body: String, _ op: PocketBaseWire.Operation = .general, headers: HTTPHeaders = [:]) -> MBaaSError {
+        func map(_ status: Int, _ body: String, _ op: PocketBaseWire.Operation = .general, headers: HTTPFields = [:]) -> MBaaSError {
             PocketBaseWire.error(status: status, body: Data(body.utf8), headers: headers, operation: op, now: Date(timeIntervalSince1970: 0))
         }
         let dup = map(400, #"{"data":{"username":{"code":"validation_not_unique","message":"Value must be unique."}},"message":"Failed to create record.","status":400}"#)
@@ -113,7 +113,7 @@ struct CodecTests {
         #expect(map(403, #"{"data":{},"message":"Only superusers can perform this action.","status":403}"#).kind == .forbidden)
         let nf = map(404, #"{"data":{},"message":"The requested resource wasn't found.","status":404}"#)
         #expect(nf.kind == .notFound && nf.message == "The requested resource wasn't found.")
-        let limited = map(429, #"{"data":{},"message":"Too Many Requests.","status":429}"#, headers: ["Retry-After": "7"])
+        let limited = map(429, #"{"data":{},"message":"Too Many Requests.","status":429}"#, headers: [.retryAfter: "7"])
         #expect(limited.kind == .rateLimited && limited.retryAfter == 7)
         #expect(map(503, "upstream down").kind == .unavailable)
         #expect(map(502, "").message == "PocketBase HTTP 502")

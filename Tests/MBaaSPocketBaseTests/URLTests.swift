@@ -68,7 +68,7 @@ struct URLTests {
 }
 
 struct Refusing: HTTPTransport {
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
         throw MBaaSError(.transport, "no network in this test (\(request.method) \(request.url.path))")
     }
 }

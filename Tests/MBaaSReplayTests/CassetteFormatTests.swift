@@ -19,14 +19,14 @@ import Testing
                 Interaction(
                     request: RecordedRequest(method: "post", path: "/2013-09-01/files/a.png",
                                              query: [("where", #"{"b":2,"a":[1,2.5]}"#), ("limit", "2")],
-                                             headers: ["Content-Type": form.contentType, "X-NCMB-Application-Key": "<APPLICATION_KEY>"],
+                                             headers: HTTPFields([("Content-Type", form.contentType), ("X-NCMB-Application-Key", "<APPLICATION_KEY>")]),
                                              pinnedHeaders: ["X-NCMB-Signature"],
                                              body: RecordedBody.from(data: form.encoded(), contentType: form.contentType)),
-                    response: RecordedResponse(status: 201, headers: ["Content-Type": "application/json"],
+                    response: RecordedResponse(status: 201, headers: [.contentType: "application/json"],
                                                body: .json(.object(["z": 1, "a": 1.0, "n": .null]))),
                     fact: "ncmb.md §3 upload"),
                 Interaction(request: RecordedRequest(method: "GET", path: "/x"),
-                            response: RecordedResponse(status: 200, headers: ["Content-Type": "text/plain"], body: .text("héllo\n"))),
+                            response: RecordedResponse(status: 200, headers: [.contentType: "text/plain"], body: .text("héllo\n"))),
                 Interaction(request: RecordedRequest(method: "GET", path: "/bin"),
                             response: RecordedResponse(status: 200, body: .base64(Data([0, 1, 2, 0xFE])))),
             ])
@@ -86,7 +86,7 @@ import Testing
     @Test func substitutionReachesEveryPlace() throws {
         var c = cassette([
             interaction("GET", "/apps/<APP_ID>/users", query: [("token", "<TOKEN_1>")],
-                        headers: ["X-Key": "<APP_KEY>", "Authorization": BasicCredentials.header(for: "<APP_ID>:<APP_KEY>")],
+                        headers: HTTPFields([("X-Key", "<APP_KEY>"), ("Authorization", BasicCredentials.header(for: "<APP_ID>:<APP_KEY>"))]),
                         body: .text("password=<PASSWORD_1>&x=1"), response: .object(["sessionToken": "<TOKEN_1>"])),
         ])
         c.interactions[0].request.headers["Content-Type"] = "application/x-www-form-urlencoded"
@@ -119,6 +119,10 @@ import Testing
             try Cassette.load(from: URL(fileURLWithPath: "/nonexistent/cassette.json"))
         }
         #expect(missing?.kind == .notFound)
+        // A header name that is not an HTTP token is a format error naming it, not a crash.
+        let badHeader = try JSON.parse(#"{"formatVersion":1,"name":"n","adapter":"a","provenance":{"kind":"recorded"},"recordedAt":"2024-01-01T00:00:00Z","interactions":[{"request":{"method":"GET","path":"/","headers":{"Bad Name":"v"}},"response":{"status":200}}]}"#)
+        let h = #expect(throws: MBaaSError.self) { try Cassette(json: badHeader) }
+        #expect(h?.message.contains("Bad Name") == true && h?.message.contains("not a valid HTTP header name") == true)
     }
 
     @Test func authoringShorthandsAreAccepted() throws {

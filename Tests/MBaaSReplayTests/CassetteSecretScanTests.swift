@@ -31,13 +31,13 @@ import Testing
 
     static let planted: [(kind: String, interaction: Interaction)] = [
         ("JWT", interaction("GET", "/me", response: .object(["note": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig"]))),
-        ("bearer token", interaction("GET", "/me", headers: ["Authorization": "Bearer abcDEF123456ghi"])),
+        ("bearer token", interaction("GET", "/me", headers: [.authorization: "Bearer abcDEF123456ghi"])),
         ("password", interaction("POST", "/login", body: .json(.object(["username": "u", "password": "hunter2"])))),
         ("password", interaction("GET", "/login", query: [("password", "hunter2")])),
-        ("password", interaction("POST", "/login", headers: ["Content-Type": "text/plain"], body: .text(#"{\"password\":\"hunter2\"}"#))),
-        ("password", interaction("POST", "/signup", headers: ["Content-Type": "multipart/form-data; boundary=b"],
+        ("password", interaction("POST", "/login", headers: [.contentType: "text/plain"], body: .text(#"{\"password\":\"hunter2\"}"#))),
+        ("password", interaction("POST", "/signup", headers: [.contentType: "multipart/form-data; boundary=b"],
                                  body: .multipart([RecordedPart(name: "password", body: .text("hunter2"))]))),
-        ("long key", interaction("GET", "/c", headers: ["X-NCMB-Application-Key": String(repeating: "6145f91061916580", count: 4)])),
+        ("long key", interaction("GET", "/c", headers: HTTPFields([("X-NCMB-Application-Key", String(repeating: "6145f91061916580", count: 4))]))),
         ("long key", interaction("GET", "/c", response: .object(["key": "Xk9fQ2mZ7pL4sR8tV1wY3bN6cH0jD5gK"]))),
     ]
 
@@ -56,13 +56,12 @@ import Testing
         let clean = cassette([
             interaction("GET", "/apps/<APP_ID>/users/b56270b00022-171b-7e11-b35e-0911a10d",
                         query: [("where", #"{"createDate":{"$gte":{"__type":"Date","iso":"2024-03-31T23:59:59.123Z"}}}"#)],
-                        headers: ["Authorization": "Bearer <TOKEN_1>", "X-Kii-AppID": "<APP_ID>",
-                                  "X-Basic": BasicCredentials.header(for: "<APP_ID>:<APP_KEY>")],
+                        headers: HTTPFields([("Authorization", "Bearer <TOKEN_1>"), ("X-Kii-AppID", "<APP_ID>"), ("X-Basic", BasicCredentials.header(for: "<APP_ID>:<APP_KEY>"))]),
                         body: .json(.object(["password": "<USER_PASSWORD>", "id": "123e4567-e89b-12d3-a456-426614174000"])),
                         response: .object(["token_type": "Bearer", "access_token": "<TOKEN_1>",
                                            "name": "replay-application-key", "class": "Memo_abcd1234_attachment_report"])),
             Interaction(request: RecordedRequest(method: "GET", path: "/file"),
-                        response: RecordedResponse(status: 200, headers: ["ETag": "\"d41d8cd98f00b204e9800998ecf8427e\""],
+                        response: RecordedResponse(status: 200, headers: [.eTag: "\"d41d8cd98f00b204e9800998ecf8427e\""],
                                                    body: .base64(Data((0..<64).map { UInt8($0 * 7 % 256) })))),
         ])
         let findings = SecretScanner.scan(json: clean.json)

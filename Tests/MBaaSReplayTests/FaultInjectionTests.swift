@@ -10,7 +10,7 @@ import Testing
     static func trace(_ t: any HTTPTransport, _ n: Int) async -> [String] {
         var out: [String] = []
         for i in 0..<n {
-            do { out.append("\(try await t.send(request("GET", "https://x/item/\(i)")).status)") }
+            do { out.append("\(try await t.send(request("GET", "https://x/item/\(i)")).status.code)") }
             catch { out.append("error:\(MBaaSError.wrap(error).message.contains("injected") ? "injected" : "other")") }
         }
         return out
@@ -93,7 +93,7 @@ import Testing
             faulty = FaultInjectingTransport(wrapping: live, seed: 5, rate: 1, faults: [fault])
             self.failures = failures
         }
-        func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        func send(_ request: TransportRequest) async throws -> TransportResponse {
             let n = calls.withLock { c in c += 1; return c }
             return n <= failures ? try await faulty.send(request) : try await live.send(request)
         }
@@ -164,7 +164,7 @@ import Testing
                                                  faults: [.rateLimited(retryAfter: 0), .serverError(status: 503), .connectionReset])
             let retrying = RetryingTransport(faulty, policy: RetryPolicy(maxAttempts: 10, random: { 0 }), sleep: { _ in })
             var statuses: [Int] = []
-            for i in 0..<30 { statuses.append(try await retrying.send(request("GET", "https://x/i/\(i)")).status) }
+            for i in 0..<30 { statuses.append(try await retrying.send(request("GET", "https://x/i/\(i)")).status.code) }
             return (faulty.callCount, statuses)
         }
         let a = try await run(seed: 2024), b = try await run(seed: 2024)

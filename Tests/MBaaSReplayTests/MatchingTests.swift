@@ -8,7 +8,7 @@ import Testing
     static let signedProfile = WireProfile.generic.merging(WireProfile(
         secretHeaders: ["X-Vendor-Signature"], volatileHeaders: ["X-Vendor-Signature", "X-Vendor-Timestamp"]))
 
-    func replays(_ i: Interaction, _ r: HTTPRequest, profile: WireProfile = .generic) async -> MBaaSError? {
+    func replays(_ i: Interaction, _ r: TransportRequest, profile: WireProfile = .generic) async -> MBaaSError? {
         let t = ReplayingTransport(cassette: cassette([i]), profile: profile)
         return await thrownError { _ = try await t.send(r) }
     }
@@ -31,7 +31,7 @@ import Testing
     }
 
     @Test func jsonBodyIgnoresKeyOrderAndWhitespace() async {
-        let i = interaction("POST", "/classes/Memo", headers: ["Content-Type": "application/json"],
+        let i = interaction("POST", "/classes/Memo", headers: [.contentType: "application/json"],
                             body: .json(.object(["title": "a", "n": 1, "tags": ["x", "y"]])))
         let body = Data("{\n  \"tags\" : [\"x\",\"y\"],\"n\":1.0,\n \"title\":\"a\"}".utf8)
         #expect(await replays(i, request("POST", "https://x/classes/Memo", headers: [("Content-Type", "application/json; charset=utf-8")], body: body)) == nil)
@@ -45,7 +45,7 @@ import Testing
                           boundary: boundary)
         }
         let recorded = form("recorded-boundary", "hello")
-        let i = interaction("POST", "/files/a.txt", headers: ["Content-Type": recorded.contentType],
+        let i = interaction("POST", "/files/a.txt", headers: [.contentType: recorded.contentType],
                             body: RecordedBody.from(data: recorded.encoded(), contentType: recorded.contentType))
         let live = form("live-\(UUID().uuidString)", "hello")
         #expect(await replays(i, request("POST", "https://x/files/a.txt", headers: [("Content-Type", live.contentType)], body: live.encoded())) == nil)
@@ -55,7 +55,7 @@ import Testing
     }
 
     @Test func formBodyComparedByFields() async {
-        let i = interaction("POST", "/login", headers: ["Content-Type": "application/x-www-form-urlencoded"],
+        let i = interaction("POST", "/login", headers: [.contentType: "application/x-www-form-urlencoded"],
                             body: .text("user=bob&password=a+b"))
         let h = [("Content-Type", "application/x-www-form-urlencoded")]
         #expect(await replays(i, request("POST", "https://x/login", headers: h, body: Data("password=a%20b&user=bob".utf8))) == nil)
@@ -64,7 +64,7 @@ import Testing
     }
 
     @Test func volatileHeadersIgnoredUnlessPinned() async {
-        let headers: HTTPHeaders = ["X-Vendor-Signature": "sig-A", "X-Vendor-Timestamp": "t1", "X-App": "app"]
+        let headers: HTTPFields = HTTPFields([("X-Vendor-Signature", "sig-A"), ("X-Vendor-Timestamp", "t1"), ("X-App", "app")])
         let plain = interaction("GET", "/c", headers: headers)
         let live: [(String, String)] = [("X-Vendor-Signature", "sig-B"), ("X-Vendor-Timestamp", "t2"), ("X-App", "app"),
                                         ("User-Agent", "sdk/9"), ("Date", "now")]
@@ -92,7 +92,7 @@ import Testing
     }
 
     @Test func contentTypeBoundaryAndCaseIgnored() {
-        let r = RecordedRequest(method: "POST", path: "/u", headers: ["Content-Type": "multipart/form-data; boundary=a"])
+        let r = RecordedRequest(method: "POST", path: "/u", headers: [.contentType: "multipart/form-data; boundary=a"])
         #expect(RequestMatcher.difference(recorded: r, live: request("POST", "https://x/u", headers: [("content-type", "Multipart/Form-Data; boundary=b")])) == nil)
         #expect(RequestMatcher.difference(recorded: r, live: request("POST", "https://x/u", headers: [("Content-Type", "application/json")])) != nil)
     }

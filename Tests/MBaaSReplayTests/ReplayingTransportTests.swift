@@ -15,7 +15,7 @@ import Testing
         var statuses: [Int] = []
         for _ in 0..<3 {
             let r = try await t.send(request("GET", "https://x/jobs/1"))
-            statuses.append(r.status)
+            statuses.append(r.status.code)
             seen.append(try r.json()["n"])
         }
         #expect(statuses == [429, 200, 200])
@@ -30,7 +30,7 @@ import Testing
         let t = ReplayingTransport(cassette: cassette([
             interaction("POST", "/users"),
             interaction("GET", "/classes/Memo", query: [("limit", "2")]),
-            interaction("PUT", "/classes/Memo/abc", headers: ["Content-Type": "application/json"],
+            interaction("PUT", "/classes/Memo/abc", headers: [.contentType: "application/json"],
                         body: .json(.object(["fields": .object(["title": "a"])]))),
         ], name: "objects.crud.basic"))
         let q = await thrownError { _ = try await t.send(request("GET", "https://x/classes/Memo?limit=3")) }
@@ -97,7 +97,7 @@ import Testing
 
     @Test func placeholdersSubstitutedForReplayingClient() async throws {
         let c = cassette([
-            interaction("GET", "/apps/<APP_ID>/me", headers: ["X-Token": "<TOKEN_1>"], response: .object(["token": "<TOKEN_1>"])),
+            interaction("GET", "/apps/<APP_ID>/me", headers: HTTPFields([("X-Token", "<TOKEN_1>")]), response: .object(["token": "<TOKEN_1>"])),
         ])
         let t = ReplayingTransport(cassette: c, substitutions: ["APP_ID": "app-1"])
         let r = try await t.send(request("GET", "https://x/apps/app-1/me", headers: [("X-Token", "replay-token-1")]))

@@ -13,9 +13,7 @@ struct MiniClient {
     func login(user: String, password: String) async throws -> String {
         let url = try URL.build(base: base, path: "/apps/\(percentEncode(appID))/login",
                                 query: [("userName", user), ("password", password)])
-        let r = try await transport.send(HTTPRequest(method: "GET", url: url, headers: [
-            "X-App-Key": appKey, "Authorization": BasicCredentials.header(for: "\(appID):\(appKey)"),
-        ]))
+        let r = try await transport.send(TransportRequest(method: .get, url: url, headers: HTTPFields([("X-App-Key", appKey), ("Authorization", BasicCredentials.header(for: "\(appID):\(appKey)"))])))
         guard r.status == 200, let token = try r.json()["sessionToken"]?.stringValue else {
             throw MBaaSError(.unauthorized, "login failed \(r.status)")
         }
@@ -25,25 +23,22 @@ struct MiniClient {
     func formLogin(user: String, password: String) async throws -> Int {
         let url = try URL.build(base: base, path: "/apps/\(percentEncode(appID))/form-login")
         let body = "userName=\(formEncode(user))&password=\(formEncode(password))"
-        return try await transport.send(HTTPRequest(method: "POST", url: url,
-            headers: ["Content-Type": "application/x-www-form-urlencoded"], body: Data(body.utf8))).status
+        return try await transport.send(TransportRequest(method: .post, url: url,
+            headers: [.contentType: "application/x-www-form-urlencoded"], body: Data(body.utf8))).status.code
     }
 
     func create(token: String, note: String) async throws -> Int {
         let url = try URL.build(base: base, path: "/apps/\(percentEncode(appID))/classes/Memo", query: [("token", token)])
-        let r = try await transport.send(HTTPRequest(method: "POST", url: url, headers: [
-            "Content-Type": "application/json", "X-Session-Token": token, "Authorization": "Bearer \(token)",
-            "X-App-Key": appKey,
-        ], body: JSON.object(["note": .string(note), "owner": .string(token)]).data()))
-        return r.status
+        let r = try await transport.send(TransportRequest(method: .post, url: url, headers: HTTPFields([("Content-Type", "application/json"), ("X-Session-Token", token), ("Authorization", "Bearer \(token)"), ("X-App-Key", appKey)]), body: JSON.object(["note": .string(note), "owner": .string(token)]).data()))
+        return r.status.code
     }
 
     /// A text body that embeds the key JSON-escaped.
     func note(key: String) async throws -> Int {
         let url = try URL.build(base: base, path: "/apps/\(percentEncode(appID))/notes")
         let body = JSON.object(["embedded": .string(key)]).printed()
-        return try await transport.send(HTTPRequest(method: "POST", url: url,
-            headers: ["Content-Type": "text/plain"], body: Data(body.utf8))).status
+        return try await transport.send(TransportRequest(method: .post, url: url,
+            headers: [.contentType: "text/plain"], body: Data(body.utf8))).status.code
     }
 }
 
@@ -70,7 +65,7 @@ struct MiniClient {
             }
             if path.hasSuffix("/form-login") {
                 let fields = RequestMatcher.parseForm(String(decoding: req.body ?? Data(), as: UTF8.self))
-                return HTTPResponse(status: fields.contains { $0.name == "password" && $0.value == password } ? 204 : 401)
+                return TransportResponse(status: fields.contains { $0.name == "password" && $0.value == password } ? 204 : 401)
             }
             return jsonResponse(201, .object(["objectId": "m1", "owner": .string(liveToken)]))
         }
@@ -139,8 +134,7 @@ struct MiniClient {
 
     @Test func recordingKeepsOnlySelectedHeaders() async throws {
         let live = StubTransport { _ in
-            HTTPResponse(status: 200, headers: ["Content-Type": "text/plain", "Date": "Mon", "Server": "x", "X-Vendor": "v",
-                                                 "Set-Cookie": "sid=abc", "vendor-hint": "h"], body: Data("ok".utf8))
+            TransportResponse(status: 200, headers: HTTPFields([("Content-Type", "text/plain"), ("Date", "Mon"), ("Server", "x"), ("X-Vendor", "v"), ("Set-Cookie", "sid=abc"), ("vendor-hint", "h")]), body: Data("ok".utf8))
         }
         // A vendor whose timestamp is volatile and whose own headers carry no X- prefix.
         let profile = WireProfile.generic.merging(WireProfile(
@@ -170,8 +164,7 @@ struct MiniClient {
 
     @Test func aSimulatorsFactHeaderBecomesTheExchangesFactAndNeverReachesTheClient() async throws {
         let sim = StubTransport { _ in
-            HTTPResponse(status: 201, headers: ["Content-Type": "application/json",
-                                                 Interaction.factHeader: "[doc] vendor.md §1 create answers 201"],
+            TransportResponse(status: 201, headers: HTTPFields([("Content-Type", "application/json"), (Interaction.factHeader, "[doc] vendor.md §1 create answers 201")]),
                          body: Data("{}".utf8))
         }
         let recorder = RecordingTransport(wrapping: sim)
@@ -190,7 +183,7 @@ struct MiniClient {
 
     @Test func learnedSecretsFromHeadersAndKeys() {
         let raw = cassette([
-            interaction("POST", "/login", headers: ["X-Vendor-Session-Token": "r:abcdef123456", "X-Vendor-Application-Key": "vendor-app-key-xyz"],
+            interaction("POST", "/login", headers: HTTPFields([("X-Vendor-Session-Token", "r:abcdef123456"), ("X-Vendor-Application-Key", "vendor-app-key-xyz")]),
                         body: .json(.object(["username": "u", "password": "hunter22", "nested": .object(["refresh_token": "rt-9876543210"])])),
                         response: .object(["access_token": "at-1111111111", "token_type": "Bearer"])),
         ])

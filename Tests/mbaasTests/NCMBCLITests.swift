@@ -55,7 +55,7 @@ struct NCMBCLITests {
         let replay = ReplayingTransport(cassette: cassette, profile: NCMBBackendFactory().wireProfile, strict: false)
         let server = try LoopbackServer { request in
             do { return try await replay.send(request) } catch {
-                return HTTPResponse(status: 599, body: Data("\(error)".utf8))
+                return TransportResponse(status: 599, body: Data("\(error)".utf8))
             }
         }
         defer { server.stop() }

@@ -45,8 +45,8 @@ public struct AppPotErrorBody: Sendable, Hashable {
     public var json: JSON { AppPotEnvelope.error(code: code, description: description) }
 
     /// The HTTP answer, `application/json;charset=UTF-8` as AppPot's Java server labels JSON [sdk fixtures].
-    public func response() -> HTTPResponse {
-        HTTPResponse(status: httpStatus, headers: ["Content-Type": AppPotWire.jsonContentType], body: json.data())
+    public func response() -> TransportResponse {
+        TransportResponse(status: .init(code: httpStatus), headers: [.contentType: AppPotWire.jsonContentType], body: json.data())
     }
 }
 

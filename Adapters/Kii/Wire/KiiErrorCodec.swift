@@ -83,20 +83,20 @@ public enum KiiErrorCodec {
     ///   `UNAUTHORIZED` (401, `UnauthorizedAccessException` naming the authenticated principal, kii.md §7.1): with a
     ///   token that is ``MBaaSError/Kind/forbidden`` (the user is known but not allowed), without one it is
     ///   ``MBaaSError/Kind/unauthorized``.
-    public static func error(for response: HTTPResponse, authenticated: Bool, now: Date = Date()) -> MBaaSError {
+    public static func error(for response: TransportResponse, authenticated: Bool, now: Date = Date()) -> MBaaSError {
         let body = (try? JSON.parse(response.body)).flatMap(KiiErrorBody.init(json:))
         let code = body?.errorCode ?? exceptionCode(contentType: response.headers["Content-Type"])
             ?? (response.status == 401 ? "UNAUTHORIZED" : response.status == 429 ? "TOO_MANY_REQUESTS" : nil)
-        var kind = code.flatMap { kinds[$0] } ?? MBaaSError.kind(forHTTPStatus: response.status)
+        var kind = code.flatMap { kinds[$0] } ?? MBaaSError.kind(forHTTPStatus: response.status.code)
         if code == "UNAUTHORIZED", authenticated { kind = .forbidden }
         if response.status == 429 { kind = .rateLimited }
         var message = body?.message ?? ""
         if message.isEmpty {
-            message = code.map { "Kii error \($0)" } ?? "Kii answered HTTP \(response.status)"
+            message = code.map { "Kii error \($0)" } ?? "Kii answered HTTP \(response.status.code)"
             let snippet = String(decoding: response.body.prefix(200), as: UTF8.self)
             if body == nil, !snippet.isEmpty { message += ": \(snippet)" }
         }
-        return MBaaSError(kind, message, vendorCode: code, httpStatus: response.status,
+        return MBaaSError(kind, message, vendorCode: code, httpStatus: response.status.code,
                           retryAfter: kind == .rateLimited ? response.retryAfter(now: now) : nil)
     }
 
@@ -200,7 +200,7 @@ extension KiiErrorBody {
 
     /// The response a server sends: the status of the code, the exception Content-Type (``contentType``), and the
     /// JSON body.
-    public func response(status: Int? = nil) -> HTTPResponse {
-        HTTPResponse(status: status ?? self.status, headers: ["Content-Type": contentType], body: json.data())
+    public func response(status: Int? = nil) -> TransportResponse {
+        TransportResponse(status: .init(code: status ?? self.status), headers: [.contentType: contentType], body: json.data())
     }
 }

@@ -34,8 +34,8 @@ public struct NCMBErrorBody: Sendable, Hashable {
     }
 
     /// The response a server sends for this error.
-    public func response(headers: HTTPHeaders = ["Content-Type": "application/json"]) -> HTTPResponse {
-        HTTPResponse(status: NCMBErrorBody.httpStatus(forCode: code) ?? 400, headers: headers, body: json.data())
+    public func response(headers: HTTPFields = [.contentType: "application/json"]) -> TransportResponse {
+        TransportResponse(status: .init(code: NCMBErrorBody.httpStatus(forCode: code) ?? 400), headers: headers, body: json.data())
     }
 
     /// The error body a server answers for an ``MBaaSError`` (server direction): its vendor code when it is an
@@ -126,16 +126,16 @@ public struct NCMBErrorBody: Sendable, Hashable {
 
 extension NCMBErrorBody {
     /// Maps a non-2xx response to an ``MBaaSError``: the NCMB error body when there is one, else the status.
-    public static func error(from response: HTTPResponse, now: Date, context: String? = nil) -> MBaaSError {
+    public static func error(from response: TransportResponse, now: Date, context: String? = nil) -> MBaaSError {
         let prefix = context.map { "\($0): " } ?? ""
         var error: MBaaSError
         if let json = try? JSON.parse(response.body), let body = NCMBErrorBody(json: json) {
-            error = body.mbaasError(httpStatus: response.status, context: context)
+            error = body.mbaasError(httpStatus: response.status.code, context: context)
         } else {
             let snippet = String(decoding: response.body.prefix(200), as: UTF8.self)
-            error = MBaaSError(MBaaSError.kind(forHTTPStatus: response.status),
-                               prefix + "HTTP \(response.status)" + (snippet.isEmpty ? "" : ": \(snippet)"),
-                               httpStatus: response.status)
+            error = MBaaSError(MBaaSError.kind(forHTTPStatus: response.status.code),
+                               prefix + "HTTP \(response.status.code)" + (snippet.isEmpty ? "" : ": \(snippet)"),
+                               httpStatus: response.status.code)
         }
         error.retryAfter = response.retryAfter(now: now)
         return error

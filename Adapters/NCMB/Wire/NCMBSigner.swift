@@ -184,8 +184,8 @@ public struct NCMBSigner: Sendable, Hashable {
     /// Adds `X-NCMB-Application-Key`, `X-NCMB-Timestamp` and `X-NCMB-Signature` to a request, signing its URL as
     /// it will go on the wire. Returns the string that was signed (needed to check the response signature).
     @discardableResult
-    public func sign(_ request: inout HTTPRequest, timestamp: String) throws(MBaaSError) -> String {
-        let text = try stringToSign(method: request.method, url: request.url, timestamp: timestamp)
+    public func sign(_ request: inout TransportRequest, timestamp: String) throws(MBaaSError) -> String {
+        let text = try stringToSign(method: request.method.rawValue, url: request.url, timestamp: timestamp)
         request.headers[Header.applicationKey] = applicationKey
         request.headers[Header.timestamp] = timestamp
         request.headers[Header.signature] = signature(of: text)
@@ -193,11 +193,11 @@ public struct NCMBSigner: Sendable, Hashable {
     }
 
     /// Whether a received request carries this application's key and a valid signature (for a server).
-    public func verify(_ request: HTTPRequest) -> Bool {
+    public func verify(_ request: TransportRequest) -> Bool {
         guard request.headers[Header.applicationKey] == applicationKey,
               let timestamp = request.headers[Header.timestamp],
               let sent = request.headers[Header.signature],
-              let text = try? stringToSign(method: request.method, url: request.url, timestamp: timestamp)
+              let text = try? stringToSign(method: request.method.rawValue, url: request.url, timestamp: timestamp)
         else { return false }
         return constantTimeEquals(sent, signature(of: text))
     }
@@ -209,7 +209,7 @@ public struct NCMBSigner: Sendable, Hashable {
     /// that matches none of ``responseSignatureCandidates(stringToSign:body:contentType:)`` is
     /// ``MBaaSError/Kind/decoding`` with vendor code `E100001`, as the official SDKs report it. Callers check
     /// successful responses only (ncmb_unity and ncmb_js do).
-    public func verifyResponse(_ response: HTTPResponse, stringToSign: String) throws(MBaaSError) {
+    public func verifyResponse(_ response: TransportResponse, stringToSign: String) throws(MBaaSError) {
         guard let sent = response.headers[Header.responseSignature] else { return }
         let key = SymmetricKey(data: Data(clientKey.utf8))
         let candidates = responseSignatureCandidates(stringToSign: stringToSign, body: response.body,
@@ -220,7 +220,7 @@ public struct NCMBSigner: Sendable, Hashable {
         }
         throw MBaaSError(
             .decoding, "Authentication error by response signature incorrect.", vendorCode: "E100001",
-            httpStatus: response.status)
+            httpStatus: response.status.code)
     }
 
     /// Host, percent-encoded path and percent-encoded query of a URL, as they go on the wire: read from the URL's

@@ -59,8 +59,8 @@ public struct ParseErrorBody: Sendable, Hashable {
     }
 
     /// The response a server sends for this error.
-    public func response(headers: HTTPHeaders = ["Content-Type": "application/json"]) -> HTTPResponse {
-        HTTPResponse(status: ParseErrorBody.httpStatus(forCode: code), headers: headers, body: json.data())
+    public func response(headers: HTTPFields = [.contentType: "application/json"]) -> TransportResponse {
+        TransportResponse(status: .init(code: ParseErrorBody.httpStatus(forCode: code)), headers: headers, body: json.data())
     }
 
     /// The error body a server answers for an ``MBaaSError`` (server direction): its vendor code when it is a
@@ -111,15 +111,15 @@ public struct ParseErrorBody: Sendable, Hashable {
     }
 
     /// Maps a non-2xx response to an ``MBaaSError``: the Parse error body when there is one, else the status.
-    public static func error(from response: HTTPResponse, now: Date, onLogin: Bool = false, context: String? = nil) -> MBaaSError {
+    public static func error(from response: TransportResponse, now: Date, onLogin: Bool = false, context: String? = nil) -> MBaaSError {
         var error: MBaaSError
         if let json = try? JSON.parse(response.body), let body = ParseErrorBody(json: json) {
-            error = body.mbaasError(httpStatus: response.status, onLogin: onLogin, context: context)
+            error = body.mbaasError(httpStatus: response.status.code, onLogin: onLogin, context: context)
         } else {
             let snippet = String(decoding: response.body.prefix(200), as: UTF8.self)
-            error = MBaaSError(MBaaSError.kind(forHTTPStatus: response.status),
-                               (context.map { "\($0): " } ?? "") + "HTTP \(response.status)" + (snippet.isEmpty ? "" : ": \(snippet)"),
-                               httpStatus: response.status)
+            error = MBaaSError(MBaaSError.kind(forHTTPStatus: response.status.code),
+                               (context.map { "\($0): " } ?? "") + "HTTP \(response.status.code)" + (snippet.isEmpty ? "" : ": \(snippet)"),
+                               httpStatus: response.status.code)
         }
         error.retryAfter = response.retryAfter(now: now)
         return error

@@ -1,50 +1,73 @@
 import Foundation
 
-/// HTTP header fields: ordered, names compared case-insensitively, repeated names allowed.
-public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
-    public private(set) var fields: [(name: String, value: String)] = []
+// Header fields, methods and statuses are swift-http-types' (`HTTPFields`, `HTTPRequest.Method`,
+// `HTTPResponse.Status`), so adapters, wire modules and a server built on Hummingbird speak one vocabulary. The
+// core's own message types carry what a transport needs besides them (the URL, the body, a timeout, an
+// idempotency key) and are named so as not to clash with swift-http-types' `HTTPRequest`/`HTTPResponse`.
+@_exported import HTTPTypes
 
-    public init() {}
-    public init(_ fields: [(String, String)]) { for (n, v) in fields { add(n, v) } }
-    public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
-
-    /// The first value of a header, or `nil`. Setting replaces every value of that name (`nil` removes them).
-    public subscript(name: String) -> String? {
-        get { fields.first { headerNamesEqual($0.name, name) }?.value }
-        set {
-            let index = fields.firstIndex { headerNamesEqual($0.name, name) }
-            fields.removeAll { headerNamesEqual($0.name, name) }
-            if let newValue { fields.insert((name, newValue), at: index ?? fields.count) }
-        }
+/// String-keyed access to header fields, for names known to be valid tokens (vendor header names in adapters,
+/// header names read from files after ``HTTPField/Name/init(_:)`` has checked them).
+///
+/// Names compare case-insensitively and repeated names are allowed, as ``HTTPFields`` does; the original
+/// spelling of each name is kept (``HTTPField/Name/rawName``), so recorded exchanges print as they were sent.
+extension HTTPFields {
+    /// The value of a header (repeated values joined as ``HTTPFields`` joins them), or `nil`; a name that is not
+    /// a valid field name is never present. Setting replaces every value of that name (`nil` removes them).
+    ///
+    /// - Precondition: when setting, `name` is a valid field name (an RFC 9110 token).
+    public subscript(_ name: String) -> String? {
+        get { HTTPField.Name(name).flatMap { self[$0] } }
+        set { self[HTTPFields.validName(name)] = newValue }
     }
 
-    public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
+    /// Appends a field. - Precondition: `name` is a valid field name.
+    public mutating func add(_ name: String, _ value: String) {
+        append(HTTPField(name: HTTPFields.validName(name), value: value))
+    }
+
+    /// Every value of a header, in order.
     public func values(_ name: String) -> [String] {
-        fields.filter { headerNamesEqual($0.name, name) }.map(\.value)
+        HTTPField.Name(name).map { self[values: $0] } ?? []
     }
-    public var names: [String] { fields.map(\.name) }
 
-    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+    /// The field names as sent, in order (repeated names repeated).
+    public var names: [String] { map(\.name.rawName) }
 
-    public static func == (a: HTTPHeaders, b: HTTPHeaders) -> Bool {
-        a.fields.map { "\($0.name.lowercased()):\($0.value)" } == b.fields.map { "\($0.name.lowercased()):\($0.value)" }
-    }
-    public func hash(into hasher: inout Hasher) {
-        for f in fields { hasher.combine(f.name.lowercased()); hasher.combine(f.value) }
+    /// Fields from `(name, value)` pairs. - Precondition: every name is a valid field name.
+    public init(_ pairs: [(String, String)]) {
+        self.init()
+        for (name, value) in pairs { add(name, value) }
     }
 
     /// A copy with the values of the named headers replaced by `***` (for logs).
-    public func redacting(_ secretNames: Set<String>) -> HTTPHeaders {
+    public func redacting(_ secretNames: Set<String>) -> HTTPFields {
         let lower = Set(secretNames.map { $0.lowercased() })
-        return HTTPHeaders(fields.map { (lower.contains($0.name.lowercased()) ? ($0.name, "***") : ($0.name, $0.value)) })
+        var out = HTTPFields()
+        for field in self {
+            out.append(lower.contains(field.name.canonicalName) ? HTTPField(name: field.name, value: "***") : field)
+        }
+        return out
+    }
+
+    static func validName(_ name: String) -> HTTPField.Name {
+        guard let valid = HTTPField.Name(name) else { preconditionFailure("not a valid HTTP field name: \(name)") }
+        return valid
     }
 }
 
+extension HTTPTypes.HTTPRequest.Method {
+    /// A method from its name, upper-cased; `nil` when it is not a token.
+    public init?(name: String) { self.init(name.uppercased()) }
+}
+
 /// An HTTP request as adapters build it and transports send it.
-public struct HTTPRequest: Sendable, Hashable {
-    public var method: String
+public struct TransportRequest: Sendable, Hashable {
+    public typealias Method = HTTPTypes.HTTPRequest.Method
+
+    public var method: Method
     public var url: URL
-    public var headers: HTTPHeaders
+    public var headers: HTTPFields
     public var body: Data?
     /// Seconds before the request fails with a `transport` error; the transport's default when `nil`.
     public var timeout: TimeInterval?
@@ -52,10 +75,10 @@ public struct HTTPRequest: Sendable, Hashable {
     public var idempotencyKey: String?
 
     public init(
-        method: String, url: URL, headers: HTTPHeaders = [:], body: Data? = nil, timeout: TimeInterval? = nil,
+        method: Method, url: URL, headers: HTTPFields = [:], body: Data? = nil, timeout: TimeInterval? = nil,
         idempotencyKey: String? = nil
     ) {
-        self.method = method.uppercased()
+        self.method = method
         self.url = url
         self.headers = headers
         self.body = body
@@ -64,34 +87,41 @@ public struct HTTPRequest: Sendable, Hashable {
     }
 
     /// GET, HEAD, PUT, DELETE, OPTIONS and TRACE may be repeated safely.
-    public var isIdempotent: Bool { ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"].contains(method) }
+    public var isIdempotent: Bool {
+        switch method {
+        case .get, .head, .put, .delete, .options, .trace: true
+        default: false
+        }
+    }
 }
 
 /// An HTTP response.
-public struct HTTPResponse: Sendable, Hashable {
-    public var status: Int
-    public var headers: HTTPHeaders
+public struct TransportResponse: Sendable, Hashable {
+    public typealias Status = HTTPTypes.HTTPResponse.Status
+
+    public var status: Status
+    public var headers: HTTPFields
     public var body: Data
 
-    public init(status: Int, headers: HTTPHeaders = [:], body: Data = Data()) {
+    public init(status: Status, headers: HTTPFields = [:], body: Data = Data()) {
         self.status = status
         self.headers = headers
         self.body = body
     }
 
-    public var isSuccess: Bool { (200..<300).contains(status) }
+    public var isSuccess: Bool { status.kind == .successful }
 
     /// The body parsed as JSON; a body that is not JSON is a ``MBaaSError/Kind/decoding`` error.
     public func json() throws -> JSON {
         do { return try JSON.parse(body) } catch {
             let snippet = String(decoding: body.prefix(200), as: UTF8.self)
-            throw MBaaSError(.decoding, "response is not JSON (\(error.message)): \(snippet)", httpStatus: status)
+            throw MBaaSError(.decoding, "response is not JSON (\(error.message)): \(snippet)", httpStatus: status.code)
         }
     }
 
     /// `Retry-After` in seconds (delta-seconds form, or an HTTP date relative to `now`).
     public func retryAfter(now: Date = Date()) -> TimeInterval? {
-        guard let value = headers["Retry-After"]?.trimmingCharacters(in: .whitespaces) else { return nil }
+        guard let value = headers[.retryAfter]?.trimmingCharacters(in: .whitespaces) else { return nil }
         if let seconds = TimeInterval(value) { return max(0, seconds) }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")

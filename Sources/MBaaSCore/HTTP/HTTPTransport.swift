@@ -15,7 +15,7 @@ import FoundationNetworking
 /// Implementations: ``URLSessionTransport`` (live), ``RetryingTransport`` (wraps another), and in
 /// `MBaaSReplay` the replaying, recording and fault-injecting transports.
 public protocol HTTPTransport: Sendable {
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse
+    func send(_ request: TransportRequest) async throws -> TransportResponse
 }
 
 /// A transport over `URLSession`. The session is injected (tests pass one with stub protocol classes); bodies
@@ -37,11 +37,11 @@ public struct URLSessionTransport: HTTPTransport {
         self.secretHeaders = secretHeaders
     }
 
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var urlRequest = URLRequest(url: request.url)
-        urlRequest.httpMethod = request.method
+        urlRequest.httpMethod = request.method.rawValue
         urlRequest.timeoutInterval = request.timeout ?? defaultTimeout
-        for (name, value) in request.headers { urlRequest.addValue(value, forHTTPHeaderField: name) }
+        for field in request.headers { urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName) }
         urlRequest.httpBody = request.body
         logger?.debug("http request", metadata: HTTPLogging.metadata(request, secretHeaders: secretHeaders))
         let started = Date()
@@ -51,15 +51,17 @@ public struct URLSessionTransport: HTTPTransport {
             guard let http = response as? HTTPURLResponse else {
                 throw MBaaSError(.transport, "not an HTTP response from \(HTTPLogging.redactedURL(request.url))")
             }
-            var headers = HTTPHeaders()
+            var headers = HTTPFields()
             for (k, v) in http.allHeaderFields {
-                if let k = k as? String, let v = v as? String { headers.add(k, v) }
+                if let k = k as? String, let name = HTTPField.Name(k), let v = v as? String {
+                    headers.append(HTTPField(name: name, value: v))
+                }
             }
             logger?.debug("http response", metadata: [
                 "status": "\(http.statusCode)", "bytes": "\(data.count)",
                 "ms": "\(Int(Date().timeIntervalSince(started) * 1000))",
             ])
-            return HTTPResponse(status: http.statusCode, headers: headers, body: data)
+            return TransportResponse(status: .init(code: http.statusCode), headers: headers, body: data)
         } catch let error as MBaaSError {
             throw error
         } catch {
@@ -109,10 +111,10 @@ public enum HTTPLogging {
         return c.string ?? "<url>"
     }
 
-    public static func metadata(_ request: HTTPRequest, secretHeaders: Set<String>) -> Logger.Metadata {
+    public static func metadata(_ request: TransportRequest, secretHeaders: Set<String>) -> Logger.Metadata {
         [
             "method": "\(request.method)", "url": "\(redactedURL(request.url))",
-            "headers": "\(request.headers.fields.map { "\($0.name): \(isSecretHeader($0.name, extra: secretHeaders) ? "***" : $0.value)" })",
+            "headers": "\(request.headers.map { "\($0.name.rawName): \(isSecretHeader($0.name.rawName, extra: secretHeaders) ? "***" : $0.value)" })",
             "bytes": "\(request.body?.count ?? 0)",
         ]
     }

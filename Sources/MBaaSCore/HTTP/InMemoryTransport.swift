@@ -6,7 +6,7 @@ import Foundation
 ///
 /// ```swift
 /// let transport = InMemoryTransport.canned([
-///     "GET /classes/Memo/m1": HTTPResponse(status: 200, body: Data(#"{"objectId":"m1"}"#.utf8)),
+///     "GET /classes/Memo/m1": TransportResponse(status: 200, body: Data(#"{"objectId":"m1"}"#.utf8)),
 /// ])
 /// let backend = SomeBackend(configuration: ..., context: BackendContext(transport: transport))
 /// ```
@@ -15,7 +15,7 @@ import Foundation
 /// - `respond` runs on the calling task, synchronously; whatever it throws is thrown by ``send(_:)``.
 /// - Safe to call from many tasks at once when `respond` is (the closure is `@Sendable`).
 public struct InMemoryTransport: HTTPTransport {
-    public typealias Responder = @Sendable (HTTPRequest) throws -> HTTPResponse
+    public typealias Responder = @Sendable (TransportRequest) throws -> TransportResponse
 
     private let respond: Responder
 
@@ -23,16 +23,16 @@ public struct InMemoryTransport: HTTPTransport {
         self.respond = respond
     }
 
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
         try respond(request)
     }
 
     /// Answers by `"METHOD /path"` (the URL's path, without its query); a request with no entry gets `fallback`,
     /// or a 404 with an empty JSON object.
-    public static func canned(_ responses: [String: HTTPResponse], fallback: HTTPResponse? = nil) -> InMemoryTransport {
-        let notFound = fallback ?? HTTPResponse(status: 404, headers: ["Content-Type": "application/json"], body: Data("{}".utf8))
+    public static func canned(_ responses: [String: TransportResponse], fallback: TransportResponse? = nil) -> InMemoryTransport {
+        let notFound = fallback ?? TransportResponse(status: 404, headers: [.contentType: "application/json"], body: Data("{}".utf8))
         return InMemoryTransport { request in
-            responses[key(method: request.method, path: request.url.path)] ?? notFound
+            responses[key(method: request.method.rawValue, path: request.url.path)] ?? notFound
         }
     }
 

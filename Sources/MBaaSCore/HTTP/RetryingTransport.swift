@@ -3,7 +3,7 @@ import Foundation
 /// When and how long to wait before retrying a request.
 ///
 /// Retries 429, 502, 503, 504 and `transport` failures (not cancellation), only for idempotent methods or
-/// requests with an ``HTTPRequest/idempotencyKey``. The delay is exponential (`baseDelay * 2^attempt`, capped at
+/// requests with an ``TransportRequest/idempotencyKey``. The delay is exponential (`baseDelay * 2^attempt`, capped at
 /// `maxDelay`) with full jitter, or the server's `Retry-After` when it gives one (capped at `maxRetryAfter`).
 public struct RetryPolicy: Sendable {
     public var maxAttempts: Int
@@ -30,7 +30,7 @@ public struct RetryPolicy: Sendable {
     public static let none = RetryPolicy(maxAttempts: 1)
 
     /// Whether this request may be sent again at all.
-    public func mayRetry(_ request: HTTPRequest) -> Bool { request.isIdempotent || request.idempotencyKey != nil }
+    public func mayRetry(_ request: TransportRequest) -> Bool { request.isIdempotent || request.idempotencyKey != nil }
 
     /// The delay before attempt `attempt + 1` (attempt counts from 0), honouring `Retry-After`.
     public func delay(afterAttempt attempt: Int, retryAfter: TimeInterval?) -> TimeInterval {
@@ -57,13 +57,13 @@ public struct RetryingTransport: HTTPTransport {
         self.sleep = sleep
     }
 
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var attempt = 0
         while true {
             let canRetry = attempt + 1 < policy.maxAttempts && policy.mayRetry(request)
             do {
                 let response = try await base.send(request)
-                guard canRetry, policy.retryableStatuses.contains(response.status) else { return response }
+                guard canRetry, policy.retryableStatuses.contains(response.status.code) else { return response }
                 try await sleep(policy.delay(afterAttempt: attempt, retryAfter: response.retryAfter()))
             } catch {
                 let e = MBaaSError.wrap(error)

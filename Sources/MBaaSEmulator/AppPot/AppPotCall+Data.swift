@@ -43,7 +43,7 @@ extension AppPotCall {
 
     /// `POST schemas`: creates each table that does not exist; `isResetDatabase` drops the listed tables' rows and
     /// definitions first [doc A6].
-    func defineSchemas(_ caller: Caller) async throws -> HTTPResponse {
+    func defineSchemas(_ caller: Caller) async throws -> TransportResponse {
         let body = try jsonBody()
         let request = try AppPotSchemaRequest(json: body)
         let c = dialect.configuration
@@ -183,7 +183,7 @@ extension AppPotCall {
 
     /// Runs each row; a one-row request fails as a whole, a longer one reports `objectId` -1 with the row's code
     /// [doc A7: "If object is error, object id is -1"].
-    func perRow(_ count: Int, _ body: (Int) async throws -> AppPotWriteResult) async throws -> HTTPResponse {
+    func perRow(_ count: Int, _ body: (Int) async throws -> AppPotWriteResult) async throws -> TransportResponse {
         var results: [AppPotWriteResult] = []
         for n in 0..<count {
             do {
@@ -200,7 +200,7 @@ extension AppPotCall {
     /// `POST data/batch/addData` [doc A7]: each row gets `objectId` `{Class}_{epoch ms}` (ms + the row's index) unless it brings one
     /// [sdk: offline JS sends `{Class}_{uuid}`], the caller as `createUserId`, its groups as `groupIds`, and
     /// `scopeType` 2 when none is given [sdk: the SDKs' default].
-    func addData(_ caller: Caller) async throws -> HTTPResponse {
+    func addData(_ caller: Caller) async throws -> TransportResponse {
         let request = try AppPotWriteRequest(json: try jsonBody())
         let schema = try await writeTarget(request.objectName, transactionId: request.transactionId)
         let cls = schema.name
@@ -249,7 +249,7 @@ extension AppPotCall {
 
     /// `POST data/batch/updateData` [doc A7]: each row names its `objectId` and carries `serverUpdateTime` as the
     /// lock; the columns it carries are set (null or "" clears one), the others kept.
-    func updateData(_ caller: Caller) async throws -> HTTPResponse {
+    func updateData(_ caller: Caller) async throws -> TransportResponse {
         let request = try AppPotWriteRequest(json: try jsonBody())
         let schema = try await writeTarget(request.objectName, transactionId: request.transactionId)
         let cls = schema.name
@@ -281,7 +281,7 @@ extension AppPotCall {
     }
 
     /// `POST data/batch/deleteData` [doc A7]: `objectIds` with their `serverUpdateTime` locks; results `{objectId}`.
-    func deleteData(_ caller: Caller) async throws -> HTTPResponse {
+    func deleteData(_ caller: Caller) async throws -> TransportResponse {
         let request = try AppPotDeleteRequest(json: try jsonBody())
         let schema = try await writeTarget(request.objectName, transactionId: request.transactionId)
         return try await perRow(request.targets.count) { n in
@@ -300,7 +300,7 @@ extension AppPotCall {
 
     /// `GET data/{Class}/{objectId}`: `{"Class":[row]}` [doc A7]; a missing record, or one outside the caller's
     /// scope, is HTTP 404 errCode 130 [inferred].
-    func getRow(_ caller: Caller, _ cls: String, _ id: String) async throws -> HTTPResponse {
+    func getRow(_ caller: Caller, _ cls: String, _ id: String) async throws -> TransportResponse {
         guard let schema = try await schema(cls) else { throw Self.noTable() }
         let record: Record
         do { record = try await caller.backend.get(className: cls, id: id) } catch let e as MBaaSError where e.kind == .notFound {
@@ -310,7 +310,7 @@ extension AppPotCall {
     }
 
     /// `POST data/query/{Class}` and `…/count` [doc A8, sdk]: the rows under the query's alias, or `{"count":N}`.
-    func query(_ caller: Caller, _ cls: String, count: Bool) async throws -> HTTPResponse {
+    func query(_ caller: Caller, _ cls: String, count: Bool) async throws -> TransportResponse {
         let json = try jsonBody()
         guard let schema = try await schema(cls) else { throw Self.noTable() }
         if let joins = json["join"], !(joins.arrayValue ?? []).isEmpty {

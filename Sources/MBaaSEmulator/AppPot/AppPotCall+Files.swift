@@ -24,7 +24,7 @@ extension AppPotCall {
 
     /// `POST files` (or `PUT files/{old}`, which replaces `old`): multipart `entity` (`{"name":…}`) and `file`;
     /// answers `{"results":{"name":"{uuid}_{name}","url":…}}` [doc A9].
-    func upload(_ caller: Caller, replacing old: String?) async throws -> HTTPResponse {
+    func upload(_ caller: Caller, replacing old: String?) async throws -> TransportResponse {
         guard let body = request.body, let type = request.headers["Content-Type"], type.lowercased().hasPrefix("multipart/form-data") else {
             throw MBaaSError(.invalidRequest, "Input parameters are required (multipart entity and file)", vendorCode: "198")
         }
@@ -66,21 +66,21 @@ extension AppPotCall {
     }
 
     /// `GET files/{name}?userToken=`: the bytes as `application/octet-stream` [doc A9].
-    func download(_ caller: Caller, _ name: String) async throws -> HTTPResponse {
+    func download(_ caller: Caller, _ name: String) async throws -> TransportResponse {
         try Self.checkFileName(name)
         let data: Data
         do { data = try await caller.backend.download(FileReference(name: name)) } catch let e as MBaaSError where e.kind == .notFound {
             throw Self.fileNotFound()
         }
-        var headers: HTTPHeaders = ["Content-Type": "application/octet-stream"]
+        var headers: HTTPFields = [.contentType: "application/octet-stream"]
         if let as_ = query("asFilename"), !as_.isEmpty {
             headers["Content-Disposition"] = "attachment; filename*=UTF-8''\(percentEncode(as_))"
         }
-        return HTTPResponse(status: 200, headers: headers, body: data)
+        return TransportResponse(status: 200, headers: headers, body: data)
     }
 
     /// `DELETE files/{name}` [doc A9].
-    func deleteFile(_ caller: Caller, _ name: String) async throws -> HTTPResponse {
+    func deleteFile(_ caller: Caller, _ name: String) async throws -> TransportResponse {
         try Self.checkFileName(name)
         do { try await caller.backend.deleteFile(FileReference(name: name)) } catch let e as MBaaSError where e.kind == .notFound {
             throw Self.fileNotFound()

@@ -10,7 +10,7 @@ import MBaaSLocal
 extension AppPotCall {
     /// `GET anonymousTokens?appKey=&deviceUDID=`: a fresh anonymous token in `results` [doc A5]; a wrong app key is
     /// errCode 101, a missing parameter 198 [doc codes].
-    func anonymousToken() -> HTTPResponse {
+    func anonymousToken() -> TransportResponse {
         guard let key = query("appKey"), !key.isEmpty, let udid = query("deviceUDID"), !udid.isEmpty else {
             return AppPotErrorBody(code: 198).response()
         }
@@ -22,7 +22,7 @@ extension AppPotCall {
     /// this app's (104) [doc code]; a wrong name or password is 111 [sdk]. The answer is `authInfor` with the user
     /// token, `validTime` as an absolute epoch-ms expiry [inferred: v2 answers such values, see AppPotAuthInfo],
     /// the user and its groups with roles.
-    func logIn() async throws -> HTTPResponse {
+    func logIn() async throws -> TransportResponse {
         let body = try jsonBody()
         if body["username"] == nil, body["account"] != nil {
             // v4's account login: not served.
@@ -51,7 +51,7 @@ extension AppPotCall {
     }
 
     /// `POST auth/logout {}`: `{"status":"OK"}` [sdk: JS spec/logout.test.ts]; the token is unknown afterwards.
-    func logOut() async throws -> HTTPResponse {
+    func logOut() async throws -> TransportResponse {
         let caller = try await authenticate()
         try await caller.backend.logOut(confirmWithServer: false)
         return Self.json(.object(["status": "OK"]))
@@ -60,7 +60,7 @@ extension AppPotCall {
     /// `GET users/{id}?token=`: `{"user":{userId, account, firstName, lastName, groupRoleMap}}` [sdk: JS user.ts
     /// findById; members inferred]. Any user of the app may read any other's directory entry [inferred: the
     /// directory is the company's]; an unknown id is errCode 110 [doc code].
-    func user(_ caller: Caller, _ id: String) async throws -> HTTPResponse {
+    func user(_ caller: Caller, _ id: String) async throws -> TransportResponse {
         let user: User
         do { user = try await owner.user(id: id) } catch let e as MBaaSError where e.kind == .notFound {
             return AppPotErrorBody(code: 110).response()
@@ -69,7 +69,7 @@ extension AppPotCall {
     }
 
     /// `GET users[?groupId=]`: `{"users":[…]}` [doc A10], in id order.
-    func users(_ caller: Caller) async throws -> HTTPResponse {
+    func users(_ caller: Caller) async throws -> TransportResponse {
         var out: [JSON] = []
         var cursor: String?
         repeat {
@@ -85,7 +85,7 @@ extension AppPotCall {
     }
 
     /// `GET groups`: `{"groups":[{groupId, groupName, description}]}` [doc A10]: the groups of the directory's users.
-    func groups(_ caller: Caller) async throws -> HTTPResponse {
+    func groups(_ caller: Caller) async throws -> TransportResponse {
         var seen: [String: AppPotGroupRole] = [:]
         var cursor: String?
         repeat {

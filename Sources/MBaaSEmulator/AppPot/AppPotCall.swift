@@ -6,14 +6,14 @@ import MBaaSLocal
 /// One request being answered by the ``AppPotDialect``: its route, its caller, and the store view acting for it.
 struct AppPotCall {
     let dialect: AppPotDialect
-    let request: HTTPRequest
+    let request: TransportRequest
     let route: AppPotRoute
     let queryItems: [(String, String)]
     /// The store acting as the application owner, for the dialect's own bookkeeping (schemas, the directory):
     /// never used to answer what the caller may see.
     let owner: LocalBackend
 
-    init(dialect: AppPotDialect, request: HTTPRequest, route: AppPotRoute) {
+    init(dialect: AppPotDialect, request: TransportRequest, route: AppPotRoute) {
         self.dialect = dialect
         self.request = request
         self.route = route
@@ -21,7 +21,7 @@ struct AppPotCall {
         self.owner = dialect.store.sharing(session: nil, administrative: true)
     }
 
-    var method: String { request.method }
+    var method: String { request.method.rawValue }
 
     func query(_ name: String) -> String? { queryItems.first { $0.0 == name }?.1 }
 
@@ -33,7 +33,7 @@ struct AppPotCall {
         return nil
     }
 
-    func answer() async throws -> HTTPResponse {
+    func answer() async throws -> TransportResponse {
         switch (route, method) {
         case (.anonymousTokens, "GET"): return anonymousToken()
         case (.anonymousTokens, "POST"):
@@ -116,11 +116,11 @@ struct AppPotCall {
         return json
     }
 
-    static func json(_ body: JSON, status: Int = 200) -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": AppPotWire.jsonContentType], body: body.data())
+    static func json(_ body: JSON, status: Int = 200) -> TransportResponse {
+        TransportResponse(status: .init(code: status), headers: [.contentType: AppPotWire.jsonContentType], body: body.data())
     }
 
-    static func ok() -> HTTPResponse { json(AppPotEnvelope.success()) }
+    static func ok() -> TransportResponse { json(AppPotEnvelope.success()) }
 
     static func invalid(_ message: String) -> MBaaSError {
         MBaaSError(.invalidRequest, "Input data not valid: \(message)", vendorCode: "109")

@@ -210,7 +210,7 @@ public struct AppPotDialect: EmulatorDialect {
     /// The multipart envelope around the largest file.
     public var maxRequestBodySize: Int { max(configuration.maxFileSize + 64 << 10, configuration.maxDocumentSize) }
 
-    public func requestTooLarge(limit: Int) -> HTTPResponse {
+    public func requestTooLarge(limit: Int) -> TransportResponse {
         AppPotErrorBody(code: 109, description: "Input data not valid: the request is larger than \(limit) bytes", httpStatus: 413).response()
     }
 
@@ -220,7 +220,7 @@ public struct AppPotDialect: EmulatorDialect {
         return "apppot+http://\(percentEncode(configuration.appKey))@\(h):\(port)/\(configuration.contextRoot)?company=\(percentEncode(configuration.companyId))&app=\(percentEncode(configuration.appId))&version=\(percentEncode(configuration.appVersion))"
     }
 
-    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+    public func respond(to request: TransportRequest) async -> TransportResponse {
         let (path, _) = Self.pathAndQuery(of: request.url)
         let route: AppPotRoute
         switch configuration.appPath.parse(path) {

@@ -42,7 +42,7 @@ extension KiiCall {
 
     /// `PUT {object}/body` [doc kii.md §5.1; sdk Unity `TestKiiObject_body.cs`]: 200 `{"modifiedAt"}` and the
     /// body's `ETag`.
-    func putBody(_ address: KiiBucketAddress, _ id: String) async throws -> HTTPResponse {
+    func putBody(_ address: KiiBucketAddress, _ id: String) async throws -> TransportResponse {
         let b = try await resolve(address)
         let data = request.body ?? Data()
         guard data.count <= dialect.configuration.maxBodySize else {
@@ -61,17 +61,17 @@ extension KiiCall {
     }
 
     /// `GET {object}/body`: 200 with the uploader's Content-Type; `HEAD`: 204 with the headers only [doc kii.md §5.1].
-    func getBody(_ address: KiiBucketAddress, _ id: String, head: Bool) async throws -> HTTPResponse {
+    func getBody(_ address: KiiBucketAddress, _ id: String, head: Bool) async throws -> TransportResponse {
         let b = try await resolve(address)
         _ = try await onObject(b, id) { try await readView(b).get(className: b.storeClass, id: id) }
         let info = try await bodyInfo(b, id)
-        let headers = HTTPHeaders([("Content-Type", info.reference.contentType ?? "application/octet-stream"), ("ETag", bodyETag(info))])
-        if head { return HTTPResponse(status: 204, headers: headers) }
-        return HTTPResponse(status: 200, headers: headers, body: try await owner.download(info.reference))
+        let headers = HTTPFields([("Content-Type", info.reference.contentType ?? "application/octet-stream"), ("ETag", bodyETag(info))])
+        if head { return TransportResponse(status: 204, headers: headers) }
+        return TransportResponse(status: 200, headers: headers, body: try await owner.download(info.reference))
     }
 
     /// `DELETE {object}/body` [sdk Unity `TestKiiObject.cs`]: 204; needs write access to the object.
-    func deleteBody(_ address: KiiBucketAddress, _ id: String) async throws -> HTTPResponse {
+    func deleteBody(_ address: KiiBucketAddress, _ id: String) async throws -> TransportResponse {
         let b = try await resolve(address)
         let record = try await onObject(b, id) { try await readView(b).get(className: b.storeClass, id: id) }
         guard await mayWrite(record) else { throw unauthorized("the caller may not write object \(id)") }
@@ -144,7 +144,7 @@ extension KiiCall {
     }
 
     /// `GET {resource}/acl[/{VERB}]` [doc kii.md §6.1]: the ACL list, or one verb's subjects.
-    func listACL(_ resource: KiiACLResource, verb: KiiACLVerb?) async throws -> HTTPResponse {
+    func listACL(_ resource: KiiACLResource, verb: KiiACLVerb?) async throws -> TransportResponse {
         let b = try await resolve(resource.bucket)
         let entries: Set<KiiACLEntry>
         switch resource {
@@ -166,7 +166,7 @@ extension KiiCall {
     /// `PUT` (grant) / `DELETE` (revoke) `{object}/acl/{VERB}/{SUBJECT}` [doc kii.md §6.1]: 204 [inferred: the
     /// SDKs accept any 2xx]; an entry already there is 409 `ACL_ALREADY_EXISTS`, a missing one 404 `ACL_NOT_FOUND`.
     /// Bucket ACLs cannot be changed here (403 `OPERATION_NOT_SUPPORTED`).
-    func changeACL(_ resource: KiiACLResource, _ verb: KiiACLVerb, _ subject: KiiACLSubject, grant: Bool) async throws -> HTTPResponse {
+    func changeACL(_ resource: KiiACLResource, _ verb: KiiACLVerb, _ subject: KiiACLSubject, grant: Bool) async throws -> TransportResponse {
         let b = try await resolve(resource.bucket)
         guard case .object(_, let id) = resource else {
             throw KiiFailure("OPERATION_NOT_SUPPORTED", "The emulator keeps every bucket's default ACL")

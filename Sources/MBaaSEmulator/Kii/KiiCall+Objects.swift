@@ -179,7 +179,7 @@ extension KiiCall {
     }
 
     /// `POST {bucket}/objects` [doc kii.md §3.2]: 201 `{objectID, createdAt, dataType}`, `ETag`, `Location`.
-    func create(_ address: KiiBucketAddress) async throws -> HTTPResponse {
+    func create(_ address: KiiBucketAddress) async throws -> TransportResponse {
         let b = try await resolve(address)
         try await checkCanCreate(b)
         var fields = try objectFields()
@@ -198,7 +198,7 @@ extension KiiCall {
     }
 
     /// `GET {bucket}/objects/{id}` [doc kii.md §3.4]: the object with `ETag` and its data type's Content-Type.
-    func get(_ address: KiiBucketAddress, _ id: String) async throws -> HTTPResponse {
+    func get(_ address: KiiBucketAddress, _ id: String) async throws -> TransportResponse {
         let b = try await resolve(address)
         let record = try await onObject(b, id) { try await readView(b).get(className: b.storeClass, id: id) }
         return Self.json(200, .object(render(record)), contentType: contentType(dataType: record.fields["_dataType"]?.stringValue),
@@ -207,7 +207,7 @@ extension KiiCall {
 
     /// `PUT {bucket}/objects/{id}` [doc kii.md §3.3, §3.5]: creates (201 `{createdAt, modifiedAt}`) or replaces
     /// (200 `{modifiedAt}`); `If-None-Match: *` refuses an existing object, `If-Match` a stale one.
-    func replace(_ address: KiiBucketAddress, _ id: String) async throws -> HTTPResponse {
+    func replace(_ address: KiiBucketAddress, _ id: String) async throws -> TransportResponse {
         guard KiiWire.isValidObjectID(id) else {
             throw KiiFailure("INVALID_OBJECT_ID", "An object id has 2-100 characters of A-Z a-z 0-9 - _ .")
         }
@@ -241,7 +241,7 @@ extension KiiCall {
 
     /// `POST {bucket}/objects/{id}` with `X-HTTP-Method-Override: PATCH` [doc kii.md §3.6]: merges the keys and
     /// answers the whole object; never creates (404).
-    func patch(_ address: KiiBucketAddress, _ id: String) async throws -> HTTPResponse {
+    func patch(_ address: KiiBucketAddress, _ id: String) async throws -> TransportResponse {
         let b = try await resolve(address)
         let fields = try objectFields()
         let record = try await onObject(b, id) {
@@ -252,7 +252,7 @@ extension KiiCall {
     }
 
     /// `DELETE {bucket}/objects/{id}` [doc kii.md §3.7]: 204; `If-Match` checked. The body goes with the object.
-    func delete(_ address: KiiBucketAddress, _ id: String) async throws -> HTTPResponse {
+    func delete(_ address: KiiBucketAddress, _ id: String) async throws -> TransportResponse {
         let b = try await resolve(address)
         try await onObject(b, id) { try await view.delete(className: b.storeClass, id: id, expectedVersion: ifMatch) }
         await dropBody(b, id)
@@ -263,7 +263,7 @@ extension KiiCall {
 
     /// `POST {bucket}/query` [doc kii.md §4]: a page of results with `nextPaginationKey` while more remain, or the
     /// COUNT aggregation; a bucket that never held an object is 404 `BUCKET_NOT_FOUND`.
-    func query(_ address: KiiBucketAddress) async throws -> HTTPResponse {
+    func query(_ address: KiiBucketAddress) async throws -> TransportResponse {
         let b = try await resolve(address)
         try await checkCanQuery(b)
         let body = try jsonBody()
@@ -308,7 +308,7 @@ extension KiiCall {
     }
 
     /// `GET {bucket}` [sdk python3-kii `results/bucket.py`]: `{"bucketType":"rw","size":N}`.
-    func bucketInfo(_ address: KiiBucketAddress) async throws -> HTTPResponse {
+    func bucketInfo(_ address: KiiBucketAddress) async throws -> TransportResponse {
         let b = try await resolve(address)
         try await checkCanQuery(b)
         guard await bucketExists(b) else { throw bucketNotFound(b) }
@@ -319,7 +319,7 @@ extension KiiCall {
 
     /// `DELETE {bucket}` [sdk Unity `TestKiiBucket.cs`]: 204, every object and body gone. Needs
     /// DROP_BUCKET_WITH_ALL_CONTENT: any authenticated user in app scope, the owner elsewhere [doc kii.md §6.2].
-    func dropBucket(_ address: KiiBucketAddress) async throws -> HTTPResponse {
+    func dropBucket(_ address: KiiBucketAddress) async throws -> TransportResponse {
         let b = try await resolve(address)
         if case .app = b.scope, caller != .anonymous {} else if !(await ownsScope(b)) {
             throw unauthorized("the caller may not drop bucket \(b.bucket)")

@@ -15,7 +15,7 @@ extension KiiCall {
 
     /// `POST /oauth2/token` (or `/apps/{appID}/oauth2/token`). [capture] ebisu resp-login.txt: 200
     /// `{id, access_token, expires_in, token_type}` as `application/json;charset=UTF-8`.
-    func token() async throws -> HTTPResponse {
+    func token() async throws -> TransportResponse {
         let tokenRequest: KiiTokenRequest
         do { tokenRequest = try KiiTokenRequest(json: .object(try jsonBody())) } catch let e as MBaaSError {
             throw KiiFailure(e.vendorCode ?? "invalid_request", e.message)
@@ -63,7 +63,7 @@ extension KiiCall {
 
     /// `POST /apps/{appID}/users` [doc kii.md §2.2]: 201 RegistrationResponse with `Location`; a taken name is 409
     /// `USER_ALREADY_EXISTS`; a bad login name or password 400 `INVALID_INPUT_DATA` / `PASSWORD_TOO_SHORT`.
-    func register() async throws -> HTTPResponse {
+    func register() async throws -> TransportResponse {
         let registration: KiiRegistrationRequest
         do { registration = try KiiRegistrationRequest(json: .object(try jsonBody())) } catch let e as MBaaSError {
             throw KiiFailure("INVALID_INPUT_DATA", e.message)
@@ -128,7 +128,7 @@ extension KiiCall {
 
     /// `GET /apps/{appID}/users/{selector}`: the user's own record, for that user or the admin [inferred: the
     /// emulator shows other users nothing]. [doc] UserDataRetrievalResponse.
-    func getUser(_ selector: String) async throws -> HTTPResponse {
+    func getUser(_ selector: String) async throws -> TransportResponse {
         let id = try await userID(selector)
         guard caller == .admin || caller.userID == id else { throw unauthorized("another user's data is not readable") }
         var out: JSONObject = ["userID": .string(id)]
@@ -142,7 +142,7 @@ extension KiiCall {
 
     /// `POST /apps/{appID}/groups` `{"name","owner","members"}` [sdk] Unity `KiiGroup.cs`: 201 `{"groupID"}`. The
     /// owner is the calling user (the admin may name another); members and owner join the store group.
-    func createGroup() async throws -> HTTPResponse {
+    func createGroup() async throws -> TransportResponse {
         let body = try jsonBody()
         guard let name = body["name"]?.stringValue, !name.isEmpty else { throw KiiFailure("INVALID_INPUT_DATA", "a group needs a name") }
         let groupOwner: String

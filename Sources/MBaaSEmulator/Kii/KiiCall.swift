@@ -15,7 +15,7 @@ struct KiiCall {
     }
 
     let dialect: KiiDialect
-    let request: HTTPRequest
+    let request: TransportRequest
     let route: KiiRoute
     let caller: Caller
     /// The store acting as the caller (the database owner for the admin).
@@ -28,7 +28,7 @@ struct KiiCall {
     /// The store role no user holds: bookkeeping records are the database owner's alone.
     static let bookkeepingACL = ACL([.role("KII_EMULATOR_BOOKKEEPING"): .readWrite])
 
-    init(dialect: KiiDialect, request: HTTPRequest, route: KiiRoute) async throws {
+    init(dialect: KiiDialect, request: TransportRequest, route: KiiRoute) async throws {
         self.dialect = dialect
         self.request = request
         self.route = route
@@ -60,11 +60,11 @@ struct KiiCall {
     }
 
     var method: String {
-        if request.method == "POST", let o = request.headers["X-HTTP-Method-Override"], !o.isEmpty { return o.uppercased() }
-        return request.method
+        if request.method == .post, let o = request.headers["X-HTTP-Method-Override"], !o.isEmpty { return o.uppercased() }
+        return request.method.rawValue
     }
 
-    func answer() async throws -> HTTPResponse {
+    func answer() async throws -> TransportResponse {
         switch (route, method) {
         case (.token, "POST"): return try await token()
         case (.users, "POST"): return try await register()
@@ -104,15 +104,15 @@ struct KiiCall {
     }
 
     static func json(_ status: Int, _ body: JSON, contentType: String = "application/json", headers: [(String, String)] = [])
-        -> HTTPResponse
+        -> TransportResponse
     {
-        var h = HTTPHeaders([("Content-Type", contentType)])
+        var h = HTTPFields([("Content-Type", contentType)])
         for (n, v) in headers { h.add(n, v) }
-        return HTTPResponse(status: status, headers: h, body: body.data())
+        return TransportResponse(status: .init(code: status), headers: h, body: body.data())
     }
 
-    static func noContent(headers: [(String, String)] = []) -> HTTPResponse {
-        HTTPResponse(status: 204, headers: HTTPHeaders(headers))
+    static func noContent(headers: [(String, String)] = []) -> TransportResponse {
+        TransportResponse(status: 204, headers: HTTPFields(headers))
     }
 
     /// The public URL of a path below the REST base, on the host the client addressed.

@@ -104,7 +104,7 @@ public struct KiiDialect: EmulatorDialect {
 
     public var maxRequestBodySize: Int { max(configuration.maxBodySize, configuration.maxObjectSize * 4, 1 << 20) }
 
-    public func requestTooLarge(limit: Int) -> HTTPResponse {
+    public func requestTooLarge(limit: Int) -> TransportResponse {
         KiiErrorBody(errorCode: "REQUEST_ENTITY_TOO_LARGE", message: "The request is larger than \(limit) bytes").response()
     }
 
@@ -116,7 +116,7 @@ public struct KiiDialect: EmulatorDialect {
         return "kii+http://\(percentEncode(configuration.appID)):\(percentEncode(configuration.appKey))@\(h):\(port)\(path)"
     }
 
-    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+    public func respond(to request: TransportRequest) async -> TransportResponse {
         let path = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? request.url.path
         if KiiRoute.hasUnsafeSegment(path) {
             return KiiErrorBody(errorCode: "INVALID_INPUT_DATA", message: "A path segment is not allowed").response()
@@ -147,7 +147,7 @@ public struct KiiDialect: EmulatorDialect {
     }
 
     /// The app ID of an `Authorization: Basic base64(appID:key)` header (kii.md §1.2).
-    func basicAuthAppID(_ request: HTTPRequest) -> String? {
+    func basicAuthAppID(_ request: TransportRequest) -> String? {
         guard let auth = request.headers["Authorization"], auth.lowercased().hasPrefix("basic "),
               let data = Data(base64Encoded: String(auth.dropFirst(6)).trimmingCharacters(in: .whitespaces))
         else { return nil }

@@ -17,7 +17,7 @@ extension NCMBCall {
         }
     }
 
-    func upload(_ name: String) async throws -> HTTPResponse {
+    func upload(_ name: String) async throws -> TransportResponse {
         try checkFileName(name)
         guard let body = request.body, let contentType = request.headers["Content-Type"],
               contentType.lowercased().hasPrefix("multipart/form-data"),
@@ -52,17 +52,17 @@ extension NCMBCall {
         try await who.listFiles(prefix: name, limit: nil).first { $0.reference.name == name }
     }
 
-    func download(_ name: String) async throws -> HTTPResponse {
+    func download(_ name: String) async throws -> TransportResponse {
         try checkFileName(name)
         guard let info = try await fileInfo(name, as: backend) else {
             throw MBaaSError(.notFound, "No data available.", vendorCode: "E404001")
         }
         let data = try await backend.download(FileReference(name: name))
-        return HTTPResponse(status: 200, headers: ["Content-Type": info.reference.contentType ?? "application/octet-stream"], body: data)
+        return TransportResponse(status: 200, headers: [.contentType: info.reference.contentType ?? "application/octet-stream"], body: data)
     }
 
     /// `PUT /files/{name}` with `{"acl":{…}}` (the bare ACL some SDKs send is accepted too).
-    func updateFileACL(_ name: String) async throws -> HTTPResponse {
+    func updateFileACL(_ name: String) async throws -> TransportResponse {
         try checkFileName(name)
         let body = try jsonBody()
         let acl = try Self.acl(body["acl"] ?? .object(body))
@@ -77,7 +77,7 @@ extension NCMBCall {
         return Self.json(200, .object(["updateDate": .string(ISO8601.format(updated.updatedAt ?? dialect.clock()))]))
     }
 
-    func deleteFile(_ name: String) async throws -> HTTPResponse {
+    func deleteFile(_ name: String) async throws -> TransportResponse {
         try checkFileName(name)
         try await backend.deleteFile(FileReference(name: name))
         return Self.empty()
@@ -85,7 +85,7 @@ extension NCMBCall {
 
     /// `GET /files`: `where` on `fileName` (equality or an anchored `$regex` prefix), `order`, `limit`, `skip`,
     /// `count`. Other conditions are 400 E400002 (the emulator's file list is not a full query engine).
-    func listFiles() async throws -> HTTPResponse {
+    func listFiles() async throws -> TransportResponse {
         let ncmb = try NCMBQuery(queryItems: queryItems)
         var prefix: String?
         var exact: String?

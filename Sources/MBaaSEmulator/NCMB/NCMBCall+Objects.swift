@@ -41,7 +41,7 @@ extension NCMBCall {
         return (fields, acl)
     }
 
-    func create(_ cls: NCMBClassName) async throws -> HTTPResponse {
+    func create(_ cls: NCMBClassName) async throws -> TransportResponse {
         let body = try jsonBody()
         var (fields, acl) = try createFields(body)
         if cls == .role {
@@ -68,7 +68,7 @@ extension NCMBCall {
         return Self.json(201, .object(out))
     }
 
-    func get(_ cls: NCMBClassName, _ id: String) async throws -> HTTPResponse {
+    func get(_ cls: NCMBClassName, _ id: String) async throws -> TransportResponse {
         let record = try await deniedIfHidden(cls, id) { try await backend.get(className: Self.storeClass(cls), id: id) }
         return Self.json(200, .object(try render(record, cls)))
     }
@@ -85,7 +85,7 @@ extension NCMBCall {
         }
     }
 
-    func update(_ cls: NCMBClassName, _ id: String) async throws -> HTTPResponse {
+    func update(_ cls: NCMBClassName, _ id: String) async throws -> TransportResponse {
         let body = try jsonBody()
         var update = RecordUpdate()
         var relationsAdded: [String] = []
@@ -128,7 +128,7 @@ extension NCMBCall {
         return Self.json(200, .object(["updateDate": .string(ISO8601.format(record.updatedAt ?? dialect.clock()))]))
     }
 
-    func delete(_ cls: NCMBClassName, _ id: String) async throws -> HTTPResponse {
+    func delete(_ cls: NCMBClassName, _ id: String) async throws -> TransportResponse {
         let before = cls == .role ? try? await owner.get(className: Self.storeClass(cls), id: id) : nil
         try await deniedIfHidden(cls, id) { try await backend.delete(className: Self.storeClass(cls), id: id, expectedVersion: nil) }
         if let before { try await syncRoles(affecting: before, deleted: true) }
@@ -139,7 +139,7 @@ extension NCMBCall {
         return Self.empty()
     }
 
-    func query(_ cls: NCMBClassName) async throws -> HTTPResponse {
+    func query(_ cls: NCMBClassName) async throws -> TransportResponse {
         var ncmb = try NCMBQuery(queryItems: queryItems)
         let className = Self.storeClass(cls)
         var extra: QueryPredicate?

@@ -9,7 +9,7 @@ import MBaaSNCMBWire
 /// profile record of class `_User` with the same id (`username`, `email` and the app's own fields), which is
 /// what `GET /users/{id}` and `GET /users?where=…` read, under its ACL.
 extension NCMBCall {
-    func signUp() async throws -> HTTPResponse {
+    func signUp() async throws -> TransportResponse {
         let body = try jsonBody()
         var username = body["userName"]?.stringValue
         var password = body["password"]?.stringValue
@@ -66,7 +66,7 @@ extension NCMBCall {
     }
 
     /// `POST /login` with a JSON body, or the legacy `GET /login?userName=…&password=…`.
-    func logIn() async throws -> HTTPResponse {
+    func logIn() async throws -> TransportResponse {
         var fields: [String: String] = [:]
         if method == "POST" {
             for (k, v) in try jsonBody() { if let s = v.stringValue { fields[k] = s } }
@@ -99,7 +99,7 @@ extension NCMBCall {
         return Self.json(200, .object(object))
     }
 
-    func logOut() async throws -> HTTPResponse {
+    func logOut() async throws -> TransportResponse {
         guard let token else {
             throw MBaaSError(.unauthorized, "Authentication error by header incorrect.", vendorCode: "E401001")
         }

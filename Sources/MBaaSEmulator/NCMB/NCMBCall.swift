@@ -6,7 +6,7 @@ import MBaaSNCMBWire
 /// One request being answered by the ``NCMBDialect``: its route, its caller, and the store view acting for it.
 struct NCMBCall {
     let dialect: NCMBDialect
-    let request: HTTPRequest
+    let request: TransportRequest
     let route: NCMBRoute
     /// The session token the request carries, if any.
     let token: String?
@@ -16,7 +16,7 @@ struct NCMBCall {
     /// names): never used to answer what the caller may see. Made when a call needs it, not on every request.
     var owner: LocalBackend { dialect.store.sharing(session: nil, administrative: true) }
 
-    init(dialect: NCMBDialect, request: HTTPRequest, route: NCMBRoute) {
+    init(dialect: NCMBDialect, request: TransportRequest, route: NCMBRoute) {
         self.dialect = dialect
         self.request = request
         self.route = route
@@ -25,9 +25,9 @@ struct NCMBCall {
         self.backend = dialect.store.sharing(session: token.map { Session(token: $0, userId: "") }, administrative: false)
     }
 
-    var method: String { request.method }
+    var method: String { request.method.rawValue }
 
-    func answer() async throws -> HTTPResponse {
+    func answer() async throws -> TransportResponse {
         if let token { try await checkSession(token) }
         switch route {
         case .objects(.installation), .object(.installation, _), .objects(.push), .object(.push, _):
@@ -77,11 +77,11 @@ struct NCMBCall {
         return object
     }
 
-    static func json(_ status: Int, _ body: JSON) -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: body.data())
+    static func json(_ status: Int, _ body: JSON) -> TransportResponse {
+        TransportResponse(status: .init(code: status), headers: [.contentType: "application/json"], body: body.data())
     }
 
-    static func empty() -> HTTPResponse { HTTPResponse(status: 200, headers: ["Content-Type": "application/json"]) }
+    static func empty() -> TransportResponse { TransportResponse(status: 200, headers: [.contentType: "application/json"]) }
 
     var queryItems: [(String, String)] { ncmbQueryItems(of: request.url) }
 

@@ -84,7 +84,7 @@ public struct NCMBDialect: EmulatorDialect {
     /// The multipart envelope around the largest file.
     public var maxRequestBodySize: Int { max(configuration.maxFileSize + 64 << 10, configuration.maxDocumentSize) }
 
-    public func requestTooLarge(limit: Int) -> HTTPResponse {
+    public func requestTooLarge(limit: Int) -> TransportResponse {
         NCMBErrorBody(code: "E413002", error: "Document size limit exceeded (at most \(limit) bytes).").response()
     }
 
@@ -94,7 +94,7 @@ public struct NCMBDialect: EmulatorDialect {
 
     var signer: NCMBSigner { NCMBSigner(applicationKey: configuration.applicationKey, clientKey: configuration.clientKey) }
 
-    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+    public func respond(to request: TransportRequest) async -> TransportResponse {
         let path = NCMBSigner.wireParts(of: request.url)?.path ?? request.url.path
         guard let route = NCMBRoute(path: path, apiVersion: configuration.apiVersion) else {
             return NCMBErrorBody(code: "E404002").response()
@@ -121,7 +121,7 @@ public struct NCMBDialect: EmulatorDialect {
     }
 
     /// `nil` when the application key, timestamp and signature are good; else the E401001 answer.
-    func authenticate(_ request: HTTPRequest) -> HTTPResponse? {
+    func authenticate(_ request: TransportRequest) -> TransportResponse? {
         guard request.headers[NCMBSigner.Header.applicationKey] == configuration.applicationKey,
               let stamp = request.headers[NCMBSigner.Header.timestamp], let sent = Self.timestamp(stamp),
               abs(sent.timeIntervalSince(clock())) <= configuration.timestampTolerance,

@@ -149,16 +149,16 @@ extension AppPotEnvelope {
     /// Classifies an HTTP response of the AppPot API: the parsed JSON body (when it is JSON) or the error it
     /// carries. A body with `status:"error"` is an error whatever the HTTP status; a non-2xx response without an
     /// envelope is an error of the HTTP status's kind.
-    public static func check(_ response: HTTPResponse) -> Result<JSON?, MBaaSError> {
+    public static func check(_ response: TransportResponse) -> Result<JSON?, MBaaSError> {
         let json = try? JSON.parse(response.body)
-        if let json, let envelope = AppPotEnvelope(json: json), let error = envelope.error(httpStatus: response.status) {
+        if let json, let envelope = AppPotEnvelope(json: json), let error = envelope.error(httpStatus: response.status.code) {
             return .failure(error)
         }
         guard response.isSuccess else {
             let snippet = String(decoding: response.body.prefix(200), as: UTF8.self)
-            return .failure(MBaaSError(MBaaSError.kind(forHTTPStatus: response.status),
-                                       "HTTP \(response.status)" + (snippet.isEmpty ? "" : ": \(snippet)"),
-                                       httpStatus: response.status))
+            return .failure(MBaaSError(MBaaSError.kind(forHTTPStatus: response.status.code),
+                                       "HTTP \(response.status.code)" + (snippet.isEmpty ? "" : ": \(snippet)"),
+                                       httpStatus: response.status.code))
         }
         return .success(json)
     }
