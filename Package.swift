@@ -4,6 +4,7 @@ import PackageDescription
 /// Settings every target gets (strict, Swift 6 mode; see swift-log's Package.swift for the model).
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
 let package = Package(

@@ -1,4 +1,5 @@
 import MBaaSCore
+import Foundation
 
 /// `${name}` substitution in scenario JSON.
 ///

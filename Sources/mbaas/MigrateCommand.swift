@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MBaaSCore
+import MBaaSLocal
 import MBaaSMigration
 import MBaaSNCMB
 #if canImport(Glibc)

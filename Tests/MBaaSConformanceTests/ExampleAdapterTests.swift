@@ -2,6 +2,7 @@ import Foundation
 import MBaaSConformance
 import MBaaSCore
 import Testing
+import MBaaSReplay
 
 /// The extension path: a third-party adapter runs the bundled suite in a few lines (the code of the DocC article
 /// "Writing an adapter").

@@ -1,4 +1,5 @@
 import Foundation
+import OrderedCollections
 
 extension Value {
     /// The neutral JSON form of this value (see ``Value`` for the table). Object keys are printed sorted.
