@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Reading the company's user directory for a migration export (``MBaaSCore/BackendAdministration``).
 ///

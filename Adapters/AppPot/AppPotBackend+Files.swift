@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// Files (reference A9): multipart upload of `entity` (`{"name":...}`) and `file`; the server stores the file
 /// under a new name (a UUID prefixed to the name given), which the returned ``FileReference/name`` carries.

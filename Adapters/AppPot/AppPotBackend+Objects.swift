@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Records: `data/batch/addData`, `updateData`, `deleteData` and `GET data/{Class}/{id}` (reference A7).
 ///

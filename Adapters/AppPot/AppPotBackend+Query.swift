@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Queries: `POST data/query/{Class}` and `POST data/query/{Class}/count` (reference A8), with the body
 /// ``AppPotQueryTranslator`` builds.

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Classes (tables) of the app: `POST schemas` (reference A6).
 extension AppPotBackend {

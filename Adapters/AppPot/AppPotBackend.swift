@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 @_exported import MBaaSAppPotWire
 
 /// A client of one AppPot app (NCDC's mBaaS), speaking the REST API of the server generation the URL names

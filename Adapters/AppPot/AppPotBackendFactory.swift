@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Opens ``AppPotBackend``s from `apppot://` and `apppot+http://` URLs (see ``AppPotConfiguration``). Opening
 /// sends nothing; when the URL names a user (`user=` with the password as the URL's secret), that user is logged

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 import MBaaSKiiWire
 
 /// ACLs (kii.md §6): object ACLs for records, bucket ACLs for classes.

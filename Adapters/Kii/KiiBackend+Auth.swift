@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 import MBaaSKiiWire
 
 /// Users and sessions (kii.md §2).

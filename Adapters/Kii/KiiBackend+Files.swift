@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 import MBaaSKiiWire
 
 /// Files as Kii object bodies (kii.md §5).

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 import MBaaSKiiWire
 
 /// Objects (kii.md §3).

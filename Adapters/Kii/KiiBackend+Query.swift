@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 import MBaaSKiiWire
 
 /// Queries (kii.md §4).

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 @_exported import MBaaSKiiWire
 
 /// A Kii Cloud app as a ``Backend``: JSON objects in buckets of the app, a user, a group or a thing; clause

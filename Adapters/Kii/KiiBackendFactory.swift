@@ -1,4 +1,4 @@
-import MBaaSCore
+public import MBaaSCore
 import MBaaSKiiWire
 
 /// Opens ``KiiBackend``s from `kii://` and `kii+http://` URLs (see ``KiiConfiguration`` for the form).

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import MBaaSCore
+public import MBaaSCore
 
 /// Administration (``BackendAdministration``): whoever opens the database file owns it, so these calls need no
 /// session. Roles are names on users (see ``setRoles(_:forUser:)``), so a role exists while it has a member.

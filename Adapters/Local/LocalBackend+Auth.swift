@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import MBaaSCore
+public import MBaaSCore
 
 extension LocalBackend {
     /// The current session of this instance.

@@ -1,6 +1,6 @@
 import Foundation
 import GRDB
-import MBaaSCore
+public import MBaaSCore
 
 extension LocalBackend {
     /// Creates a record (a given `id` is kept: 1 to 128 of `[A-Za-z0-9_.-]`; a taken one is `duplicate`).

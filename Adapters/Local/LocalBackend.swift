@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import GRDB
-import MBaaSCore
+public import MBaaSCore
 
 /// The embedded backend: records, files and users in one SQLite database (through GRDB), with no server and no
 /// account. The default target of migrations and the backend behind `sqlite:` URLs.

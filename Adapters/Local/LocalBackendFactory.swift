@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Opens ``LocalBackend``s from `sqlite:` URLs.
 ///

@@ -1,7 +1,7 @@
 import Dispatch
-import Foundation
+public import Foundation
 import GRDB
-import MBaaSCore
+public import MBaaSCore
 
 /// Measures the Local backend's throughput next to raw GRDB on the same schema and, when a Python 3 interpreter
 /// and the baseline script are available, next to a plain Python script (stdlib `sqlite3` + `json`,

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// The user directory as the app reads it (``MBaaSCore/BackendAdministration``), for migrations out of NCMB.
 ///

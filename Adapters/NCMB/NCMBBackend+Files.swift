@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// The file store on `/files/{fileName}`: the file name is the key (no prefix is added). An upload under a name
 /// with a non-ASCII character is ``MBaaSError/Kind/unsupported`` (NCMB refuses full-width names with E403002, see

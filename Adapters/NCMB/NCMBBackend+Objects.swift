@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Records on `/classes/{class}` and the built-in classes (see ``NCMBClassName``).
 ///

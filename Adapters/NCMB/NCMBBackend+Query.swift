@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Queries: `GET /classes/{class}?where=…&order=…&limit=…&skip=…[&count=1][&include=…]`.
 ///

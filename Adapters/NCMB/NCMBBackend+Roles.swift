@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Roles on `/roles`: `roleName`, and the relations `belongUser` (users) and `belongRole` (sub-roles).
 /// A duplicate name is `E409001` → `duplicate`. These are NCMB-specific calls (the neutral API has no roles

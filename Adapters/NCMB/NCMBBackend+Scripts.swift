@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// NCMB scripts (server-side JavaScript): any method on
 /// `https://script.mbaas.api.nifcloud.com/2015-09-01/script/{name}`, signed like the data API but with the

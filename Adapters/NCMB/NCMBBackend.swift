@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 @_exported import MBaaSNCMBWire
 
 /// Where and how to reach an NCMB application.

@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// Opens ``NCMBExportBackend``s from `ncmb-export:DIR` URLs.
 public struct NCMBExportBackendFactory: BackendFactory {

@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// Writes synthetic NCMB console exports of any size, deterministic for a seed: for benchmarks, soak tests and
 /// trying a migration (`mbaas samples ncmb-export --records N --out DIR`).

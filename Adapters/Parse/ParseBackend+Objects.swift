@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Objects on `/classes/{class}` (`/users`, `/roles`, `/sessions` for the built-in classes).
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Queries: `GET /classes/{class}?where=…&order=…&limit=…[&skip=…][&keys=…]`, counts with `count=1&limit=0`.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Roles on `/roles` (class `_Role`): `name`, and the relations `users` (to `_User`) and `roles` (to `_Role`).
 /// An ACL grants a role with the key `role:<name>`. These are Parse-specific calls; ``currentUser()`` reports the

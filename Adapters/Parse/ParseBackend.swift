@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 @_exported import MBaaSParseWire
 
 /// Where and how to reach a Parse Server application.

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Administration (``BackendAdministration``) with superuser credentials: the collections that hold records, the
 /// users of the auth collection, and importing users. PocketBase has no roles, so ``listRoles()`` is empty and

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Users of an auth collection (`users` by default): sign-up creates the user record and logs in; log-in is
 /// `auth-with-password` (identity = user name or e-mail); the token goes in the `Authorization` header; it is

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Batches: `POST /api/batch`, one transaction on the server (all or nothing). PocketBase ships with batch
 /// requests disabled; a superuser client turns them on in the settings the first time the server refuses one.

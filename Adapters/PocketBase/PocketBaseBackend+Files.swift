@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// Files. An upload with an attachment goes into that record's file field (a protected single-file column,
 /// created on demand); a standalone upload becomes a record of the files collection (`mbaas_files` by default:

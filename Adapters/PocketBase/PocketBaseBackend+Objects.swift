@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Records: `/api/collections/{collection}/records` create, view, update, delete.
 extension PocketBaseBackend {

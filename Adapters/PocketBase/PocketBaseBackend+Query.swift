@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Queries: the list endpoint with `filter`, `sort`, `fields`, `page`/`perPage` and `skipTotal`.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// A PocketBase server (0.40) as a ``Backend``: records in collections, files in file fields, users in an auth
 /// collection, per-record ACLs enforced by API rules.

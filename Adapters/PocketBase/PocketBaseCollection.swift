@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// The type of a PocketBase field (column).
 public enum PocketBaseFieldKind: String, Sendable, Hashable, CaseIterable {

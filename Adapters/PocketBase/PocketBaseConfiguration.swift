@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// How a ``PocketBaseBackend`` reaches its server and whom it acts as.
 ///

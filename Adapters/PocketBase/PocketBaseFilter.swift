@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// A PocketBase filter expression (the `filter` query parameter), as a value: built by
 /// ``PocketBaseQueryTranslator``, printed with ``text``, and read back with ``parse(_:)`` (an emulator's side).

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Neutral records and values ↔ PocketBase record JSON, both directions (a client's request body and a server's
 /// response are the same shape).

@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// The PocketBase wire format (0.40): names, dates, error bodies and the JSON messages of the REST API, as pure
 /// functions and value types usable from both sides (this client, or a server that emulates PocketBase).

@@ -1,4 +1,4 @@
-import MBaaSCore
+public import MBaaSCore
 
 /// The results of a conformance run, with renderers for the terminal, JSON, JUnit XML and Markdown.
 ///

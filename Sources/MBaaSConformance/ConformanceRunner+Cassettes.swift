@@ -1,6 +1,6 @@
-import Foundation
-import MBaaSCore
-import MBaaSReplay
+public import Foundation
+public import MBaaSCore
+public import MBaaSReplay
 
 extension ConformanceRunner {
     // MARK: Replay

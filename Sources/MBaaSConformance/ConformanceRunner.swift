@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// Runs scenarios against an adapter: live against a server, recording cassettes, or replaying them.
 ///

@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// A set of scenarios with a version, and the entry points to run them against an adapter.
 ///

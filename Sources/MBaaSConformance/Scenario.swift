@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// One conformance scenario: a few steps against a backend, each with the outcome the core contracts promise.
 ///

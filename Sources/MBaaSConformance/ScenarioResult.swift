@@ -1,4 +1,4 @@
-import MBaaSCore
+public import MBaaSCore
 
 /// The outcome of one (adapter, scenario) pair.
 public enum Outcome: String, Sendable, Hashable, Codable, CaseIterable, Comparable {

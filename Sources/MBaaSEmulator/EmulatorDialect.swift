@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// One vendor's wire dialect, answered from the embedded store.
 ///

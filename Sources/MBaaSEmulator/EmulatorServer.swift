@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Logging
+public import Logging
 import MBaaSCore
 import NIOCore
 import ServiceLifecycle

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Settings of one migration run.
 public struct MigrationOptions: Sendable {

@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// How a migration renames, drops and converts, read from the mapping file (JSON). Every key is optional:
 ///

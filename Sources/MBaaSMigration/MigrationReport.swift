@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// What a migration (or a verification, or a dry run) found, per class, for users, roles and files, with every
 /// mismatch. Its JSON form is what `mbaas migrate --report FILE` writes:

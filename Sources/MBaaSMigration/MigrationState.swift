@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import GRDB
-import MBaaSCore
+public import MBaaSCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// A recorded (or hand-authored) conversation between one client and one server, for one scenario.
 ///

@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// An HTTP body as a cassette stores it: readable where it can be, exact where it must be.
 ///

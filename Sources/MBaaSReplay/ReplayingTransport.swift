@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// An ``HTTPTransport`` that answers from a ``Cassette`` and never touches the network.
 ///

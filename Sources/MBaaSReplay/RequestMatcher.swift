@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// The matching rules of ``ReplayingTransport``, as pure functions.
 ///

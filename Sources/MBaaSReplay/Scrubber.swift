@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Replaces secrets in a recording by placeholders before anything is written.
 ///

@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// Finds secret-looking strings in cassettes: the last line of defence before a secret is committed.
 ///

@@ -49,7 +49,7 @@ private final class NamedLocks: @unchecked Sendable {
 }
 
 #if canImport(Testing)
-import Testing
+public import Testing
 
 /// A Swift Testing trait that runs a test (or a whole suite) while holding ``AsyncLock/named(_:)``: tests in
 /// different suites or targets that change one live server's shared state take turns.

@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// An ``MBaaSCore/HTTPTransport`` for tests: answers each request with a handler, or from a queue, and keeps every
 /// request it was sent.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A clock for tests: stands still until moved, or ticks a fixed step each time it is read.
 ///

@@ -1,4 +1,4 @@
-import MBaaSCore
+public import MBaaSCore
 
 /// What the AppPot adapter can do, and why the rest is missing (kept for source compatibility: the list is
 /// ``AppPotWire/capabilities``).

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// An AppPot error answer as a server writes it (the reading side is ``AppPotEnvelope/check(_:)``):
 /// `{"status":"error","errCode":N,"description":"..."}` (reference A4) with its HTTP status.

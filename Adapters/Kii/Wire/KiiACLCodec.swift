@@ -1,4 +1,4 @@
-import MBaaSCore
+public import MBaaSCore
 
 /// Whom a Kii ACL entry grants (kii.md §6.1).
 public enum KiiACLSubject: Sendable, Hashable, Comparable {

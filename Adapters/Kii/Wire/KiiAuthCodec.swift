@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// A request to `POST /api/oauth2/token` (kii.md §2.1).
 public enum KiiTokenRequest: Sendable, Hashable {

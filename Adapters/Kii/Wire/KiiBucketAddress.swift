@@ -1,4 +1,4 @@
-import MBaaSCore
+public import MBaaSCore
 
 /// The owner of a Kii bucket: the app, a user, a group or a thing (kii.md §3.1).
 public enum KiiScope: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import MBaaSCore
+public import MBaaSCore
 
 /// A point in Kii's GeoPoint wire shape `{"_type":"point","lat":35.6,"lon":139.7}` (kii.md §3.4).
 public struct KiiGeoPoint: Sendable, Hashable {

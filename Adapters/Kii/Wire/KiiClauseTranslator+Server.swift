@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// The server direction of ``KiiClauseTranslator``: a Kii `QueryRequest` read back into the neutral ``Query``.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Translates the neutral query AST (``QueryPredicate``) into Kii clauses (kii.md §4.2). Pure.
 ///

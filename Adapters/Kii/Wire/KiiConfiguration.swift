@@ -1,4 +1,4 @@
-import MBaaSCore
+public import MBaaSCore
 
 /// Where and how a ``KiiBackend`` talks to Kii Cloud.
 ///

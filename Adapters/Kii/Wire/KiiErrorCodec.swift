@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// A Kii error body (kii.md §7.1): `{"errorCode":"OBJECT_NOT_FOUND","message":..,...extras}`, or the OAuth form
 /// `{"errorCode":"invalid_grant","error_description":..}`.

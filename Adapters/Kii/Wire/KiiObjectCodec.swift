@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// Maps neutral records and values to Kii objects and back (kii.md §3). Pure.
 ///

@@ -1,4 +1,4 @@
-import MBaaSCore
+public import MBaaSCore
 
 /// An aggregation of a bucket query; Kii documents `COUNT` (kii.md §4.4).
 public struct KiiAggregation: Sendable, Hashable {

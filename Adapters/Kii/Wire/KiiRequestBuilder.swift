@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// Builds every HTTP request the Kii adapter sends (kii.md §1-§6). Pure: no I/O, no clock, no state.
 ///

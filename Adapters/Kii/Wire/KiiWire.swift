@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// The Kii wire format, shared by the client (`MBaaSKii`) and the emulator's Kii dialect: routes (``KiiRoute``),
 /// bucket addresses (``KiiBucketAddress``), objects (``KiiObjectCodec``), queries (``KiiQueryRequest``,

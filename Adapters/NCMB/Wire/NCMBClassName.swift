@@ -1,4 +1,4 @@
-import MBaaSCore
+public import MBaaSCore
 
 /// NCMB's built-in classes and how the neutral class names map onto them.
 ///

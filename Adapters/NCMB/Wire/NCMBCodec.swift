@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// The NCMB wire codec for values, ACLs, records and field changes: pure functions, both directions, so a client
 /// and a server (the future emulator) share one definition of the format.

@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// NCMB error codes (`{"code":"E404001","error":"No data available."}`) and how they map to ``MBaaSError``.
 ///

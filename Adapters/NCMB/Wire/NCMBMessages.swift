@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 // The JSON messages of the NCMB REST API, each with `json` (encode) and `init(json:)` (decode), so a client and a
 // server read and write them the same way. Decoding errors are `MBaaSError.Kind.decoding`.

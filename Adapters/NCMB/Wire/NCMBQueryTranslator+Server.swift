@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// The server direction of ``NCMBQueryTranslator``: an NCMB `where`, `order`, `limit`, `skip` read back into a
 /// neutral ``Query``, for the subset the neutral query expresses.

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// Translates a neutral ``Query`` into NCMB query parameters, or refuses it with
 /// ``MBaaSError/Kind/unsupported`` naming what NCMB cannot express.

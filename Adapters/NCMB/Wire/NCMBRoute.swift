@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import MBaaSCore
 
 /// An NCMB endpoint, both ways: a client builds its method and path, a server parses a request's path into one.

@@ -1,6 +1,6 @@
 import Crypto
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// NCMB request and response signatures (SignatureVersion 2, HmacSHA256), as a pure value usable by a client
 /// and by a server (an emulator verifying requests).

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// NCMB's `where` language as a typed value, encoded to and decoded from its JSON form.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// The NCMB wire format, shared by the client (`MBaaSNCMB`) and the emulator's NCMB dialect: routes
 /// (``NCMBRoute``), values (``NCMBCodec``), queries (``NCMBQuery``, ``NCMBQueryTranslator``), updates

@@ -1,4 +1,4 @@
-import MBaaSCore
+public import MBaaSCore
 
 extension WireProfile {
     /// NCMB's wire protocol as record/replay tools see it (``NCMBBackendFactory/wireProfile``).

@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// The Parse wire codec for values, ACLs, records and updates: pure functions, both directions.
 ///

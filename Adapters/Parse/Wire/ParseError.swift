@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// Parse error bodies (`{"code":101,"error":"Object not found."}`) and how they map to ``MBaaSError``.
 ///

@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 // The JSON messages of the Parse REST API, each with `json` (encode) and `init(json:)` (decode).
 

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// The parameters of a Parse find: `where`, `order`, `limit`, `skip`, `keys`, `excludeKeys`, `include`, `count`.
 ///

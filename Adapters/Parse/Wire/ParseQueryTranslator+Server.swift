@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// The server direction of ``ParseQueryTranslator``: a Parse `where`, `order`, `limit`, `skip`, `keys` read back
 /// into a neutral ``Query``, for what the neutral query expresses.

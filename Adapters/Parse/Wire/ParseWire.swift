@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// The Parse Server REST wire format, shared by the client (`MBaaSParse`) and a future emulator dialect: routes
 /// (``ParseRoute``), values and records (``ParseCodec``), updates (``ParseFieldChange``), queries (``ParseQuery``,

@@ -1,4 +1,4 @@
-import MBaaSCore
+public import MBaaSCore
 
 /// The `X-Parse-…` header names.
 public enum ParseHeader {

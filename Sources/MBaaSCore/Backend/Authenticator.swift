@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A logged-in session, persistable (the CLI stores it in a 0600 file) and restorable with
 /// ``Authenticator/restore(_:)``.

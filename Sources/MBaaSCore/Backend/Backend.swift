@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Logging
 
 /// A whole backend: records, files and users of one app on one server, as one client instance.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension Capabilities.Feature {
     /// ``BackendAdministration/listClasses()`` names every class that holds records.

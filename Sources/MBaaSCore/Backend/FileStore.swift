@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where the bytes of an upload come from.
 public enum FileSource: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 // Header fields, methods and statuses are swift-http-types' (`HTTPFields`, `HTTPRequest.Method`,
 // `HTTPResponse.Status`), so adapters, wire modules and a server built on Hummingbird speak one vocabulary. The

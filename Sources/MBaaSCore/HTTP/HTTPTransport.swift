@@ -1,7 +1,7 @@
-import Foundation
+public import Foundation
 import Logging
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+public import FoundationNetworking
 #endif
 
 /// Sends one HTTP request and returns the response: the seam every adapter talks through.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A `multipart/form-data` body: encoded by adapters (uploads), decoded by the replay
 /// matcher and by emulator dialects.

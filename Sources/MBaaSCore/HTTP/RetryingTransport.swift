@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// When and how long to wait before retrying a request.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Reads the elements of one JSON array in a file, one element at a time, without loading the file: the reader for
 /// vendor exports of any size (`{"results":[{...},{...}]}`). Memory holds one element and one read buffer.

@@ -1,5 +1,5 @@
-import Foundation
-import OrderedCollections
+public import Foundation
+public import OrderedCollections
 
 /// A JSON document that keeps what Foundation's `JSONSerialization` loses.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One stored object: its class, identity, server-managed metadata, ACL and dynamic fields.
 ///

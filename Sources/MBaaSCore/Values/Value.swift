@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A field value of a record, independent of any vendor.
 ///

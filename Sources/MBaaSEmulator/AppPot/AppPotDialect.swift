@@ -1,8 +1,8 @@
-import Foundation
-import Logging
-import MBaaSAppPotWire
-import MBaaSCore
-import MBaaSLocal
+public import Foundation
+public import Logging
+public import MBaaSAppPotWire
+public import MBaaSCore
+public import MBaaSLocal
 
 /// The AppPot REST dialect (server generation v2) on the embedded store: `mbaas serve --dialect apppot`.
 ///

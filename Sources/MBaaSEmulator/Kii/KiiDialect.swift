@@ -1,8 +1,8 @@
-import Foundation
-import Logging
-import MBaaSCore
+public import Foundation
+public import Logging
+public import MBaaSCore
 import MBaaSKiiWire
-import MBaaSLocal
+public import MBaaSLocal
 
 /// The Kii Cloud REST dialect on the embedded store: `mbaas serve --dialect kii`.
 ///

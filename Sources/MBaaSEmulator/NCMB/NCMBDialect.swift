@@ -1,8 +1,8 @@
-import Foundation
-import Logging
-import MBaaSCore
-import MBaaSLocal
-import MBaaSNCMBWire
+public import Foundation
+public import Logging
+public import MBaaSCore
+public import MBaaSLocal
+public import MBaaSNCMBWire
 
 /// The NIFCLOUD mobile backend (NCMB) REST dialect on the embedded store: `mbaas serve --dialect ncmb`.
 ///

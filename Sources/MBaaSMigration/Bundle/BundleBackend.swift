@@ -1,6 +1,6 @@
 import Crypto
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,6 +1,6 @@
 import Crypto
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// `manifest.json` of a bundle: what it holds and how to check it.
 ///

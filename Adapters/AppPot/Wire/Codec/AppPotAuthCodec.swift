@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// The body of `POST auth/login` (reference A5, JS `local-authenticator`):
 /// `{"username","password","appId","deviceUDID","isPush":false,"appVersion","companyId"}`.

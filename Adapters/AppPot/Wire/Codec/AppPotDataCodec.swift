@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// The body of `POST data/batch/addData` and `data/batch/updateData` (reference A7):
 /// `{"objectName":"Task","transactionId":"...","data":[{...flat columns...}]}`.

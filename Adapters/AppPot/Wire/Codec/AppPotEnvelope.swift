@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// The AppPot response envelope (reference A4), in both directions.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// The generation of the AppPot server API a client speaks, chosen with the backend URL option
 /// `generation=v2|v3|v4` (default `v2`; `auto` detects what the server makes detectable, see below).

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// The other direction of ``AppPotQueryTranslator``: a query body as a server reads it, to the neutral query.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// The JSON body of `POST data/query/{Class}` and `.../count` (reference A8):
 ///

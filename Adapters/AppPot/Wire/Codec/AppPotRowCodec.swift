@@ -1,5 +1,5 @@
-import Foundation
-import MBaaSCore
+public import Foundation
+public import MBaaSCore
 
 /// AppPot's access scope of a record (`scopeType`, reference A7): who may see it. The wire values are the
 /// documented ones, 1 user, 2 group, 3 all (not the enum positions Android assigns by mistake, A11).

@@ -1,5 +1,5 @@
 import Foundation
-import MBaaSCore
+public import MBaaSCore
 
 /// The type of a column of an AppPot class, as the adapter stores and reads it.
 ///
