@@ -23,11 +23,13 @@ extension PocketBaseBackend {
     func remember(_ collection: PocketBaseCollection) {
         definitions[collection.name.lowercased()] = collection
         collectionNames[collection.id] = collection.name
+        definitionSchemas.removeAll()
     }
 
     func forget(_ name: String) {
         definitions[name.lowercased()] = nil
         sampledSchemas[name.lowercased()] = nil
+        definitionSchemas.removeAll()
     }
 
     func usersCollectionId() async throws -> String {
@@ -37,8 +39,14 @@ extension PocketBaseBackend {
         return users.id
     }
 
+    /// The schema of a collection definition: built once and kept until a definition or a collection name
+    /// changes (``remember(_:)``, ``forget(_:)``). Every caller passes a definition it got from
+    /// ``definition(_:refresh:)`` or has just remembered, so the id identifies it.
     func schema(of collection: PocketBaseCollection) -> PocketBaseSchema {
-        PocketBaseSchema(collection: collection, collectionNames: collectionNames)
+        if let cached = definitionSchemas[collection.id] { return cached }
+        let schema = PocketBaseSchema(collection: collection, collectionNames: collectionNames)
+        definitionSchemas[collection.id] = schema
+        return schema
     }
 
     // MARK: Serializing schema changes

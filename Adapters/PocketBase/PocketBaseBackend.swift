@@ -30,6 +30,9 @@ public actor PocketBaseBackend: Backend {
     var sampledSchemas: [String: PocketBaseSchema] = [:]
     /// Collection ids to names, for relation targets.
     var collectionNames: [String: String] = [:]
+    /// Schemas built from ``definitions`` (by collection id), so that a write does not rebuild one from the
+    /// definition's fields every time; emptied whenever a definition or a collection name changes.
+    var definitionSchemas: [String: PocketBaseSchema] = [:]
     var usersReady = false
     var schemaLocked = false
     var schemaWaiters: [CheckedContinuation<Void, Never>] = []

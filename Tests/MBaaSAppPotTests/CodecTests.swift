@@ -155,6 +155,8 @@ struct ScopeTests {
         #expect(AppPotScope.groupIds(fromWire: "{1,2}") == ["1", "2"])
         #expect(AppPotScope.groupIds(fromWire: "{}") == [])
         #expect(AppPotScope.groupIds(fromWire: [3, "4"]) == ["3", "4"])
+        #expect(AppPotScope.groupIds(fromWire: " [ \"7\" , 8 ,, ] ") == ["7", "8"])
+        #expect(AppPotScope.groupIds(fromWire: "{グループ,2}") == ["グループ", "2"])
         #expect(AppPotScope.groupIdsWire(["1", "2"]) == "{1,2}")
         #expect(AppPotScope.all.acl(createUserId: "2", groupIds: []) == .publicReadWrite)
         #expect(AppPotScope.user.acl(createUserId: "2", groupIds: []) == .privateTo("2"))

@@ -56,6 +56,27 @@ struct SignerTests {
         #expect(text.hasSuffix("&p=q&r=t&s") == (method == "GET"))
     }
 
+    @Test("host, path and query are read from the URL's text as sent (user info, port, IPv6, fragment, empty path)")
+    func wirePartsOfURLs() throws {
+        func parts(_ text: String) -> [String?]? {
+            NCMBSigner.wireParts(of: URL(string: text)!).map { [$0.host, $0.path, $0.query] }
+        }
+        #expect(parts("https://mbaas.api.nifcloud.com/2013-09-01/classes/Memo?where=%7B%7D&limit=1")
+                == ["mbaas.api.nifcloud.com", "/2013-09-01/classes/Memo", "where=%7B%7D&limit=1"])
+        #expect(parts("http://user:pw@127.0.0.1:8080/a/%E7%94%BB.png#frag") == ["127.0.0.1", "/a/%E7%94%BB.png", nil])
+        #expect(parts("http://[::1]:9000/x?") == ["[::1]", "/x", ""])
+        #expect(parts("https://host") == ["host", "/", nil])
+        #expect(parts("https://host?q=1") == ["host", "/", "q=1"])
+        #expect(parts("file:///tmp/x") == nil)
+        // A signer copied or re-keyed signs with its own key.
+        var signer = NCMBSigner(applicationKey: "a", clientKey: "k1")
+        let first = signer.signature(of: "text")
+        let copy = signer
+        signer.clientKey = "k2"
+        #expect(copy.signature(of: "text") == first && signer.signature(of: "text") != first)
+        #expect(NCMBSigner(applicationKey: "a", clientKey: "k2").signature(of: "text") == signer.signature(of: "text"))
+    }
+
     @Test("POST without a query signs the four fixed parameters only")
     func postWithoutQuery() throws {
         let url = URL(string: "https://mbaas.api.nifcloud.com/2013-09-01/classes/TestClass")!

@@ -38,11 +38,37 @@ public struct NCMBSigner: Sendable, Hashable {
     }
 
     public var applicationKey: String
-    public var clientKey: String
+    public var clientKey: String {
+        didSet { keyed = NCMBSigner.keyed(clientKey) }
+    }
+    /// An HMAC already keyed with the client key: copied for each message, so the key's padding is hashed once per
+    /// signer rather than once per request.
+    private var keyed: HMAC<SHA256>
 
     public init(applicationKey: String, clientKey: String) {
         self.applicationKey = applicationKey
         self.clientKey = clientKey
+        self.keyed = NCMBSigner.keyed(clientKey)
+    }
+
+    private static func keyed(_ clientKey: String) -> HMAC<SHA256> {
+        HMAC<SHA256>(key: SymmetricKey(data: Data(clientKey.utf8)))
+    }
+
+    public static func == (a: NCMBSigner, b: NCMBSigner) -> Bool {
+        a.applicationKey == b.applicationKey && a.clientKey == b.clientKey
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(applicationKey)
+        hasher.combine(clientKey)
+    }
+
+    /// `Base64(HMAC-SHA256(clientKey, message))`.
+    private func mac(_ message: some DataProtocol) -> String {
+        var hmac = keyed
+        hmac.update(data: message)
+        return Data(hmac.finalize()).base64EncodedString()
     }
 
     /// The string to sign for a request.
@@ -88,9 +114,7 @@ public struct NCMBSigner: Sendable, Hashable {
 
     /// `Base64(HMAC-SHA256(clientKey, text))`.
     public func signature(of text: String) -> String {
-        let key = SymmetricKey(data: Data(clientKey.utf8))
-        let mac = HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key)
-        return Data(mac).base64EncodedString()
+        mac(Array(text.utf8))
     }
 
     /// The `X-NCMB-Signature` of a request.
@@ -101,13 +125,12 @@ public struct NCMBSigner: Sendable, Hashable {
     /// The `X-NCMB-Response-Signature` a server sends for a JSON (or empty) response to the request whose string to
     /// sign is given, over the body as sent.
     public func responseSignature(stringToSign: String, body: Data) -> String {
-        let key = SymmetricKey(data: Data(clientKey.utf8))
         var message = Data(stringToSign.utf8)
         if !body.isEmpty {
             message.append(0x0A)
             message.append(body)
         }
-        return Data(HMAC<SHA256>.authenticationCode(for: message, using: key)).base64EncodedString()
+        return mac(message)
     }
 
     /// The messages a response signature may cover, as the vendor SDKs build them (the server's exact canonical
@@ -211,11 +234,10 @@ public struct NCMBSigner: Sendable, Hashable {
     /// successful responses only (ncmb_unity and ncmb_js do).
     public func verifyResponse(_ response: TransportResponse, stringToSign: String) throws(MBaaSError) {
         guard let sent = response.headers[Header.responseSignature] else { return }
-        let key = SymmetricKey(data: Data(clientKey.utf8))
         let candidates = responseSignatureCandidates(stringToSign: stringToSign, body: response.body,
-                                                     contentType: response.headers["Content-Type"])
+                                                     contentType: response.headers[.contentType])
         for message in candidates {
-            let expected = Data(HMAC<SHA256>.authenticationCode(for: message, using: key)).base64EncodedString()
+            let expected = mac(message)
             if constantTimeEquals(sent, expected) { return }
         }
         throw MBaaSError(
@@ -227,26 +249,33 @@ public struct NCMBSigner: Sendable, Hashable {
     /// text (`scheme://[user@]host[:port]/path?query#fragment`), so nothing is re-encoded; a bracketed IPv6 host
     /// keeps its brackets. `nil` without a host.
     public static func wireParts(of url: URL) -> (host: String, path: String, query: String?)? {
+        // Byte offsets over the URL's UTF-8 text: every delimiter is ASCII, so no Character walking is needed.
         let text = url.absoluteString
-        guard let schemeEnd = text.range(of: "://") else { return nil }
-        var rest = text[schemeEnd.upperBound...]
-        if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
-        var authority = rest[..<authorityEnd]
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-        var host = authority
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            host = authority[...close]
-        } else if let colon = authority.lastIndex(of: ":") {
-            host = authority[..<colon]
+        return Array(text.utf8).withUnsafeBufferPointer { b -> (String, String, String?)? in
+            func find(_ c: UInt8, in range: Range<Int>) -> Int? { range.first { b[$0] == c } }
+            func findLast(_ c: UInt8, in range: Range<Int>) -> Int? { range.last { b[$0] == c } }
+            func string(_ r: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: b[r]), as: UTF8.self) }
+            let colon = UInt8(ascii: ":"), slash = UInt8(ascii: "/"), question = UInt8(ascii: "?")
+            guard let schemeColon = find(colon, in: 0..<b.count), schemeColon + 2 < b.count,
+                  b[schemeColon + 1] == slash, b[schemeColon + 2] == slash else { return nil }
+            let start = schemeColon + 3
+            let end = find(UInt8(ascii: "#"), in: start..<b.count) ?? b.count
+            let authorityEnd = (start..<end).first { b[$0] == slash || b[$0] == question } ?? end
+            var hostStart = start
+            if let at = findLast(UInt8(ascii: "@"), in: start..<authorityEnd) { hostStart = at + 1 }
+            var hostEnd = authorityEnd
+            if hostStart < authorityEnd, b[hostStart] == UInt8(ascii: "[") {
+                guard let close = find(UInt8(ascii: "]"), in: hostStart..<authorityEnd) else { return nil }
+                hostEnd = close + 1
+            } else if let port = findLast(colon, in: hostStart..<authorityEnd) {
+                hostEnd = port
+            }
+            guard hostStart < hostEnd else { return nil }
+            let q = find(question, in: authorityEnd..<end)
+            let pathEnd = q ?? end
+            let path = authorityEnd < pathEnd ? string(authorityEnd..<pathEnd) : "/"
+            return (string(hostStart..<hostEnd), path, q.map { string(($0 + 1)..<end) })
         }
-        guard !host.isEmpty else { return nil }
-        let tail = rest[authorityEnd...]
-        let question = tail.firstIndex(of: "?")
-        let path = question.map { tail[..<$0] } ?? tail
-        let query = question.map { String(tail[tail.index(after: $0)...]) }
-        return (String(host), path.isEmpty ? "/" : String(path), query)
     }
 
     private func constantTimeEquals(_ a: String, _ b: String) -> Bool {
