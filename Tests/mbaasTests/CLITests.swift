@@ -168,6 +168,23 @@ struct CLITests {
     }
 }
 
+@Suite("bench commands run end to end")
+struct BenchCLITests {
+    /// Every HTTP adapter is measured on its cassette's canned answers (a few operations: this checks that the
+    /// bench runs, not its numbers, which belong to release builds).
+    @Test func benchAdaptersMeasuresEveryHTTPAdapter() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let out = try cli.run(["bench", "adapters", "--operations", "20", "--format", "json"], sessionOption: false)
+        #expect(out.status == 0, "\(out.stderr)")
+        let results = try out.json()["results"]?.arrayValue ?? []
+        #expect(results.compactMap { $0["adapter"]?.stringValue } == ["ncmb", "kii", "apppot", "pocketbase"])
+        for r in results {
+            #expect((r["get"]?.doubleValue ?? 0) > 0 && (r["create"]?.doubleValue ?? 0) > 0, "\(r.printed())")
+        }
+    }
+}
+
 /// CI needs at least one XCTest test per target (see the README's test notes).
 final class CLISmokeTests: XCTestCase {
     func testHelpListsTheCommands() throws {
