@@ -43,6 +43,7 @@ struct ValueTests {
         (#"{"__type":"GeoPoint","latitude":"1","longitude":0}"#, "needs a number 'latitude'"),
         (#"{"__type":"Wat"}"#, "unknown __type"),
         (#"{"a":[{"__type":"Wat"}]}"#, "$.a[0]: unknown __type"),
+        (#"{"a":{"__type":5}}"#, "$.a: unknown __type 5"),
     ])
     func malformedTypedValuesNameTheProblem(text: String, message: String) throws {
         let json = try JSON.parse(text)
@@ -75,6 +76,23 @@ struct ValueTests {
         let data = try JSONEncoder().encode(Value.date(Self.date))
         #expect(try JSON.parse(data) == Value.date(Self.date).json)
         #expect(try JSONDecoder().decode(Value.self, from: data) == .date(Self.date))
+    }
+
+    /// The walk vendors share: their hook decides what a `__type` means; structure and error paths are the core's.
+    @Test func vendorHooksShareTheWalk() throws {
+        let json = try JSON.parse(#"{"keep":{"__type":"Odd","x":1},"n":{"__type":"Num","v":"2"},"list":[{"__type":"Num","v":"x"}]}"#)
+        func hook(_ type: JSON, _ o: JSONObject, _ member: Value.MemberDecoder) throws(Value.ConversionError) -> Value? {
+            guard type == "Num" else { return nil }  // unknown types stay plain objects
+            guard let v = o["v"]?.stringValue, let n = Int64(v) else { throw Value.ConversionError(message: "bad Num") }
+            return .int(n)
+        }
+        let partial = try JSON.parse(#"{"keep":{"__type":"Odd","x":[1,{"__type":"Num","v":"3"}]},"n":{"__type":"Num","v":"2"}}"#)
+        #expect(try Value.walk(partial, typed: hook)
+                == .object(["keep": .object(["__type": "Odd", "x": .array([1, 3])]), "n": 2]))
+        #expect(throws: Value.ConversionError.self) { try Value.walk(json, typed: hook) }
+        do { _ = try Value.walk(json, typed: hook) } catch {
+            #expect(error.path == ".list[0]" && error.message == "bad Num")
+        }
     }
 }
 

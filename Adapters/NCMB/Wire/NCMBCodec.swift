@@ -87,57 +87,51 @@ public enum NCMBCodec {
     /// The value of NCMB JSON (response side). Malformed typed forms are ``MBaaSError/Kind/decoding`` errors;
     /// an unknown `__type` is kept as a plain object so nothing is lost.
     public static func decode(_ json: JSON, path: String = "$") throws(MBaaSError) -> Value {
-        switch json {
-        case .null: return .null
-        case .bool(let b): return .bool(b)
-        case .int(let i): return .int(i)
-        case .double(let d): return .double(d)
-        case .string(let s): return .string(s)
-        case .array(let items):
-            var out: [Value] = []
-            out.reserveCapacity(items.count)
-            for (i, item) in items.enumerated() { out.append(try decode(item, path: "\(path)[\(i)]")) }
-            return .array(out)
-        case .object(let o):
-            func string(_ key: String) throws(MBaaSError) -> String {
-                guard let s = o[key]?.stringValue else {
-                    throw MBaaSError(.decoding, "\(path): \(o["__type"]?.stringValue ?? "?") without a string '\(key)'")
-                }
-                return s
+        do {
+            return try Value.walk(json, typed: typed)
+        } catch {
+            throw MBaaSError(.decoding, path + error.path + ": " + error.message)
+        }
+    }
+
+    /// NCMB's typed objects for ``MBaaSCore/Value/walk(_:typed:)``; `nil` (an unknown type) keeps a plain object.
+    static func typed(_ type: JSON, _ o: JSONObject, _ member: Value.MemberDecoder) throws(Value.ConversionError) -> Value? {
+        func string(_ key: String) throws(Value.ConversionError) -> String {
+            guard let s = o[key]?.stringValue else {
+                throw Value.ConversionError(message: "\(type.stringValue ?? "?") without a string '\(key)'")
             }
-            switch o["__type"]?.stringValue {
-            case "Date":
-                let iso = try string("iso")
-                guard let date = ISO8601.parse(iso) else { throw MBaaSError(.decoding, "\(path): '\(iso)' is not an ISO-8601 date") }
-                return .date(date)
-            case "Pointer":
-                return .pointer(Pointer(className: NCMBClassName.neutral(fromWire: try string("className")),
-                                        objectId: try string("objectId")))
-            case "GeoPoint":
-                guard let lat = o["latitude"]?.doubleValue, let lon = o["longitude"]?.doubleValue else {
-                    throw MBaaSError(.decoding, "\(path): GeoPoint without numeric latitude and longitude")
-                }
-                return .geoPoint(GeoPoint(latitude: lat, longitude: lon))
-            case "Relation":
-                return .object(["__type": "Relation", "className": .string(NCMBClassName.neutral(fromWire: try string("className")))])
-            case "Object":
-                var members: [String: Value] = [:]
-                for (k, v) in o {
-                    switch k {
-                    case "__type": members[k] = "Object"
-                    case "className": members[k] = .string(NCMBClassName.neutral(fromWire: try string("className")))
-                    case "createDate", "updateDate":
-                        if let s = v.stringValue, let d = ISO8601.parse(s) { members[k] = .date(d) }
-                        else { members[k] = try decode(v, path: "\(path).\(k)") }
-                    default: members[k] = try decode(v, path: "\(path).\(k)")
-                    }
-                }
-                return .object(members)
-            default:
-                var members: [String: Value] = [:]
-                for (k, v) in o { members[k] = try decode(v, path: "\(path).\(k)") }
-                return .object(members)
+            return s
+        }
+        switch type.stringValue {
+        case "Date":
+            let iso = try string("iso")
+            guard let date = ISO8601.parse(iso) else { throw Value.ConversionError(message: "'\(iso)' is not an ISO-8601 date") }
+            return .date(date)
+        case "Pointer":
+            return .pointer(Pointer(className: NCMBClassName.neutral(fromWire: try string("className")),
+                                    objectId: try string("objectId")))
+        case "GeoPoint":
+            guard let lat = o["latitude"]?.doubleValue, let lon = o["longitude"]?.doubleValue else {
+                throw Value.ConversionError(message: "GeoPoint without numeric latitude and longitude")
             }
+            return .geoPoint(GeoPoint(latitude: lat, longitude: lon))
+        case "Relation":
+            return .object(["__type": "Relation", "className": .string(NCMBClassName.neutral(fromWire: try string("className")))])
+        case "Object":
+            var members: [String: Value] = [:]
+            for (k, v) in o {
+                switch k {
+                case "__type": members[k] = "Object"
+                case "className": members[k] = .string(NCMBClassName.neutral(fromWire: try string("className")))
+                case "createDate", "updateDate":
+                    if let s = v.stringValue, let d = ISO8601.parse(s) { members[k] = .date(d) }
+                    else { members[k] = try member(k, v) }
+                default: members[k] = try member(k, v)
+                }
+            }
+            return .object(members)
+        default:
+            return nil
         }
     }
 

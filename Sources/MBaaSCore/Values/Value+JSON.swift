@@ -93,41 +93,77 @@ extension Value {
         }
     }
 
-    /// A typed-form problem below the top: `path` is relative (`.a[2]`), prefixed by the caller's path.
-    struct ConversionError: Error {
-        var path: String
-        var message: String
-    }
+    /// A problem found while walking JSON into values: `path` is relative to where the walk started (`.a[2]`),
+    /// so the caller prefixes its own (`$`, `$.fields`) and chooses the error kind.
+    public struct ConversionError: Error, Sendable {
+        public var path: String
+        public var message: String
 
-    static func convert(_ json: JSON) throws(ConversionError) -> Value {
-        switch json {
-        case .null: return .null
-        case .bool(let b): return .bool(b)
-        case .int(let i): return .int(i)
-        case .double(let d): return .double(d)
-        case .string(let s): return .string(s)
-        case .array(let a):
-            var out: [Value] = []
-            out.reserveCapacity(a.count)
-            for item in a {
-                do { out.append(try convert(item)) } catch {
-                    throw ConversionError(path: "[\(out.count)]" + error.path, message: error.message)
-                }
-            }
-            return .array(out)
-        case .object(let o):
-            if let type = o["__type"] { return try typed(type, o) }
-            var out: [String: Value] = Dictionary(minimumCapacity: o.count)
-            for (k, v) in o {
-                do { out[k] = try convert(v) } catch {
-                    throw ConversionError(path: "." + k + error.path, message: error.message)
-                }
-            }
-            return .object(out)
+        public init(path: String = "", message: String) {
+            self.path = path
+            self.message = message
         }
     }
 
-    static func typed(_ type: JSON, _ o: JSONObject) throws(ConversionError) -> Value {
+    /// Decodes the member of a typed object: `member(key, json)` walks `json` with the same hook and, on failure,
+    /// adds `.key` to the path.
+    public typealias MemberDecoder = (_ key: String, _ json: JSON) throws(ConversionError) -> Value
+
+    /// The one walk from JSON to values, shared by the neutral form and every vendor dialect of it (NCMB's and
+    /// Parse's `__type` objects): arrays and objects are walked here, and errors carry the path of the value that
+    /// failed. An object with a `__type` member goes to `typed` first (with that member's JSON, a string in every
+    /// typed form) and a ``MemberDecoder`` for its members; `typed` returns `nil` to have it walked as a plain
+    /// object (a vendor keeping an unknown type), or throws (the neutral form refusing one).
+    public static func walk(
+        _ json: JSON,
+        typed: @escaping (_ type: JSON, _ object: JSONObject, _ member: MemberDecoder) throws(ConversionError) -> Value?
+    ) throws(ConversionError) -> Value {
+        func go(_ json: JSON) throws(ConversionError) -> Value {
+            switch json {
+            case .null: return .null
+            case .bool(let b): return .bool(b)
+            case .int(let i): return .int(i)
+            case .double(let d): return .double(d)
+            case .string(let s): return .string(s)
+            case .array(let a):
+                var out: [Value] = []
+                out.reserveCapacity(a.count)
+                for item in a {
+                    do { out.append(try go(item)) } catch {
+                        throw ConversionError(path: "[\(out.count)]" + error.path, message: error.message)
+                    }
+                }
+                return .array(out)
+            case .object(let o):
+                if let type = o["__type"] {
+                    func member(_ key: String, _ json: JSON) throws(ConversionError) -> Value {
+                        do { return try go(json) } catch {
+                            throw ConversionError(path: "." + key + error.path, message: error.message)
+                        }
+                    }
+                    if let value = try typed(type, o, member) { return value }
+                }
+                var out: [String: Value] = Dictionary(minimumCapacity: o.count)
+                for (k, v) in o {
+                    do { out[k] = try go(v) } catch {
+                        throw ConversionError(path: "." + k + error.path, message: error.message)
+                    }
+                }
+                return .object(out)
+            }
+        }
+        return try go(json)
+    }
+
+    static func convert(_ json: JSON) throws(ConversionError) -> Value {
+        try walk(json) { type, o, _ throws(ConversionError) in
+            if let value = try typed(type, o) { return value }
+            throw ConversionError(message: "unknown __type \(type.printed())")
+        }
+    }
+
+    /// The neutral typed forms (`nil` for a type that is not one of them).
+    static func typed(_ type: JSON, _ o: JSONObject) throws(ConversionError) -> Value? {
         func fail(_ message: String) -> ConversionError { ConversionError(path: "", message: message) }
         func string(_ key: String) throws(ConversionError) -> String {
             guard let s = o[key]?.stringValue else {
@@ -175,7 +211,7 @@ extension Value {
                     name: try string("name"), url: o["url"]?.stringValue, contentType: o["contentType"]?.stringValue,
                     size: o["size"]?.intValue, attachment: attachment))
         default:
-            throw fail("unknown __type \(type.printed())")
+            return nil
         }
     }
 }
@@ -432,7 +468,10 @@ extension JSONParser {
             // Any typed form: check it as `Value(json:)` does, from the (scalar) members already read.
             var typedObject = JSONObject(minimumCapacity: members.count)
             for (k, v) in members { typedObject.storage[k] = v.json }
-            do { return try Value.typed(type.json, typedObject) } catch { throw .typed(error) }
+            let value: Value?
+            do { value = try Value.typed(type.json, typedObject) } catch { throw .typed(error) }
+            guard let value else { throw .typed(Value.ConversionError(message: "unknown __type \(type.json.printed())")) }
+            return value
         case UInt8(ascii: "["):
             index += 1
             var array: [Value] = []
