@@ -122,8 +122,9 @@ public actor LocalBackend: Backend {
                     files = LocalFileArea(directory: dir, isTemporary: false)
                 } else {
                     let base = context.dataDirectory ?? FileManager.default.temporaryDirectory
-                    files = LocalFileArea(directory: base.appendingPathComponent("mbaas-local-memory-\(LocalRandom.alphanumeric(12))"),
-                                          isTemporary: true)
+                    let directory = base.appendingPathComponent("mbaas-local-memory-\(LocalRandom.alphanumeric(12))")
+                    files = LocalFileArea(directory: directory, isTemporary: true,
+                                          temporaryOwner: LocalTemporaryDirectory(directory))
                 }
                 try LocalSchema.migrator().migrate(writer)
             } else if options.openMode == .readOnly, !FileManager.default.fileExists(atPath: path) {
@@ -314,8 +315,10 @@ final class LocalSessionState: @unchecked Sendable {
 /// Where file bytes live: one directory, created on first upload.
 struct LocalFileArea: Sendable {
     let directory: URL
-    /// Removed by `close()` (the in-memory backend's own temporary directory).
+    /// Removed by `close()` (the in-memory backend's own temporary directory), or when the last instance using it
+    /// goes away (``temporaryOwner``), so an in-memory backend that is never closed leaves nothing behind.
     let isTemporary: Bool
+    var temporaryOwner: LocalTemporaryDirectory? = nil
 
     func url(forStorage name: String) -> URL { directory.appendingPathComponent(name) }
 
@@ -327,4 +330,13 @@ struct LocalFileArea: Sendable {
             throw MBaaSError(.localIO, "cannot create the file directory \(directory.path): \(MBaaSError.describe(error))")
         }
     }
+}
+
+/// The temporary file directory of an in-memory backend, removed when the last store holding it is released.
+final class LocalTemporaryDirectory: Sendable {
+    let url: URL
+
+    init(_ url: URL) { self.url = url }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
 }

@@ -109,4 +109,26 @@ struct FileTests {
         #expect(storedFiles(dir.appendingPathComponent("c.db-files")).isEmpty)
         await expectError(.notFound) { try await b.download(name: "big.bin") }
     }
+
+    /// An in-memory backend's file directory goes away with the backend, closed or not (tests and servers that
+    /// drop their stores were leaving empty `mbaas-local-memory-*` directories in the temporary directory).
+    @Test func inMemoryFilesLeaveNothingBehind() async throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-memory-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: base) }
+        func entries() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: base.path) }
+        do {
+            let backend = try LocalBackend.inMemory(context: BackendContext(dataDirectory: base))
+            let view = backend.sharing(session: nil, administrative: true)
+            _ = try await view.upload(FileUpload(name: "a.txt", source: .data(Data("a".utf8)), acl: .publicReadWrite))
+            #expect(try entries().count == 1)
+            _ = backend
+        }
+        #expect(try entries().isEmpty)
+        let closed = try LocalBackend.inMemory(context: BackendContext(dataDirectory: base))
+        _ = try await closed.sharing(session: nil, administrative: true)
+            .upload(FileUpload(name: "b.txt", source: .data(Data("b".utf8)), acl: .publicReadWrite))
+        await closed.close()
+        #expect(try entries().isEmpty)
+    }
 }
