@@ -78,7 +78,7 @@ let package = Package(
         .target(
             name: "MBaaSEmulator",
             dependencies: [
-                "MBaaSCore", "MBaaSLocal", "MBaaSNCMBWire", "MBaaSKiiWire", "MBaaSAppPotWire",
+                "MBaaSCore", "MBaaSLocal", "MBaaSNCMBWire", "MBaaSKiiWire", "MBaaSAppPotWire", "MBaaSParseWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -191,7 +191,7 @@ let package = Package(
             dependencies: [
                 "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSEmulator", "MBaaSLocal", "MBaaSNCMBWire", "MBaaSNCMB",
                 "MBaaSKiiWire", "MBaaSKii", "MBaaSMigration", "MBaaSPocketBase", "MBaaSTesting", "MBaaSAppPotWire",
-                "MBaaSAppPot",
+                "MBaaSAppPot", "MBaaSParseWire", "MBaaSParse",
             ]
         ),
         // Depends on the executable so that `swift test` builds the `mbaas` binary the CLI tests run.

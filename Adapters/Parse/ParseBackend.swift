@@ -100,16 +100,21 @@ public actor ParseBackend: Backend {
     public nonisolated let adapterName = "parse"
     public nonisolated let configuration: ParseConfiguration
     public nonisolated let context: BackendContext
-    public nonisolated let capabilities: Capabilities = ParseBackend.capabilities
+    /// ``ParseWire/capabilities``, with ``MBaaSCore/Capabilities/Feature/fileDelete`` when the URL gives the master
+    /// key (Parse Server deletes files for it only).
+    public nonisolated let capabilities: Capabilities
 
     var currentSession: Session?
 
     public init(configuration: ParseConfiguration, context: BackendContext = BackendContext()) {
         self.configuration = configuration
         self.context = context
+        var capabilities = ParseBackend.capabilities
+        if configuration.masterKey != nil { capabilities.features.insert(.fileDelete) }
+        self.capabilities = capabilities
     }
 
-    /// What Parse Server can do (``ParseWire/capabilities``).
+    /// What Parse Server can do for a client without the master key (``ParseWire/capabilities``).
     public static let capabilities = ParseWire.capabilities
 
     public var session: Session? { currentSession }

@@ -56,7 +56,7 @@ public actor PocketBaseBackend: Backend {
     /// What this adapter can do against PocketBase 0.40, and why the rest is missing.
     public static let capabilities: Capabilities = {
         var features: Set<Capabilities.Feature> = [
-            .objects, .multiKeySort, .skip, .selectKeys, .count, .batch, .atomicBatch, .acl, .nestedKeys, .files,
+            .objects, .multiKeySort, .skip, .selectKeys, .count, .batch, .atomicBatch, .acl, .nestedKeys, .files, .fileDelete,
             .fileList, .fileAttachment, .auth, .signUp, .listClasses, .listUsers, .importUsers, .unicodeFileNames,
             .queryValue("Date"), .queryValue("Pointer"), .aclReadOnly,
         ]

@@ -111,6 +111,7 @@ public enum ScenarioCatalog {
     /// query operators, sort keys, skip, keys, field operations, version checks, ACLs and value types.
     public static func derivedRequirements(of scenario: Scenario) -> Set<Capabilities.Feature> {
         var needs: Set<Capabilities.Feature> = []
+        let cleanupSteps = scenario.cleanup
         var all: [Step] = []
         for step in scenario.steps + scenario.cleanup {
             all.append(step)
@@ -127,6 +128,8 @@ public enum ScenarioCatalog {
             case .upload: needs.insert(a["attachment"] == nil ? .files : .fileAttachment)
             case .download, .deleteFile:
                 if !scenario.requires.contains(.files) && !scenario.requires.contains(.fileAttachment) { needs.insert(.files) }
+                // A deletion the scenario checks needs it; one in the cleanup is skipped where the backend cannot.
+                if step.operation == .deleteFile, !cleanupSteps.contains(where: { $0 == step }) { needs.insert(.fileDelete) }
             case .listFiles: needs.formUnion([.files, .fileList])
             case .signUp: needs.insert(.signUp)
             case .logIn, .currentUser: needs.insert(.auth)

@@ -10,12 +10,13 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve a vendor's REST dialect on the embedded store (an emulator for apps, tests and migrations).",
         discussion: """
-            Dialects: ncmb (NIFCLOUD mobile backend), kii (Kii Cloud), apppot (AppPot, server generation v2). The \
-            parse dialect is not built yet: asking for it is an error (exit status 2).
+            Dialects: ncmb (NIFCLOUD mobile backend), kii (Kii Cloud), apppot (AppPot, server generation v2), parse \
+            (Parse Server REST).
 
               mbaas serve --dialect ncmb --application-key K --client-key C [--host 127.0.0.1] [--port 0] [--data app.db]
               mbaas serve --dialect kii --app-id ID --app-key K [--client-id ID --client-secret S] [--port 0]
               mbaas serve --dialect apppot --app-key K --company N --app-id ID [--users users.json]
+              mbaas serve --dialect parse --app-id ID --rest-key K [--master-key M] [--mount /parse]
 
             AppPot has no sign-up: --users names a JSON array of the company's users, \
             [{"username":"alice","password":"…","groups":["Sales"]}] (optional "id", "firstName", "lastName", \
@@ -35,8 +36,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     enum Dialect: String, ExpressibleByArgument, CaseIterable { case ncmb, kii, apppot, parse }
 
-    /// The dialects built so far (the others are refused with exit status 2).
-    static let available = "ncmb, kii, apppot"
+    /// The dialects built so far.
+    static let available = "ncmb, kii, apppot, parse"
 
     @Option(help: "The wire dialect: \(Dialect.allCases.map(\.rawValue).joined(separator: ", ")).")
     var dialect: Dialect
@@ -59,7 +60,16 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-file-size"), help: "The largest file upload in bytes (default: the dialect's).")
     var maxFileSize: Int?
 
-    @Option(name: .customLong("app-id"), help: "kii, apppot: the application id.")
+    @Option(name: .customLong("rest-key"), help: "parse: the REST API key (or MBAAS_PARSE_REST_KEY).")
+    var restKey: String?
+
+    @Option(name: .customLong("master-key"), help: "parse: the master key (or MBAAS_PARSE_MASTER_KEY); none by default.")
+    var masterKey: String?
+
+    @Option(help: "parse: the mount point (default /parse).")
+    var mount: String?
+
+    @Option(name: .customLong("app-id"), help: "kii, apppot, parse: the application id.")
     var appID: String?
 
     @Option(name: .customLong("app-key"), help: "kii, apppot: the application key.")
@@ -144,7 +154,7 @@ struct ServeCommand: AsyncParsableCommand {
         case .ncmb: return try ncmbDialect(store: store)
         case .kii: return try await kiiDialect(store: store)
         case .apppot: return try await appPotDialect(store: store)
-        case .parse: throw MBaaSError(.unsupported, "the parse dialect is not built yet; available: \(ServeCommand.available)")
+        case .parse: return try parseDialect(store: store)
         }
     }
 }

@@ -72,7 +72,7 @@ actor MemoryBackend: Backend {
     nonisolated let adapterName = "memory"
     nonisolated let capabilities = Capabilities(
         features: Set<Capabilities.Feature>([
-            .objects, .count, .skip, .selectKeys, .multiKeySort, .files, .fileList, .auth, .signUp, .serverLogout,
+            .objects, .count, .skip, .selectKeys, .multiKeySort, .files, .fileDelete, .fileList, .auth, .signUp, .serverLogout,
             .fileNames, .unicodeFileNames, .queryValue("Pointer"),
         ]).union(["int", "Date", "Bytes", "array", "object", "Pointer", "File", "GeoPoint", "null"].map(Capabilities.Feature.valueType)),
         operators: Set(QueryOperator.allCases).subtracting([.regex]),

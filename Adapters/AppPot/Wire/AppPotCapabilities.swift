@@ -22,7 +22,7 @@ public enum AppPotWire {
     /// and the emulator's AppPot dialect answers what is outside them as AppPot does.
     public static let capabilities = Capabilities(
         features: [
-            .objects, .multiKeySort, .skip, .count, .batch, .optimisticLocking, .acl, .files, .auth, .serverLogout,
+            .objects, .multiKeySort, .skip, .count, .batch, .optimisticLocking, .acl, .files, .fileDelete, .auth, .serverLogout,
             .roles, .listUsers, .unicodeFileNames, .queryValue("Date"),
             .valueType("string"), .valueType("int"), .valueType("double"), .valueType("bool"), .valueType("Date"),
             .valueType("array"), .valueType("object"), .valueType("Pointer"),

@@ -15,7 +15,7 @@ public enum KiiWire {
         let valueTypes = ["null", "bool", "int", "double", "string", "Date", "Bytes", "array", "object", "Pointer", "File",
                           "GeoPoint"].map(Capabilities.Feature.valueType)
         let features: Set<Capabilities.Feature> = Set(valueTypes).union([
-            .objects, .count, .optimisticLocking, .files, .fileList, .fileAttachment, .auth, .signUp,
+            .objects, .count, .optimisticLocking, .files, .fileDelete, .fileList, .fileAttachment, .auth, .signUp,
             .fileNames, .unicodeFileNames,
         ])
         var notes: [Capabilities.Feature: String] = [

@@ -15,7 +15,7 @@ public enum NCMBWire {
     /// declares these, and the emulator's NCMB dialect answers what is outside them as NCMB does.
     public static let capabilities = Capabilities(
         features: [
-            .objects, .skip, .count, .multiKeySort, .acl, .fieldOperations, .nestedKeys, .files, .fileList,
+            .objects, .skip, .count, .multiKeySort, .acl, .fieldOperations, .nestedKeys, .files, .fileDelete, .fileList,
             .fileAttachment, .auth, .signUp, .anonymousAuth, .serverLogout, .roles,
             .valueType("Date"), .valueType("Pointer"), .valueType("GeoPoint"), .valueType("array"),
             .valueType("object"), .queryValue("Date"), .queryValue("Pointer"), .fileNames, .aclReadOnly, .listUsers,

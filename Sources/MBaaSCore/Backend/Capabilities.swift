@@ -39,6 +39,9 @@ public struct Capabilities: Sendable, Hashable {
         public static let nestedKeys: Feature = "nestedKeys"
         /// A separate file store (upload by name, list).
         public static let files: Feature = "files"
+        /// Deleting a stored file as the caller; without it (Parse Server without its master key) files stay
+        /// until an administrator removes them.
+        public static let fileDelete: Feature = "fileDelete"
         /// Listing the file store.
         public static let fileList: Feature = "fileList"
         /// Files attached to a record (a record's file field or body).

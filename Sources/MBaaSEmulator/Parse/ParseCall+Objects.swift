@@ -1,0 +1,206 @@
+import Foundation
+import MBaaSCore
+import MBaaSLocal
+import MBaaSParseWire
+
+/// Objects on `/classes/{class}`, `/users`, `/roles`: create, get, update, delete, find.
+extension ParseCall {
+    /// The hidden field listing which fields of a record are relations (stored as arrays of pointers, shown as
+    /// `{"__type":"Relation","className":…}`). Clients cannot write it: Parse field names may not start with `_`.
+    static let relationsField = "__parseRelations"
+
+    /// Keys a client may echo back in a body, ignored (the server sets them) [sdk: clients send them back].
+    static let serverKeys: Set<String> = ["objectId", "createdAt", "updatedAt", "sessionToken", "className", "__type"]
+
+    /// The fields and ACL of a create body.
+    func createFields(_ body: JSONObject) throws -> (fields: [String: Value], acl: ACL?) {
+        var fields: [String: Value] = [:]
+        var relations: [String] = []
+        var acl: ACL?
+        for (key, json) in body {
+            if Self.serverKeys.contains(key) { continue }
+            if key == "ACL" { acl = json.isNull ? nil : try Self.acl(json); continue }
+            try Self.checkFieldName(key)
+            switch try ParseFieldChange(json: json, path: key) {
+            case .set(let v): fields[key] = try Self.value(v, key)
+            case .delete: continue
+            case .increment(let n): fields[key] = try Self.value(n, key)
+            case .add(let vs), .addUnique(let vs): fields[key] = .array(try vs.map { try Self.value($0, key) })
+            case .remove: fields[key] = .array([])
+            case .addRelation(let ps):
+                fields[key] = .array(ps.map(Value.pointer))
+                relations.append(key)
+            case .removeRelation:
+                fields[key] = .array([])
+                relations.append(key)
+            }
+        }
+        if !relations.isEmpty { fields[Self.relationsField] = .array(relations.sorted().map(Value.string)) }
+        return (fields, acl)
+    }
+
+    func create(_ cls: String) async throws -> TransportResponse {
+        try checkClassName(cls)
+        let (fields, acl) = try createFields(try jsonBody())
+        if cls == ParseWire.roleClass { try await checkNewRole(fields) }
+        let record = try await backend.create(Record(className: cls, acl: acl ?? .publicReadWrite, fields: fields))
+        if cls == ParseWire.roleClass { try await syncRoles(affecting: record) }
+        let id = record.id ?? ""
+        let created = ParseCreated(objectId: id, createdAt: record.createdAt ?? dialect.clock())
+        return Self.json(201, created.json, headers: HTTPFields([("Location", location(cls, id))]))
+    }
+
+    /// The URL of an object, as parse-server writes it in `Location` [doc].
+    func location(_ cls: String, _ id: String) -> String {
+        let host = request.url.host.map { h in h.contains(":") ? "[\(h)]" : h } ?? "localhost"
+        let port = request.url.port.map { ":\($0)" } ?? ""
+        return "\(request.url.scheme ?? "http")://\(host)\(port)\(ParseRoute.object(cls, id: id).fullPath(mount: dialect.configuration.mount))"
+    }
+
+    func get(_ cls: String, _ id: String) async throws -> TransportResponse {
+        try checkClassName(cls)
+        let record = try await Self.hidden { try await backend.get(className: cls, id: id) }
+        return Self.json(200, .object(try render(record)))
+    }
+
+    /// A record the caller may not see (or that does not exist) is 101 "Object not found." [doc].
+    static func hidden<T>(_ body: () async throws -> T) async throws -> T {
+        do { return try await body() } catch let e as MBaaSError where e.kind == .notFound {
+            throw MBaaSError(.notFound, "Object not found.", vendorCode: "101")
+        }
+    }
+
+    func update(_ cls: String, _ id: String) async throws -> TransportResponse {
+        try checkClassName(cls)
+        var update = RecordUpdate()
+        var relations: [String] = []
+        for (key, json) in try jsonBody() {
+            if Self.serverKeys.contains(key) { continue }
+            if key == "ACL" { if !json.isNull { update.acl = try Self.acl(json) }; continue }
+            if cls == ParseWire.userClass, ["username", "email", "password", "authData"].contains(key) {
+                throw MBaaSError(.unsupported, "the emulator cannot change \(key) after sign-up", vendorCode: "-1")
+            }
+            try Self.checkFieldName(key)
+            let change = try ParseFieldChange(json: json, path: key)
+            switch change {
+            case .addRelation(let ps):
+                update.changes[key] = .addUnique(ps.map(Value.pointer))
+                relations.append(key)
+            case .removeRelation(let ps):
+                update.changes[key] = .remove(ps.map(Value.pointer))
+                relations.append(key)
+            default:
+                do { update.changes[key] = try change.fieldOperation(path: key) } catch {
+                    throw MBaaSError(.invalidRequest, "invalid type for key \(key): \(error.message)", vendorCode: "111")
+                }
+            }
+        }
+        if !relations.isEmpty { update.changes[Self.relationsField] = .addUnique(relations.map(Value.string)) }
+        let before = cls == ParseWire.roleClass ? try? await owner.get(className: cls, id: id) : nil
+        let record = try await Self.hidden { try await backend.update(className: cls, id: id, update) }
+        if cls == ParseWire.roleClass {
+            try await syncRoles(affecting: record)
+            if let before { try await syncRoles(affecting: before) }
+        }
+        return Self.json(200, ParseUpdated(updatedAt: record.updatedAt ?? dialect.clock()).json)
+    }
+
+    func delete(_ cls: String, _ id: String) async throws -> TransportResponse {
+        try checkClassName(cls)
+        let before = cls == ParseWire.roleClass ? try? await owner.get(className: cls, id: id) : nil
+        try await Self.hidden { try await backend.delete(className: cls, id: id, expectedVersion: nil) }
+        if let before { try await syncRoles(affecting: before, deleted: true) }
+        if cls == ParseWire.userClass { try? await owner.deleteUser(id: id) }
+        return Self.json(200, .object([:]))
+    }
+
+    func query(_ cls: String) async throws -> TransportResponse {
+        try checkClassName(cls)
+        var query: Query
+        do {
+            let parse = try ParseQuery(queryItems: queryItems)
+            query = try ParseQueryTranslator.query(parse, className: cls)
+            let count = parse.count
+            return try await find(query: &query, count: count)
+        } catch let e as MBaaSError where e.kind == .unsupported || (e.kind == .invalidRequest && e.vendorCode == nil) {
+            throw MBaaSError(.invalidRequest, e.message, vendorCode: "102")
+        }
+    }
+
+    private func find(query: inout Query, count: Bool) async throws -> TransportResponse {
+        var results: [JSONObject] = []
+        if query.limit != 0 {
+            let page = try await backend.queryPage(query)
+            for record in page.records { results.append(try render(record)) }
+        }
+        var total: Int?
+        if count {
+            var counting = query
+            counting.limit = nil
+            counting.skip = nil
+            counting.cursor = nil
+            total = try await backend.count(counting)
+        }
+        return Self.json(200, ParseResults(results: results, count: total).json)
+    }
+
+    /// An object as Parse shows it: metadata, fields, relations as `{"__type":"Relation"}`; users without secrets.
+    func render(_ record: Record) throws -> JSONObject {
+        var record = record
+        let relations = record.fields.removeValue(forKey: Self.relationsField)?.arrayValue?.compactMap(\.stringValue) ?? []
+        var relationClasses: [String: String] = [:]
+        for key in relations {
+            let first = record.fields.removeValue(forKey: key)?.arrayValue?.first
+            if case .pointer(let p)? = first { relationClasses[key] = p.className }
+            else { relationClasses[key] = key == "roles" ? ParseWire.roleClass : ParseWire.userClass }
+        }
+        var object = try ParseCodec.encodeRecord(record)
+        for (key, className) in relationClasses {
+            object[key] = .object(["__type": "Relation", "className": .string(className)])
+        }
+        return object
+    }
+
+    /// Class names: letters, digits and `_`, starting with a letter, or one of the built-in classes [doc: 103
+    /// "Invalid class name"].
+    func checkClassName(_ cls: String) throws {
+        if [ParseWire.userClass, ParseWire.roleClass].contains(cls) { return }
+        guard let first = cls.unicodeScalars.first, first.isASCII, CharacterSet.letters.contains(first),
+              cls.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") })
+        else { throw MBaaSError(.invalidRequest, "Invalid class name: \(cls)", vendorCode: "103") }
+    }
+
+    // MARK: Roles
+
+    /// A new role needs a unique `name` the store can hold as an ACL principal.
+    func checkNewRole(_ fields: [String: Value]) async throws {
+        guard let name = fields["name"]?.stringValue, !name.isEmpty else {
+            throw MBaaSError(.invalidRequest, "Role names must be specified.", vendorCode: "111")
+        }
+        guard name.utf8.count <= 64, name.utf8.allSatisfy({ b in
+            (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) || b == 0x2D || b == 0x2E || b == 0x5F
+        }) else {
+            throw MBaaSError(.invalidRequest, "A role's name can only contain alphanumeric characters, _, - and . in the emulator (1 to 64).",
+                             vendorCode: "139")
+        }
+        let page = try await owner.queryPage(Query(ParseWire.roleClass, predicate: .compare("name", .eq, .string(name)), limit: 1))
+        if !page.records.isEmpty {
+            throw MBaaSError(.duplicate, "A duplicate value for a field with unique values was provided", vendorCode: "137")
+        }
+    }
+
+    /// Gives each user named in a role's `users` the names of every role holding it, so ACL entries `role:Name`
+    /// apply to it.
+    func syncRoles(affecting role: Record, deleted: Bool = false) async throws {
+        let users = role.fields["users"]?.arrayValue?.compactMap { v -> String? in
+            if case .pointer(let p) = v { return p.objectId } else { return nil }
+        } ?? []
+        for user in Set(users) {
+            let holding = try await owner.queryPage(Query(
+                ParseWire.roleClass, predicate: .compare("users", .eq, .pointer(Pointer(className: ParseWire.userClass, objectId: user))),
+                limit: 1000))
+            let names = holding.records.compactMap { $0.fields["name"]?.stringValue }
+            try? await owner.setRoles(names.sorted(), forUser: user)
+        }
+    }
+}
