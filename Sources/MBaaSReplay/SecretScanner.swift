@@ -116,6 +116,13 @@ public enum SecretScanner {
         if lowerKey == "path", s.hasPrefix("/") {
             return s.split(separator: "/").flatMap { scan(string: String($0), key: nil, location: location) }
         }
+        // So is a URL (a `Location` header, a file's `url`): its path segments are ids, not one long key; its query
+        // is scanned parameter by parameter, so `?token=…` is still reported.
+        if s.hasPrefix("http://") || s.hasPrefix("https://"), let c = URLComponents(string: s) {
+            var found = (c.percentEncodedPath).split(separator: "/").flatMap { scan(string: String($0), key: nil, location: location) }
+            for item in c.queryItems ?? [] { found += scan(string: item.value ?? "", key: item.name, location: location) }
+            return found
+        }
         if isSecretKey(lowerKey, value: s), !isPlaceholderValue(s) { report("password", s) }
         for m in matches(#"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"#, in: s) { report("JWT", m) }
         for m in matches(#"(?i)bearer[ \t]+[^\s"'<,;][^\s"',;]{5,}"#, in: s) { report("bearer token", m) }

@@ -25,5 +25,5 @@ enum BuiltinAdapters {
 
     /// The adapters conformance reports show, in their column order: every built-in adapter the suite runs against
     /// (an adapter without cassettes shows as not run). The neutral report orders nothing by itself.
-    static let conformanceOrder = ["local", "ncmb", "kii", "apppot", "pocketbase"]
+    static let conformanceOrder = ["local", "ncmb", "kii", "apppot", "pocketbase", "parse"]
 }

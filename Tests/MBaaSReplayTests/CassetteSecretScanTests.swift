@@ -25,6 +25,17 @@ import Testing
         }
     }
 
+    /// A URL's path segments are ids (a `Location` header, a file `url`), scanned one by one like a request path;
+    /// its query parameters are still scanned.
+    @Test func urlsAreScannedSegmentBySegment() {
+        let location = "http://h:8080/parse/classes/Memo_abcd1234/nyGeGTJXKCPpabt1"
+        #expect(SecretScanner.scan(string: location, key: "Location", location: "$").isEmpty)
+        let leaky = "http://h/download?token=" + String(repeating: "aB3", count: 12)
+        #expect(SecretScanner.scan(string: leaky, key: "url", location: "$").map(\.kind) == ["long key"])
+        let segment = "http://h/files/" + String(repeating: "0f9e", count: 8)
+        #expect(SecretScanner.scan(string: segment, key: "url", location: "$").map(\.kind) == ["long key"])
+    }
+
     @Test func missingDirectoryHasNoFindings() throws {
         #expect(try SecretScanner.scanCassettes(under: URL(fileURLWithPath: "/nonexistent/Fixtures/Cassettes")).isEmpty)
     }

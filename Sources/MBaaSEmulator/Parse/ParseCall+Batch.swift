@@ -53,7 +53,7 @@ extension ParseCall {
         guard data.count <= dialect.configuration.maxFileSize else {
             throw MBaaSError(.invalidRequest, "File size exceeds maximum allowed.", vendorCode: "130")
         }
-        let stored = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased() + "_" + name
+        let stored = dialect.configuration.filePrefix() + "_" + name
         let contentType = request.headers[.contentType] ?? "application/octet-stream"
         // Parse files have no ACL: anyone who knows the url reads them; only the master key deletes them.
         _ = try await owner.upload(FileUpload(name: stored, source: .data(data), contentType: contentType,

@@ -57,6 +57,11 @@ public struct ParseDialect: EmulatorDialect {
         public var maxFileSize: Int
         /// The largest JSON body (default 20 MiB, the same limit in parse-server).
         public var maxDocumentSize: Int
+        /// The prefix of a stored file's name: 32 random hex digits, as parse-server's `randomHexString(32)` [doc].
+        /// Injectable so that recordings can name the prefixes they will meet.
+        public var filePrefix: @Sendable () -> String = {
+            UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        }
 
         public init(applicationId: String, restKey: String, masterKey: String? = nil, mount: String = ParseWire.defaultMount,
                     maxFileSize: Int = 20 << 20, maxDocumentSize: Int = 20 << 20) {
