@@ -110,7 +110,12 @@ public actor ParseBackend: Backend {
         self.configuration = configuration
         self.context = context
         var capabilities = ParseBackend.capabilities
-        if configuration.masterKey != nil { capabilities.features.insert(.fileDelete) }
+        if configuration.masterKey != nil {
+            // The master key deletes files and administers users, roles and classes (ParseBackend+Administration).
+            capabilities.features.formUnion([.fileDelete, .listClasses, .listUsers, .importUsers])
+            for f in [Capabilities.Feature.listClasses, .listUsers, .importUsers] { capabilities.notes[f] = nil }
+            capabilities.notes[.importUsers] = "users are created with a password nobody is told (or a temporary one); password hashes never move"
+        }
         self.capabilities = capabilities
     }
 

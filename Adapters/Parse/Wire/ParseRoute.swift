@@ -19,6 +19,7 @@ import MBaaSCore
 /// | ``requestPasswordReset`` | POST | `/requestPasswordReset` |
 /// | ``batch`` | POST | `/batch` |
 /// | ``file(_:)`` | POST (upload, raw body), DELETE (master key) | `/files/{name}` |
+/// | ``schemas`` | GET (master key) | `/schemas` |
 public enum ParseRoute: Sendable, Hashable {
     case objects(String)
     case object(String, id: String)
@@ -28,6 +29,7 @@ public enum ParseRoute: Sendable, Hashable {
     case requestPasswordReset
     case batch
     case file(String)
+    case schemas
 
     /// The collection path of a class: `/users`, `/roles`, `/sessions`, else `/classes/{class}`.
     public static func collectionPath(_ className: String) -> String {
@@ -50,6 +52,7 @@ public enum ParseRoute: Sendable, Hashable {
         case .requestPasswordReset: "/requestPasswordReset"
         case .batch: "/batch"
         case .file(let name): "/files/" + percentEncode(name)
+        case .schemas: "/schemas"
         }
     }
 
@@ -88,6 +91,7 @@ public enum ParseRoute: Sendable, Hashable {
         case "requestPasswordReset" where segments.count == 1: route = .requestPasswordReset
         case "batch" where segments.count == 1: route = .batch
         case "files" where segments.count == 2: route = .file(segments[1])
+        case "schemas" where segments.count == 1: route = .schemas
         default: route = nil
         }
         guard let route else { return nil }

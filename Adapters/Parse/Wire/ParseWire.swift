@@ -64,9 +64,9 @@ public enum ParseWire {
             .valueType("int"): "integers within ±2^53 only: Parse numbers are JavaScript doubles; larger integers are refused (unsupported)",
             .valueType("null"): "writing a null is refused (unsupported): not verified that every Parse Server storage adapter reads a stored null back as null rather than absent; use the Delete operator to remove a field",
             .queryValue("GeoPoint"): "geo queries ($nearSphere, $within, $geoWithin) have no neutral form",
-            .listUsers: "listing users needs the master key: not implemented in this version",
-            .listClasses: "listing classes needs the master key (/schemas): not implemented in this version",
-            .importUsers: "importing users with their password hashes needs direct database access",
+            .listUsers: "listing users needs the master key (URL option masterKey)",
+            .listClasses: "listing classes needs the master key (URL option masterKey; GET /schemas)",
+            .importUsers: "importing users needs the master key (URL option masterKey); password hashes never move",
             .clientIds: "parse-server refuses a client-supplied objectId unless allowCustomObjectId is set (105 'objectId is an invalid field name.')",
             .clientTimestamps: "createdAt and updatedAt are set by the server",
         ])

@@ -118,8 +118,19 @@ extension ParseCall {
         try checkClassName(cls)
         var query: Query
         do {
-            let parse = try ParseQuery(queryItems: queryItems)
+            var parse = try ParseQuery(queryItems: queryItems)
+            // `$relatedTo` (the members of an object's relation): resolved here from the stored relation, as the
+            // neutral query has no form for it [doc: parse.md Queries, REST guide "Relational Queries"].
+            var members: [String]?
+            if let related = parse.where_?["$relatedTo"] {
+                parse.where_?["$relatedTo"] = nil
+                members = try await relationMembers(related)
+            }
             query = try ParseQueryTranslator.query(parse, className: cls)
+            if let members {
+                let extra = QueryPredicate.in("id", members.map(Value.string))
+                query.predicate = query.predicate.map { .and([$0, extra]) } ?? extra
+            }
             let count = parse.count
             return try await find(query: &query, count: count)
         } catch let e as MBaaSError where e.kind == .unsupported || (e.kind == .invalidRequest && e.vendorCode == nil) {
@@ -168,6 +179,27 @@ extension ParseCall {
         guard let first = cls.unicodeScalars.first, first.isASCII, CharacterSet.letters.contains(first),
               cls.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") })
         else { throw MBaaSError(.invalidRequest, "Invalid class name: \(cls)", vendorCode: "103") }
+    }
+
+    /// The ids in a relation field of an object, `{"object": Pointer, "key": field}`, as the owner sees them.
+    func relationMembers(_ related: JSON) async throws -> [String] {
+        guard let key = related["key"]?.stringValue, let object = related["object"],
+              case .pointer(let p) = try Self.value(object, "$relatedTo.object")
+        else { throw MBaaSError(.invalidRequest, "$relatedTo needs an object pointer and a key", vendorCode: "102") }
+        guard let record = try? await owner.get(className: p.className, id: p.objectId) else { return [] }
+        return record.fields[key]?.arrayValue?.compactMap { v -> String? in
+            if case .pointer(let m) = v { return m.objectId } else { return nil }
+        } ?? []
+    }
+
+    /// `GET /schemas` (master key only [doc]): `{"results":[{"className":…}]}` for every class that holds objects,
+    /// built-in classes included; fields are not described (the store keeps no schema).
+    func schemas() async throws -> TransportResponse {
+        guard isMaster else { throw MBaaSError(.forbidden, "unauthorized: master key is required", vendorCode: "119") }
+        var names = Set(try await owner.listClasses())
+        names.formUnion([ParseWire.userClass, ParseWire.roleClass])
+        let results = names.sorted().map { JSON.object(["className": .string($0)]) }
+        return Self.json(200, .object(["results": .array(results)]))
     }
 
     // MARK: Roles

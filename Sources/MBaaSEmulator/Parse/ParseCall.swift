@@ -49,6 +49,7 @@ struct ParseCall {
         case (.batch, .post): return try await batch()
         case (.file(let name), .post): return try await upload(name)
         case (.file(let name), .delete): return try await deleteFile(name)
+        case (.schemas, .get): return try await schemas()
         default: return ParseDialect.notFound(request.method, dialect.percentEncodedPath(request.url))
         }
     }
