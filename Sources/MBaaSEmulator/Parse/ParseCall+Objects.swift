@@ -9,6 +9,11 @@ extension ParseCall {
     /// `{"__type":"Relation","className":…}`). Clients cannot write it: Parse field names may not start with `_`.
     static let relationsField = "__parseRelations"
 
+    /// The hidden mark of an object created without an ACL: Parse shows such an object without `ACL` [doc: the REST
+    /// guide's objects], while one given `{"*":{"read":true,"write":true}}` shows it; the store holds both as public
+    /// read and write, and this mark tells them apart. Setting an ACL removes it.
+    static let noACLField = "__parseNoACL"
+
     /// Keys a client may echo back in a body, ignored (the server sets them) [sdk: clients send them back].
     static let serverKeys: Set<String> = ["objectId", "createdAt", "updatedAt", "sessionToken", "className", "__type"]
 
@@ -41,8 +46,9 @@ extension ParseCall {
 
     func create(_ cls: String) async throws -> TransportResponse {
         try checkClassName(cls)
-        let (fields, acl) = try createFields(try jsonBody())
+        var (fields, acl) = try createFields(try jsonBody())
         if cls == ParseWire.roleClass { try await checkNewRole(fields) }
+        if acl == nil { fields[Self.noACLField] = true }
         let record = try await backend.create(Record(className: cls, acl: acl ?? .publicReadWrite, fields: fields))
         if cls == ParseWire.roleClass { try await syncRoles(affecting: record) }
         let id = record.id ?? ""
@@ -96,6 +102,7 @@ extension ParseCall {
             }
         }
         if !relations.isEmpty { update.changes[Self.relationsField] = .addUnique(relations.map(Value.string)) }
+        if update.acl != nil { update.changes[Self.noACLField] = .delete }
         let before = cls == ParseWire.roleClass ? try? await owner.get(className: cls, id: id) : nil
         let record = try await Self.hidden { try await backend.update(className: cls, id: id, update) }
         if cls == ParseWire.roleClass {
@@ -165,6 +172,7 @@ extension ParseCall {
             if case .pointer(let p)? = first { relationClasses[key] = p.className }
             else { relationClasses[key] = key == "roles" ? ParseWire.roleClass : ParseWire.userClass }
         }
+        if record.fields.removeValue(forKey: Self.noACLField) != nil { record.acl = nil }
         var object = try ParseCodec.encodeRecord(record)
         for (key, className) in relationClasses {
             object[key] = .object(["__type": "Relation", "className": .string(className)])

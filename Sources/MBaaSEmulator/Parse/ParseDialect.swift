@@ -146,18 +146,18 @@ public struct ParseDialect: EmulatorDialect {
 
     /// `nil` when the application id or the keys are wrong.
     func authenticate(_ request: TransportRequest) -> Caller? {
+        // A file's url is a public link: parse-server serves it to anyone, headers or not [doc: REST guide, Files].
+        let filesPrefix = configuration.mount + "/files/" + percentEncode(configuration.applicationId) + "/"
+        if request.method == .get, request.headers[ParseHeader.masterKey] == nil,
+           percentEncodedPath(request.url).hasPrefix(filesPrefix) {
+            return .client(token: nil)
+        }
         guard request.headers[ParseHeader.applicationId] == configuration.applicationId else { return nil }
         if let master = request.headers[ParseHeader.masterKey] {
             guard let expected = configuration.masterKey, master == expected else { return nil }
             return .master
         }
-        guard request.headers[ParseHeader.restAPIKey] == configuration.restKey else {
-            // File downloads are public in parse-server once the application is known [doc].
-            if request.method == .get, percentEncodedPath(request.url).hasPrefix(configuration.mount + "/files/") {
-                return .client(token: nil)
-            }
-            return nil
-        }
+        guard request.headers[ParseHeader.restAPIKey] == configuration.restKey else { return nil }
         let token = request.headers[ParseHeader.sessionToken].flatMap { $0.isEmpty ? nil : $0 }
         return .client(token: token)
     }
