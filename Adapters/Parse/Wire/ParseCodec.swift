@@ -90,64 +90,57 @@ public enum ParseCodec {
     /// The value of Parse JSON (response side). Malformed typed forms are ``MBaaSError/Kind/decoding`` errors; an
     /// unknown `__type` is kept as a plain object.
     public static func decode(_ json: JSON, path: String = "$") throws(MBaaSError) -> Value {
-        switch json {
-        case .null: return .null
-        case .bool(let b): return .bool(b)
-        case .int(let i): return .int(i)
-        case .double(let d): return .double(d)
-        case .string(let s): return .string(s)
-        case .array(let items):
-            var out: [Value] = []
-            out.reserveCapacity(items.count)
-            for (i, item) in items.enumerated() { out.append(try decode(item, path: "\(path)[\(i)]")) }
-            return .array(out)
-        case .object(let o):
-            func string(_ key: String) throws(MBaaSError) -> String {
-                guard let s = o[key]?.stringValue else {
-                    throw MBaaSError(.decoding, "\(path): \(o["__type"]?.stringValue ?? "?") without a string '\(key)'")
-                }
-                return s
+        do {
+            return try Value.walk(json, typed: typed)
+        } catch {
+            throw MBaaSError(.decoding, path + error.path + ": " + error.message)
+        }
+    }
+
+    /// Parse's typed objects for ``MBaaSCore/Value/walk(_:typed:)``; `nil` (an unknown type) keeps a plain object.
+    static func typed(_ type: JSON, _ o: JSONObject, _ member: Value.MemberDecoder) throws(Value.ConversionError) -> Value? {
+        func fail(_ message: String) -> Value.ConversionError { Value.ConversionError(message: message) }
+        func string(_ key: String) throws(Value.ConversionError) -> String {
+            guard let s = o[key]?.stringValue else { throw fail("\(type.stringValue ?? "?") without a string '\(key)'") }
+            return s
+        }
+        switch type.stringValue {
+        case "Date":
+            let iso = try string("iso")
+            guard let date = ISO8601.parse(iso) else { throw fail("'\(iso)' is not an ISO-8601 date") }
+            return .date(date)
+        case "Bytes":
+            let text = try string("base64")
+            guard let data = Data(base64Encoded: text) else { throw fail("Bytes with invalid base64") }
+            return .bytes(data)
+        case "Pointer":
+            return .pointer(Pointer(className: try string("className"), objectId: try string("objectId")))
+        case "File":
+            return .file(FileReference(name: try string("name"), url: o["url"]?.stringValue))
+        case "GeoPoint":
+            guard let lat = o["latitude"]?.doubleValue, let lon = o["longitude"]?.doubleValue else {
+                throw fail("GeoPoint without numeric latitude and longitude")
             }
-            switch o["__type"]?.stringValue {
-            case "Date":
-                let iso = try string("iso")
-                guard let date = ISO8601.parse(iso) else { throw MBaaSError(.decoding, "\(path): '\(iso)' is not an ISO-8601 date") }
-                return .date(date)
-            case "Bytes":
-                let text = try string("base64")
-                guard let data = Data(base64Encoded: text) else { throw MBaaSError(.decoding, "\(path): Bytes with invalid base64") }
-                return .bytes(data)
-            case "Pointer":
-                return .pointer(Pointer(className: try string("className"), objectId: try string("objectId")))
-            case "File":
-                return .file(FileReference(name: try string("name"), url: o["url"]?.stringValue))
-            case "GeoPoint":
-                guard let lat = o["latitude"]?.doubleValue, let lon = o["longitude"]?.doubleValue else {
-                    throw MBaaSError(.decoding, "\(path): GeoPoint without numeric latitude and longitude")
+            return .geoPoint(GeoPoint(latitude: lat, longitude: lon))
+        case "Relation":
+            return .object(["__type": "Relation", "className": .string(try string("className"))])
+        case "Polygon":
+            guard let coords = o["coordinates"] else { throw fail("Polygon without coordinates") }
+            return .object(["__type": "Polygon", "coordinates": try member("coordinates", coords)])
+        case "Object":
+            var members: [String: Value] = [:]
+            for (k, v) in o {
+                switch k {
+                case "__type": members[k] = "Object"
+                case "createdAt", "updatedAt":
+                    if let s = v.stringValue, let d = ISO8601.parse(s) { members[k] = .date(d) }
+                    else { members[k] = try member(k, v) }
+                default: members[k] = try member(k, v)
                 }
-                return .geoPoint(GeoPoint(latitude: lat, longitude: lon))
-            case "Relation":
-                return .object(["__type": "Relation", "className": .string(try string("className"))])
-            case "Polygon":
-                guard let coords = o["coordinates"] else { throw MBaaSError(.decoding, "\(path): Polygon without coordinates") }
-                return .object(["__type": "Polygon", "coordinates": try decode(coords, path: "\(path).coordinates")])
-            case "Object":
-                var members: [String: Value] = [:]
-                for (k, v) in o {
-                    switch k {
-                    case "__type": members[k] = "Object"
-                    case "createdAt", "updatedAt":
-                        if let s = v.stringValue, let d = ISO8601.parse(s) { members[k] = .date(d) }
-                        else { members[k] = try decode(v, path: "\(path).\(k)") }
-                    default: members[k] = try decode(v, path: "\(path).\(k)")
-                    }
-                }
-                return .object(members)
-            default:
-                var members: [String: Value] = [:]
-                for (k, v) in o { members[k] = try decode(v, path: "\(path).\(k)") }
-                return .object(members)
             }
+            return .object(members)
+        default:
+            return nil
         }
     }
 
