@@ -166,7 +166,7 @@ let package = Package(
             name: "MBaaSConformanceTests",
             dependencies: [
                 "MBaaSCore", "MBaaSReplay", "MBaaSConformance",
-                "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot",
+                "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot", "MBaaSParse",
             ]
         ),
         .testTarget(name: "MBaaSLocalTests", dependencies: ["MBaaSCore", "MBaaSLocal", "MBaaSTesting"]),

@@ -13,7 +13,10 @@ public import MBaaSCore
 ///   ACL principals of group-scoped records.
 /// - ``findUser(username:)``: the user whose `account` is `username`, from the same list.
 /// - The server decides who may list users (the JS spec lists as an Admin); a refusal is thrown as the server
-///   says it. Importing users and roles is `unsupported`: AppPot users are created in the console.
+///   says it.
+/// - ``importUser(_:password:)``: `POST users` as a Super Admin or Admin; roles are AppPot's fixed names, so
+///   ``importRole(_:)`` is `unsupported` (members get roles through their groups). Groups: ``listGroups()``,
+///   ``createGroup(name:description:)``, ``deleteGroup(id:)``; ``deleteUser(id:)``.
 extension AppPotBackend {
     public func listUsers(after cursor: String?, limit: Int) async throws -> DirectoryUserPage {
         guard limit > 0 else { throw MBaaSError(.invalidRequest, "limit must be positive, got \(limit)") }
@@ -45,6 +48,70 @@ extension AppPotBackend {
         }
         let (_, json) = try await call(.get, AppPotRoute.users.segments, query: [("token", session.token)], token: .user)
         return try AppPotDirectoryCodec.users(json).sorted { AppPotBackend.idOrder($0.id, $1.id) }
+    }
+
+    /// Creates a user in the company's directory: `POST users` as a logged-in Super Admin or Admin [doc: reference
+    /// A10]. `account` is the user name (else the e-mail), `firstName`/`lastName` come from `fields`, and each of
+    /// the user's groups (ids of this server) is joined with the role the user holds (its first role, else
+    /// `User`). A user without a usable password gets a random one nobody is told: only an administrator's reset
+    /// lets them in. Importing logs nobody in.
+    public func importUser(_ user: DirectoryUser, password: ImportedPassword) async throws -> DirectoryUser {
+        guard let account = user.username ?? user.email, !account.isEmpty else {
+            throw MBaaSError(.invalidRequest, "an AppPot user needs an account name")
+        }
+        let secret: String
+        switch password {
+        case .unusable: secret = (0..<2).map { _ in UUID().uuidString }.joined()
+        case .temporary(let p): secret = p
+        }
+        let role = user.roles.first { AppPotRoleName.all.contains($0) } ?? AppPotRoleName.user
+        let request = AppPotUserRequest(
+            account: account, firstName: user.fields["firstName"]?.stringValue, lastName: user.fields["lastName"]?.stringValue,
+            password: secret, groups: user.groups.map { AppPotGroupRole(groupId: $0, roleName: role) })
+        let (_, json) = try await call(.post, AppPotRoute.users.segments, body: .json(request.json), token: .user)
+        return try AppPotDirectoryCodec.user(json?["user"] ?? .null)
+    }
+
+    /// AppPot's roles are fixed names held per group (Super Admin, Admin, Manager, User): there is no role to
+    /// create. A role's members get it through their groups when they are imported.
+    public func importRole(_ role: DirectoryRole) async throws {
+        throw MBaaSError.unsupported("importing the role '\(role.name)'", by: "apppot",
+                                     reason: "AppPot roles are fixed (Super Admin, Admin, Manager, User) and held per group; import users with their groups instead")
+    }
+
+    /// Removes a user from the directory (`DELETE users/{id}?token=`, Super Admin or Admin).
+    public func deleteUser(id: String) async throws {
+        let session = try await adminSession()
+        _ = try await call(.delete, AppPotRoute.user(id).segments, query: [("token", session.token)], token: .user)
+    }
+
+    /// The company's groups (`GET groups?token=`).
+    public func listGroups() async throws -> [AppPotGroup] {
+        let session = try await adminSession()
+        let (_, json) = try await call(.get, AppPotRoute.groups.segments, query: [("token", session.token)], token: .user)
+        return try AppPotGroup.list(json)
+    }
+
+    /// Creates a group (`POST groups`, Super Admin or Admin) and returns it with its id.
+    public func createGroup(name: String, description: String? = nil) async throws -> AppPotGroup {
+        guard !name.isEmpty else { throw MBaaSError(.invalidRequest, "a group needs a name") }
+        _ = try await adminSession()
+        let (_, json) = try await call(.post, AppPotRoute.groups.segments, body: .json(AppPotGroup(name: name, description: description).json),
+                                       token: .user)
+        return try AppPotGroup(json: json?["group"] ?? .null)
+    }
+
+    /// Deletes a group (`DELETE groups/{id}?token=`, Super Admin or Admin).
+    public func deleteGroup(id: String) async throws {
+        let session = try await adminSession()
+        _ = try await call(.delete, AppPotRoute.group(id).segments, query: [("token", session.token)], token: .user)
+    }
+
+    func adminSession() async throws -> Session {
+        guard let session = try await currentSession() else {
+            throw MBaaSError(.unauthorized, "AppPot user and group administration needs a logged-in Super Admin or Admin")
+        }
+        return session
     }
 
     static func idOrder(_ a: String, _ b: String) -> Bool {

@@ -108,6 +108,12 @@ extension Migration {
                 try await withRetry { try await self.target.importRole(importing) }
                 try state.markDone("role:\(role.name)")
                 box.update { $0.roles.written += 1 }
+            } catch let e as MBaaSError where e.kind == .unsupported {
+                // A target whose roles cannot be created (AppPot's are fixed names held per group) skips them, said.
+                box.update {
+                    $0.roles.skipped += 1
+                    $0.warn(.init(kind: "role", className: "_Role", sourceId: role.id, detail: "role \(role.name) not imported: \(e.message)"))
+                }
             } catch {
                 let e = MBaaSError.wrap(error)
                 box.update {

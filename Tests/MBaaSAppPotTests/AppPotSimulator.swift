@@ -78,6 +78,11 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         var logs: [(level: String, message: String)] = []
         var devices = Set<String>()
         var requests = 0
+        /// The directory as administrators change it (POST/DELETE users, POST/DELETE groups), over `accounts`.
+        var created: [Account] = []
+        var deletedUsers = Set<Int>()
+        var groups: [Int: (name: String, description: String)] = [:]
+        var deletedGroups = Set<Int>()
     }
 
     let options: Options
@@ -227,6 +232,11 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         case ("GET", 2, "files"): return try getFile(path[1], userToken: queryItems["userToken"], accept: request.headers["Accept"])
         case ("DELETE", 2, "files"): return try deleteFile(path[1], token: token)
         case ("POST", 1, "logs"): return try log(request, token: token)
+        case ("POST", 1, "users"): return try createUser(request, token: token)
+        case ("DELETE", 2, "users"): return try deleteUser(path[1], token: token, queryToken: queryItems["token"])
+        case ("GET", 1, "groups"): return try listGroups(token: token ?? queryItems["token"])
+        case ("POST", 1, "groups"): return try createGroup(request, token: token)
+        case ("DELETE", 2, "groups"): return try deleteGroup(path[1], token: token ?? queryItems["token"])
         case ("POST", 1, "devices"): return try device(request, token: token)
         default: throw fail(199, "Request not found", status: 404)
         }
@@ -262,7 +272,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
             state.userTokens[token] = nil
             throw fail(120, "Token expired")
         }
-        return accounts.first { $0.id == entry.userId }!
+        return directory.first { $0.id == entry.userId }!
     }
 
     /// Anonymous or user token (A5 schemas, devices, logs).
@@ -406,7 +416,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
                 throw fail(104, "appId/appVersion/token mismatch")
             }
         }
-        guard let account = accounts.first(where: { $0.account == name }) else { throw fail(110, "User does not exist") }
+        guard let account = directory.first(where: { $0.account == name }) else { throw fail(110, "User does not exist") }
         guard account.password == password else { throw fail(111, "User name or password not correct") }
         let userToken = newToken()
         state.userTokens[userToken] = (account.id, state.clock.addingTimeInterval(Double(options.validTimeMs) / 1000))
@@ -449,7 +459,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         }
         _ = try requireUser(token ?? queryToken)
         _ = try requireUser(queryToken)
-        guard let account = accounts.first(where: { String($0.id) == id }) else { throw fail(110, "User does not exist") }
+        guard let account = directory.first(where: { String($0.id) == id }) else { throw fail(110, "User does not exist") }
         // A10: GET users/{id} gives {user}; ASSUMPTION: its members follow POST users (account, firstName, lastName,
         // groupRoleMap with the nested group/role shape) plus userId.
         let map: [JSON] = account.groups.map {
@@ -462,6 +472,89 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         ]))], fact: "[sdk] apppot-sdk-js v2.3 src/ts/user.ts findById: GET users/{id}?token= answers {user} (members inferred: account, firstName, lastName, groupRoleMap, userId)")
     }
 
+    /// The directory: the provisioned accounts and those administrators created, less those they deleted.
+    private var directory: [Account] {
+        (accounts + state.created).filter { !state.deletedUsers.contains($0.id) }
+    }
+
+    /// [doc] reference A10: POST/PUT/DELETE users (and groups) require the Super Admin or Admin role. The refusal's
+    /// errCode is not documented: 107 "App not assigned to user's groups" with HTTP 403 is [inferred].
+    private func requireAdministrator(_ token: String?) throws -> Account {
+        let user = try requireUser(token)
+        guard user.groups.contains(where: { ["Super Admin", "Admin"].contains($0.role) }) else {
+            throw fail(107, "User is not an administrator", status: 403,
+                       fact: "[inferred] \(Self.ref) A10: user and group administration requires Super Admin or Admin; the refusal's errCode is undocumented")
+        }
+        return user
+    }
+
+    /// `POST users {account, firstName, lastName, password, groupRoleMap}` → `{user}` [doc A10].
+    private func createUser(_ request: TransportRequest, token: String?) throws -> TransportResponse {
+        _ = try requireAdministrator(token)
+        let b = try body(request)
+        guard let account = b["account"]?.stringValue, !account.isEmpty, let password = b["password"]?.stringValue, !password.isEmpty else {
+            throw fail(198, "Input parameters are required")
+        }
+        guard !directory.contains(where: { $0.account == account }) else { throw fail(109, "Input data not valid: account exists") }
+        var groups: [Group] = []
+        for entry in b["groupRoleMap"]?.arrayValue ?? [] {
+            let g = entry["group"]?["groupId"] ?? entry["groupId"]
+            guard let id = g?.intValue ?? g?.stringValue.flatMap({ Int64($0) }) else { throw fail(109, "Input data not valid: groupId") }
+            let name = directory.flatMap(\.groups).first { $0.id == Int(id) }?.name ?? state.groups[Int(id)]?.name ?? "Group \(id)"
+            groups.append(Group(id: Int(id), name: name, role: (entry["role"]?["roleName"] ?? entry["roleName"])?.stringValue ?? "User"))
+        }
+        state.counter += 1
+        let id = 100 + state.counter
+        let created = Account(id: id, account: account, password: password, firstName: b["firstName"]?.stringValue ?? "",
+                              lastName: b["lastName"]?.stringValue ?? "", groups: groups)
+        state.created.append(created)
+        return ok([("user", .object([
+            "userId": .int(Int64(id)), "account": .string(account), "firstName": .string(created.firstName),
+            "lastName": .string(created.lastName),
+            "groupRoleMap": .array(groups.map { .object(["group": .object(["groupId": .int(Int64($0.id)), "groupName": .string($0.name)]),
+                                                         "role": .object(["roleName": .string($0.role)])]) }),
+        ]))], fact: "[doc] \(Self.ref) A10: POST users {account, firstName, lastName, password, groupRoleMap} (Super Admin or Admin) answers {user}")
+    }
+
+    private func deleteUser(_ id: String, token: String?, queryToken: String?) throws -> TransportResponse {
+        _ = try requireAdministrator(token ?? queryToken)
+        guard let account = directory.first(where: { String($0.id) == id }) else { throw fail(110, "User does not exist") }
+        state.deletedUsers.insert(account.id)
+        state.userTokens = state.userTokens.filter { $0.value.userId != account.id }
+        return ok(fact: "[doc] \(Self.ref) A10: DELETE users/{id} (Super Admin or Admin)")
+    }
+
+    private func allGroups() -> [(id: Int, name: String, description: String)] {
+        var seen: [Int: (String, String)] = [:]
+        for g in directory.flatMap(\.groups) where seen[g.id] == nil { seen[g.id] = (g.name, "") }
+        for (id, g) in state.groups { seen[id] = (g.name, g.description) }
+        return seen.keys.sorted().filter { !state.deletedGroups.contains($0) }.map { ($0, seen[$0]!.0, seen[$0]!.1) }
+    }
+
+    private func listGroups(token: String?) throws -> TransportResponse {
+        _ = try requireUser(token)
+        let list: [JSON] = allGroups().map { .object(["groupId": .int(Int64($0.id)), "groupName": .string($0.name), "description": .string($0.description)]) }
+        return ok([("groups", .array(list))], fact: "[doc] \(Self.ref) A10: GET groups answers {groups:[{groupId, groupName, description}]}")
+    }
+
+    private func createGroup(_ request: TransportRequest, token: String?) throws -> TransportResponse {
+        _ = try requireAdministrator(token)
+        let b = try body(request)
+        guard let name = b["groupName"]?.stringValue, !name.isEmpty else { throw fail(198, "Input parameters are required") }
+        state.counter += 1
+        let id = 200 + state.counter
+        state.groups[id] = (name, b["description"]?.stringValue ?? "")
+        return ok([("group", .object(["groupId": .int(Int64(id)), "groupName": .string(name), "description": .string(state.groups[id]!.description)]))],
+                  fact: "[doc] \(Self.ref) A10: POST groups answers {group}; [sdk] apppot-sdk-js v2.3 src/ts/group.ts create sends {groupId:null, groupName, isAddCurrentApp, description}")
+    }
+
+    private func deleteGroup(_ id: String, token: String?) throws -> TransportResponse {
+        _ = try requireAdministrator(token)
+        guard let n = Int(id), allGroups().contains(where: { $0.id == n }) else { throw fail(109, "Input data not valid: no group \(id)") }
+        state.deletedGroups.insert(n)
+        return ok(fact: "[doc] \(Self.ref) A10: DELETE groups/{id}")
+    }
+
     /// `GET users?token=[&groupId=]`: every user of the company with their group memberships.
     private func users(token: String?, queryToken: String?, groupId: String?) throws -> TransportResponse {
         guard let queryToken, !queryToken.isEmpty else {
@@ -469,7 +562,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
                        fact: "[sdk] apppot-sdk-js v2.3 src/ts/user.ts list: GET users sends ?token=")
         }
         _ = try requireUser(queryToken)
-        let list: [JSON] = accounts.filter { a in groupId.map { g in a.groups.contains { String($0.id) == g } } ?? true }.map { a in
+        let list: [JSON] = directory.filter { a in groupId.map { g in a.groups.contains { String($0.id) == g } } ?? true }.map { a in
             .object([
                 "userId": .int(Int64(a.id)), "account": .string(a.account), "firstName": .string(a.firstName),
                 "lastName": .string(a.lastName),

@@ -5,6 +5,7 @@ import MBaaSAppPot
 import MBaaSKii
 import MBaaSLocal
 import MBaaSNCMB
+import MBaaSParse
 import MBaaSPocketBase
 import Testing
 
@@ -22,6 +23,7 @@ import Testing
         "ncmb": NCMBBackendFactory(),
         "kii": KiiBackendFactory(),
         "apppot": AppPotBackendFactory(),
+        "parse": ParseBackendFactory(),
     ]
 
     static let fixtures = ConformanceFixtures(root: ConformanceSuite.bundledFixtures)

@@ -23,7 +23,7 @@ public enum AppPotWire {
     public static let capabilities = Capabilities(
         features: [
             .objects, .multiKeySort, .skip, .count, .batch, .optimisticLocking, .acl, .files, .fileDelete, .auth, .serverLogout,
-            .roles, .listUsers, .unicodeFileNames, .queryValue("Date"),
+            .roles, .listUsers, .importUsers, .unicodeFileNames, .queryValue("Date"),
             .valueType("string"), .valueType("int"), .valueType("double"), .valueType("bool"), .valueType("Date"),
             .valueType("array"), .valueType("object"), .valueType("Pointer"),
             .valueType("GeoPoint"), .valueType("Bytes"), .valueType("File"),
@@ -32,7 +32,7 @@ public enum AppPotWire {
         maxPageSize: 1000, defaultPageSize: 100, maxBatchSize: 100,
         notes: [
             .listUsers: "GET users?token= lists the company's users with their groups and roles (the server decides who may; roles are AppPot's fixed role names)",
-            .importUsers: "AppPot users are created by an administrator in the console; this adapter does not import users or roles",
+            .importUsers: "POST users as a logged-in Super Admin or Admin (reference A10); roles are AppPot's fixed names held per group, so roles are not imported (their members get them through their groups)",
             .signUp: "AppPot users are created by an administrator in the company's user directory (console or admin-only POST users); apps cannot sign users up",
             .anonymousAuth: "AppPot's anonymous token only serves login, device registration and schema creation; it is not a user session",
             .atomicBatch: "AppPot batch writes report each row (objectId -1 for a failed row); they are not all-or-nothing",

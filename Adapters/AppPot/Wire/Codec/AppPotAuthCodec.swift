@@ -119,7 +119,7 @@ public struct AppPotGroupRole: Sendable, Hashable {
         return nil
     }
 
-    static func idJSON(_ id: String) -> JSON {
+    public static func idJSON(_ id: String) -> JSON {
         if let n = Int64(id), String(n) == id { return .int(n) }
         return .string(id)
     }
