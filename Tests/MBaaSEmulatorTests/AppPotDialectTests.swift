@@ -281,3 +281,38 @@ struct AppPotDialectTests {
         await #expect(throws: (any Error).self) { _ = try await backend.get(className: "Memo", id: created.id!) }
     }
 }
+
+/// User and group administration in the AppPot dialect (reference A10: POST/PUT/DELETE users and groups need a
+/// Super Admin or Admin), driven by the AppPot client.
+@Suite("AppPot dialect administration")
+struct AppPotDialectAdministrationTests {
+    @Test("an Admin imports a user and manages groups through the client; a User is refused with 403/107")
+    func administration() async throws {
+        let dialect = try await makeAppPotDialect()
+        try await dialect.provision(AppPotDialect.ProvisionedUser.list(json: JSON.parse(Data(
+            #"[{"username":"admin","password":"admin-pass","groups":[{"groupId":12,"groupName":"Sales","roleName":"Admin"}]}]"#.utf8))))
+        let admin = try #require(try await appPotClient(dialect, user: "admin") as? AppPotBackend)
+        let sales = try #require(try await admin.listGroups().first { $0.name == "Sales" })
+        let support = try await admin.createGroup(name: "Support")
+        #expect(try await admin.listGroups().contains { $0.name == "Support" && $0.id == support.id })
+        let erin = try await admin.importUser(
+            DirectoryUser(id: "x", username: "erin", roles: ["Manager"], groups: [try #require(sales.id), try #require(support.id)],
+                          fields: ["firstName": "Erin"]),
+            password: .temporary("erin-temp-1"))
+        #expect(erin.username == "erin" && Set(erin.groups) == [sales.id!, support.id!] && erin.roles == ["Manager"])
+        // erin logs in with the temporary password and sees her groups.
+        let asErin = try await appPotClient(dialect)
+        _ = try await asErin.logIn(username: "erin", password: "erin-temp-1")
+        #expect(try await admin.findUser(username: "erin")?.fields["firstName"] == "Erin")
+        // alice (a User) cannot administer.
+        let alice = try #require(try await appPotClient(dialect, user: "alice") as? AppPotBackend)
+        let refused = await #expect(throws: MBaaSError.self) { _ = try await alice.createGroup(name: "Mine") }
+        #expect(refused?.kind == .forbidden && refused?.vendorCode == "107" && refused?.httpStatus == 403)
+        await #expect(throws: MBaaSError.self) { try await alice.deleteUser(id: erin.id) }
+        // The admin deletes erin and the group.
+        try await admin.deleteUser(id: erin.id)
+        #expect(try await admin.findUser(username: "erin") == nil)
+        try await admin.deleteGroup(id: try #require(support.id))
+        #expect(try await admin.listGroups().contains { $0.name == "Support" } == false)
+    }
+}

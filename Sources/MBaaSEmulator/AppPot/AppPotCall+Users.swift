@@ -84,8 +84,62 @@ extension AppPotCall {
         return Self.json(AppPotEnvelope.success(extra: [("users", .array(out))]))
     }
 
-    /// `GET groups`: `{"groups":[{groupId, groupName, description}]}` [doc A10]: the groups of the directory's users.
+    /// `GET groups`: `{"groups":[{groupId, groupName, description}]}` [doc A10]: the groups of the directory's users
+    /// and those administrators created.
     func groups(_ caller: Caller) async throws -> TransportResponse {
+        let seen = try await directoryGroups()
+        let list = seen.values.sorted { (Int($0.groupId) ?? 0, $0.groupId) < (Int($1.groupId) ?? 0, $1.groupId) }
+        return Self.json(AppPotEnvelope.success(extra: [("groups", .array(list.map(\.json)))]))
+    }
+
+    // MARK: Administration [doc A10: POST/PUT/DELETE users (and groups) need Super Admin or Admin]
+
+    /// The refusal for a caller who holds neither role in any group: HTTP 403 with errCode 107 [inferred: the
+    /// reference documents the requirement, not the refusal's code].
+    func requireAdministrator(_ caller: Caller) async throws {
+        let profile = try await owner.user(id: caller.user.id)
+        guard Self.groups(of: profile.fields).contains(where: { AppPotRoleName.administrators.contains($0.roleName ?? "") }) else {
+            throw MBaaSError(.forbidden, "User is not an administrator (Super Admin or Admin)", vendorCode: "107", httpStatus: 403)
+        }
+    }
+
+    /// `POST users {account, firstName, lastName, password, groupRoleMap}` → `{"user":{…}}`; a taken account is 109.
+    func createUser(_ caller: Caller) async throws -> TransportResponse {
+        try await requireAdministrator(caller)
+        let request = try AppPotUserRequest(json: try jsonBody())
+        guard let password = request.password, !password.isEmpty else {
+            return AppPotErrorBody(code: 198, description: "Input parameters are required: password").response()
+        }
+        if try await owner.findUser(username: request.account) != nil {
+            return AppPotErrorBody(code: 109, description: "Input data not valid: the account exists").response()
+        }
+        let known = try await directoryGroups()
+        let groups = request.groups.map { g in
+            AppPotGroupRole(groupId: g.groupId, groupName: g.groupName ?? known[g.groupId]?.groupName, roleName: g.roleName ?? AppPotRoleName.user)
+        }
+        var fields: [String: Value] = ["apppotGroups": .string(JSON.array(groups.map(\.json)).printed())]
+        if let f = request.firstName { fields["firstName"] = .string(f) }
+        if let l = request.lastName { fields["lastName"] = .string(l) }
+        let stored = try await owner.importUser(
+            DirectoryUser(id: "", username: request.account, roles: AppPotAuthInfo.distinct(groups.compactMap(\.roleName)),
+                          groups: AppPotAuthInfo.distinct(groups.map(\.groupId)), fields: fields),
+            password: .temporary(password))
+        return Self.json(Self.userInfo(id: stored.id, username: stored.username, fields: fields).response)
+    }
+
+    func deleteUser(_ caller: Caller, _ id: String) async throws -> TransportResponse {
+        try await requireAdministrator(caller)
+        do { _ = try await owner.user(id: id) } catch let e as MBaaSError where e.kind == .notFound {
+            return AppPotErrorBody(code: 110).response()
+        }
+        try await owner.deleteUser(id: id)
+        return Self.ok()
+    }
+
+    /// Groups made by `POST groups` live in the store as records of a hidden class, next to the groups users hold.
+    static let groupClass = "__apppotGroups"
+
+    func directoryGroups() async throws -> [String: AppPotGroupRole] {
         var seen: [String: AppPotGroupRole] = [:]
         var cursor: String?
         repeat {
@@ -97,8 +151,34 @@ extension AppPotCall {
             }
             cursor = page.nextCursor
         } while cursor != nil
-        let list = seen.values.sorted { (Int($0.groupId) ?? 0, $0.groupId) < (Int($1.groupId) ?? 0, $1.groupId) }
-        return Self.json(AppPotEnvelope.success(extra: [("groups", .array(list.map(\.json)))]))
+        for record in try await owner.queryPage(Query(Self.groupClass, limit: 1000)).records {
+            guard let id = record.fields["groupId"]?.stringValue else { continue }
+            if record.fields["deleted"] == true { seen[id] = nil; continue }
+            seen[id] = AppPotGroupRole(groupId: id, groupName: record.fields["groupName"]?.stringValue,
+                                       description: record.fields["description"]?.stringValue)
+        }
+        return seen
+    }
+
+    func createGroup(_ caller: Caller) async throws -> TransportResponse {
+        try await requireAdministrator(caller)
+        let group = try AppPotGroup(json: try jsonBody())
+        let existing = try await directoryGroups()
+        let id = String((existing.keys.compactMap { Int($0) }.max() ?? 0) + 1)
+        _ = try await owner.create(Record(className: Self.groupClass, fields: [
+            "groupId": .string(id), "groupName": .string(group.name), "description": .string(group.description ?? ""),
+        ]))
+        let created = AppPotGroup(id: id, name: group.name, description: group.description)
+        return Self.json(AppPotEnvelope.success(extra: [("group", created.json)]))
+    }
+
+    func deleteGroup(_ caller: Caller, _ id: String) async throws -> TransportResponse {
+        try await requireAdministrator(caller)
+        guard try await directoryGroups()[id] != nil else {
+            return AppPotErrorBody(code: 109, description: "Input data not valid: no group \(id)").response()
+        }
+        _ = try await owner.create(Record(className: Self.groupClass, fields: ["groupId": .string(id), "deleted": true]))
+        return Self.ok()
     }
 
     static func groups(of fields: [String: Value]) -> [AppPotGroupRole] {

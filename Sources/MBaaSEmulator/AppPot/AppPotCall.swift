@@ -60,9 +60,13 @@ struct AppPotCall {
         case (.user(let id), "GET"): return try await user(caller, id)
         case (.users, "GET"): return try await users(caller)
         case (.groups, "GET"): return try await groups(caller)
+        case (.users, "POST"): return try await createUser(caller)
+        case (.user(let id), "DELETE"): return try await deleteUser(caller, id)
+        case (.groups, "POST"): return try await createGroup(caller)
+        case (.group(let id), "DELETE"): return try await deleteGroup(caller, id)
         case (.logs, "POST"): return Self.ok()
         case (.devices, "POST"): return Self.ok()
-        case (.legacyQuery, _), (.gateway, _), (.messages, _), (.emails, _), (.roles, _), (.group, _):
+        case (.legacyQuery, _), (.gateway, _), (.messages, _), (.emails, _), (.roles, _), (.group, _), (.user, _):
             return AppPotErrorBody(code: 199, description: "Request not found (not emulated)", httpStatus: 404).response()
         default:
             return AppPotErrorBody(code: 199, description: "Request not found (\(method) is not served here)", httpStatus: 405).response()
