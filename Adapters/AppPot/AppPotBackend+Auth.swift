@@ -27,6 +27,11 @@ extension AppPotBackend {
     }
 
     public func logIn(username: String, password: String) async throws -> Session {
+        try await logIn(username: username, password: password, isPush: false)
+    }
+
+    /// Log-in with `isPush` (the push flow, ``registerDeviceAndLogIn(username:password:deviceToken:deviceName:osType:)``).
+    func logIn(username: String, password: String, isPush: Bool) async throws -> Session {
         guard !username.isEmpty else { throw MBaaSError(.invalidRequest, "user name is empty") }
         let json: JSON?
         if state.current.detectPending { _ = try await anonymousToken() }  // generation=auto: find out first
@@ -36,7 +41,7 @@ extension AppPotBackend {
         } else {
             let body = AppPotLoginRequest(
                 username: username, password: password, appId: configuration.appId, deviceUDID: configuration.deviceUDID,
-                appVersion: configuration.appVersion, companyId: configuration.companyId)
+                isPush: isPush, appVersion: configuration.appVersion, companyId: configuration.companyId)
             (_, json) = try await call(.post, AppPotRoute.login.segments, body: .json(body.json), token: .anonymous)
         }
         guard let json else { throw MBaaSError(.decoding, "AppPot login answered an empty body") }

@@ -59,6 +59,8 @@ public final class AppPotBackend: Backend, BackendAdministration {
     public var capabilities: Capabilities { AppPotCapabilities.standard }
 
     let state = Protected(AppPotClientState())
+    /// Log lines kept until ``flushLogs()``.
+    let logBuffer = Protected<[(AppPotLogLevel, String)]>([])
     /// Distinguishes this instance's transaction ids from every other client's.
     let instanceNonce = String(UUID().uuidString.prefix(8)).lowercased()
 

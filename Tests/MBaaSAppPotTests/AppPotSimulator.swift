@@ -83,6 +83,10 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         var deletedUsers = Set<Int>()
         var groups: [Int: (name: String, description: String)] = [:]
         var deletedGroups = Set<Int>()
+        /// What `GET logLevel` answers (seed 000: None, Error, Monitor).
+        var logLevel = "Monitor"
+        /// Push log-ins in order: the UDID, and whether that UDID was registered before (A5's order).
+        var pushLogins: [(udid: String, registeredBefore: Bool)] = []
     }
 
     let options: Options
@@ -232,6 +236,7 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         case ("GET", 2, "files"): return try getFile(path[1], userToken: queryItems["userToken"], accept: request.headers["Accept"])
         case ("DELETE", 2, "files"): return try deleteFile(path[1], token: token)
         case ("POST", 1, "logs"): return try log(request, token: token)
+        case ("GET", 1, "logLevel"): return try logLevel(token: token)
         case ("POST", 1, "users"): return try createUser(request, token: token)
         case ("DELETE", 2, "users"): return try deleteUser(path[1], token: token, queryToken: queryItems["token"])
         case ("GET", 1, "groups"): return try listGroups(token: token ?? queryItems["token"])
@@ -410,6 +415,12 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
                 throw fail(198, "Input parameters are required")
             }
             (name, password) = (n, p)
+            if b["isPush"]?.boolValue == true || b["isPush"]?.stringValue == "true" {
+                let udid = b["deviceUDID"]?.stringValue ?? ""
+                // [doc] A5 (02.Authentication): GetAnonymousToken, then DeviceRegistration, then Login.
+                state.pushLogins.append((udid, state.devices.contains(udid)))
+                guard state.devices.contains(udid) else { throw fail(163, "Register device before login") }
+            }
             let company = b["companyId"]?.stringValue ?? b["companyId"]?.intValue.map { String($0) }
             guard b["appId"]?.stringValue == options.appId, b["appVersion"]?.stringValue == options.appVersion,
                   company == options.companyId else {
@@ -868,6 +879,14 @@ final class AppPotSimulator: HTTPTransport, @unchecked Sendable {
         guard let message = b["message"]?.stringValue else { throw fail(198, "Input parameters are required") }
         state.logs.append((b["logLevel"]?.stringValue ?? "MONITOR", message))
         return ok(fact: "[sdk] apppot-sdk-js v2.3 src/ts/apppot.ts: POST logs {message, logLevel}")
+    }
+
+    /// `GET logLevel` [doc: seed 000 levels None/Error/Monitor; sdk: Android GET_LOG_LEVEL="/logLevel"]; the answer's
+    /// shape (the level under `results`) is [inferred].
+    private func logLevel(token: String?) throws -> TransportResponse {
+        _ = try requireAnyToken(token)
+        return ok(results: .string(state.logLevel),
+                  fact: "[inferred] \(Self.ref) addendum seed 000 + Android GET_LOG_LEVEL: GET logLevel answers None, Error or Monitor (under results: inferred)")
     }
 
     private func device(_ request: TransportRequest, token: String?) throws -> TransportResponse {

@@ -405,6 +405,45 @@ struct FileTests {
     }
 }
 
+@Suite("AppPot logs and push the SDK way")
+struct AppPotLogsAndPushTests {
+    @Test("buffered logs are sent at the server's level: Monitor sends all, Error only errors, None nothing (and drops them)")
+    func serverControlledLogLevel() async throws {
+        let (b, sim) = try await aliceBackend()
+        b.bufferLog("one", level: .monitor)
+        b.bufferLog("two", level: .error)
+        #expect(b.bufferedLogCount == 2 && sim.logs.isEmpty)   // nothing leaves the device until a flush
+        #expect(try await b.flushLogs() == 2)
+        #expect(sim.logs.map(\.message) == ["one", "two"] && b.bufferedLogCount == 0)
+        sim.withState { $0.logLevel = "Error" }
+        b.bufferLog("three", level: .monitor)
+        b.bufferLog("four", level: .error)
+        #expect(try await b.flushLogs() == 1)
+        #expect(sim.logs.map(\.message) == ["one", "two", "four"] && sim.logs.last?.level == "ERROR")
+        sim.withState { $0.logLevel = "None" }
+        b.bufferLog("five", level: .error)
+        #expect(try await b.flushLogs() == 0 && b.bufferedLogCount == 0 && sim.logs.count == 3)
+        // The level read from the wire (GET logLevel's answer), case-insensitively; anything else is an error.
+        #expect(try AppPotServerLogLevel(response: JSON.parse(#"{"status":"OK","errCode":0,"results":"Monitor"}"#)) == .monitor)
+        #expect(throws: MBaaSError.self) { try AppPotServerLogLevel(response: JSON.parse(#"{"status":"OK"}"#)) }
+    }
+
+    @Test("push: anonymous token, device registration, then log-in with isPush and the same UDID; a second install-time call continues on 161")
+    func pushOrder() async throws {
+        let (b, sim) = try await makeBackend()
+        let session = try await b.registerDeviceAndLogIn(username: "alice", password: "alice-pass", deviceToken: "apns-1",
+                                                         deviceName: "phone", osType: "iOS")
+        #expect(session.username == "alice")
+        // The simulator refuses a push log-in whose UDID is not registered (163), so the order is checked there.
+        #expect(sim.withState { $0.pushLogins.map(\.udid) } == ["UDID1"])
+        #expect(sim.withState { $0.pushLogins.allSatisfy(\.registeredBefore) })
+        let (again, _) = try await makeBackend(sim)
+        _ = try await again.registerDeviceAndLogIn(username: "alice", password: "alice-pass", deviceToken: "apns-1",
+                                                   deviceName: "phone", osType: "iOS")
+        #expect(sim.withState { $0.pushLogins.count } == 2)
+    }
+}
+
 /// Progress reports, collected from any task.
 final class Progress: @unchecked Sendable {
     private let lock = NSLock()

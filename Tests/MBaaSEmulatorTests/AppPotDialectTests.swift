@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSAppPot
+import MBaaSAppPotWire
 import MBaaSConformance
 import MBaaSCore
 import MBaaSEmulator
@@ -314,5 +315,19 @@ struct AppPotDialectAdministrationTests {
         #expect(try await admin.findUser(username: "erin") == nil)
         try await admin.deleteGroup(id: try #require(support.id))
         #expect(try await admin.listGroups().contains { $0.name == "Support" } == false)
+    }
+}
+
+@Suite("AppPot dialect logs")
+struct AppPotDialectLogTests {
+    @Test("GET logLevel answers the configured level and the client sends only what it asks for")
+    func logLevel() async throws {
+        let dialect = try await makeAppPotDialect(configure: { $0.logLevel = .error })
+        let alice = try #require(try await appPotClient(dialect, user: "alice") as? AppPotBackend)
+        _ = try await alice.currentUser()
+        alice.bufferLog("monitor line", level: .monitor)
+        alice.bufferLog("error line", level: .error)
+        #expect(try await alice.flushLogs() == 1)
+        #expect(alice.bufferedLogCount == 0)
     }
 }

@@ -43,6 +43,7 @@ public enum AppPotRoute: Sendable, Hashable {
     case group(String)
     case roles
     case logs
+    case logLevel
     case messages
     case emails
     /// `gateway/{rest}`: the segments after `gateway`.
@@ -71,6 +72,7 @@ public enum AppPotRoute: Sendable, Hashable {
         case .group(let id): ["groups", id]
         case .roles: ["roles"]
         case .logs: ["logs"]
+        case .logLevel: ["logLevel"]
         case .messages: ["messages"]
         case .emails: ["emails"]
         case .gateway(let rest): ["gateway"] + rest
@@ -105,6 +107,7 @@ public enum AppPotRoute: Sendable, Hashable {
         case ("groups", 2): self = .group(s[1])
         case ("roles", 1): self = .roles
         case ("logs", 1): self = .logs
+        case ("logLevel", 1): self = .logLevel
         case ("messages", 1): self = .messages
         case ("emails", 1): self = .emails
         case ("gateway", 2...): self = .gateway(Array(s.dropFirst()))

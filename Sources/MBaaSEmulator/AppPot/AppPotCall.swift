@@ -40,6 +40,10 @@ struct AppPotCall {
             // v4's POST anonymousTokens: this emulator serves v2 (see AppPotDialect).
             return AppPotErrorBody(code: 199, description: "Request not found (this emulator serves AppPot v2)", httpStatus: 404).response()
         case (.login, "POST"): return try await logIn()
+        case (.logLevel, "GET"):
+            // Any token the app holds (the SDKs flush logs before and after log-in) [inferred].
+            guard token != nil else { return AppPotErrorBody(code: 121).response() }
+            return Self.json(dialect.configuration.logLevel.response)
         case (.logout, "POST"): return try await logOut()
         default: break
         }

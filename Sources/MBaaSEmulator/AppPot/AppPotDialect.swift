@@ -75,6 +75,8 @@ public struct AppPotDialect: EmulatorDialect {
         public var maxFileSize: Int
         /// The largest JSON body (default 1 MiB).
         public var maxDocumentSize: Int
+        /// What `GET logLevel` answers (None, Error or Monitor; default Monitor: every line is wanted).
+        public var logLevel: AppPotServerLogLevel = .monitor
 
         public init(appKey: String, companyId: String, appId: String, appVersion: String = "1.0",
                     contextRoot: String = "apppot", sessionLifetime: TimeInterval = 5 * 3600,

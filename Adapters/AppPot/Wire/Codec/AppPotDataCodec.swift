@@ -242,6 +242,35 @@ public enum AppPotLogLevel: String, Sendable, Hashable, CaseIterable {
     public func body(message: String) -> JSON { .object(["message": .string(message), "logLevel": .string(rawValue)]) }
 }
 
+/// The level the server wants logs at (`GET logLevel`; seed 000: None, Error, Monitor; Android `GET_LOG_LEVEL`).
+/// The answer's shape is not documented: the level is read from `results` (the envelope's usual member) or
+/// `logLevel`, case-insensitively [inferred].
+public enum AppPotServerLogLevel: String, Sendable, Hashable, CaseIterable {
+    case none = "NONE"
+    case error = "ERROR"
+    case monitor = "MONITOR"
+
+    public init(response json: JSON?) throws(MBaaSError) {
+        let text = (json?["results"]?.stringValue ?? json?["logLevel"]?.stringValue ?? "").uppercased()
+        guard let level = AppPotServerLogLevel(rawValue: text) else {
+            throw MBaaSError(.decoding, "AppPot logLevel answer without a level (None, Error, Monitor): \(json?.printed() ?? "empty")")
+        }
+        self = level
+    }
+
+    /// Whether a line of `level` is sent: None sends nothing, Error only errors, Monitor everything.
+    public func accepts(_ level: AppPotLogLevel) -> Bool {
+        switch self {
+        case .none: false
+        case .error: level == .error
+        case .monitor: true
+        }
+    }
+
+    /// `{"status":"OK","errCode":0,"description":null,"results":"MONITOR"}` (server side).
+    public var response: JSON { AppPotEnvelope.success(results: .string(rawValue.capitalized)) }
+}
+
 /// Device registration (reference A5): `POST devices {"deviceToken","deviceUDID","deviceName","osType"}`.
 public struct AppPotDeviceRegistration: Sendable, Hashable {
     public var deviceToken: String
