@@ -36,50 +36,8 @@ struct AppPotParityTests {
         let company = try #require(url.option("company")), app = try #require(url.option("app"))
         let version = url.option("version") ?? "1.0"
         let dialect = try await makeAppPotDialect(appKey: appKey, company: company, appId: app, configure: { $0.appVersion = version })
-        var substitutions: [(String, String)] = []
-        var found: [Divergence] = []
-        func substitute(_ text: String) -> String {
-            substitutions.reduce(text) { $0.replacingOccurrences(of: $1.0, with: $1.1) }
-        }
-        for (index, interaction) in cassette.interactions.enumerated() {
-            let recorded = interaction.request
-            var path = substitute(recorded.path)
-            if !path.hasPrefix("/") { path = "/" + path }
-            let query = recorded.query.map { ($0.name, substitute($0.value)) }
-            let requestURL = try URL.build(base: "http://apppot.example.test:8080", path: path, query: query)
-            var body = recorded.body.isNone ? nil : recorded.body.data()
-            if let data = body, recorded.headers["Content-Type"]?.contains("json") == true {
-                body = Data(substitute(String(decoding: data, as: UTF8.self)).utf8)
-            }
-            var request = TransportRequest(method: try #require(TransportRequest.Method(recorded.method)), url: requestURL, body: body)
-            for field in recorded.headers { request.headers[field.name] = substitute(field.value) }
-            if case .multipart = recorded.body {
-                request.headers["Content-Type"] = "multipart/form-data; boundary=mbaas-replay-boundary"
-            }
-            let answer = try await EmulatorTransport(dialect).send(request)
-            let expected = interaction.response
-            let summary = "\(recorded.method) \(recorded.path)"
-            if answer.status.code != expected.status {
-                found.append(Divergence(cassette: name, index: index, summary: summary,
-                                        difference: "status \(expected.status) recorded, \(answer.status.code) emulated \(String(decoding: answer.body.prefix(160), as: UTF8.self))"))
-                continue
-            }
-            guard case .json(let want) = expected.body else {
-                if case .json = expected.body {} else if !expected.body.isNone, answer.body != expected.body.data() {
-                    found.append(Divergence(cassette: name, index: index, summary: summary, difference: "recorded bytes differ from the emulated ones"))
-                }
-                continue
-            }
-            guard let got = try? JSON.parse(answer.body) else {
-                found.append(Divergence(cassette: name, index: index, summary: summary, difference: "recorded JSON, emulated a non-JSON body"))
-                continue
-            }
-            if let difference = shapeDifference(want, got) {
-                found.append(Divergence(cassette: name, index: index, summary: summary, difference: difference))
-            }
-            learn(want, got, into: &substitutions)
-        }
-        return (found, cassette.interactions.count)
+        return try await Parity.replay(cassette, name: name, base: "http://apppot.example.test:8080", transport: EmulatorTransport(dialect),
+                                       shape: shapeDifference, learn: { learn($0, $1, into: &$2) })
     }
 
     /// Server-made values the dialect answered in place of recorded ones: tokens (`results` of anonymousTokens,

@@ -28,40 +28,9 @@ struct ParseParityTests {
         let appId = try #require(url.user), restKey = try #require(url.secret)
         let store = try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .light))
         let dialect = ParseDialect(store: store, configuration: .init(applicationId: appId, restKey: restKey))
-        var substitutions: [(String, String)] = []
-        var found: [ParityDivergence] = []
-        func substitute(_ text: String) -> String {
-            substitutions.reduce(text) { $0.replacingOccurrences(of: $1.0, with: $1.1) }
-        }
-        for (index, interaction) in cassette.interactions.enumerated() {
-            let recorded = interaction.request
-            let query = recorded.query.map { ($0.name, substitute($0.value)) }
-            let requestURL = try URL.build(base: "http://\(url.host ?? "127.0.0.1"):\(url.port ?? 80)", path: substitute(recorded.path), query: query)
-            var body = recorded.body.isNone ? nil : recorded.body.data()
-            if let data = body, recorded.headers["Content-Type"]?.contains("json") == true {
-                body = Data(substitute(String(decoding: data, as: UTF8.self)).utf8)
-            }
-            var request = TransportRequest(method: try #require(TransportRequest.Method(recorded.method)), url: requestURL, body: body)
-            for field in recorded.headers { request.headers[field.name] = substitute(field.value) }
-            let answer = try await EmulatorTransport(dialect).send(request)
-            let expected = interaction.response
-            let summary = "\(recorded.method) \(recorded.path)"
-            if answer.status.code != expected.status {
-                found.append(ParityDivergence(cassette: name, index: index, summary: summary,
-                                              difference: "status \(expected.status) recorded, \(answer.status.code) emulated \(String(decoding: answer.body.prefix(160), as: UTF8.self))"))
-                continue
-            }
-            guard case .json(let want) = expected.body else { continue }
-            guard let got = try? JSON.parse(answer.body) else {
-                found.append(ParityDivergence(cassette: name, index: index, summary: summary, difference: "recorded JSON, emulated a non-JSON body"))
-                continue
-            }
-            if let difference = shapeDifference(want, got) {
-                found.append(ParityDivergence(cassette: name, index: index, summary: summary, difference: difference))
-            }
-            learn(want, got, into: &substitutions)
-        }
-        return (found, cassette.interactions.count)
+        return try await Parity.replay(cassette, name: name, base: "http://\(url.host ?? "127.0.0.1"):\(url.port ?? 80)",
+                                       transport: EmulatorTransport(dialect), shape: shapeDifference,
+                                       learn: { learn($0, $1, into: &$2) })
     }
 
     static func learn(_ want: JSON, _ got: JSON, into substitutions: inout [(String, String)]) {
