@@ -81,7 +81,7 @@ struct ValueTests {
     /// The walk vendors share: their hook decides what a `__type` means; structure and error paths are the core's.
     @Test func vendorHooksShareTheWalk() throws {
         let json = try JSON.parse(#"{"keep":{"__type":"Odd","x":1},"n":{"__type":"Num","v":"2"},"list":[{"__type":"Num","v":"x"}]}"#)
-        func hook(_ type: JSON, _ o: JSONObject, _ member: Value.MemberDecoder) throws(Value.ConversionError) -> Value? {
+        func hook(_ type: JSON?, _ o: JSONObject, _ member: Value.MemberDecoder) throws(Value.ConversionError) -> Value? {
             guard type == "Num" else { return nil }  // unknown types stay plain objects
             guard let v = o["v"]?.stringValue, let n = Int64(v) else { throw Value.ConversionError(message: "bad Num") }
             return .int(n)

@@ -42,21 +42,15 @@ public enum KiiObjectCodec {
     }
 
     /// The neutral value of Kii JSON: Kii points become GeoPoints, neutral typed objects their types, the rest stays.
+    /// Read through the core's one walk (``MBaaSCore/Value/walk(_:typed:)``); nothing here throws: a neutral typed
+    /// form that does not parse stays a plain object.
     public static func value(_ json: JSON) -> Value {
-        switch json {
-        case .null: return .null
-        case .bool(let b): return .bool(b)
-        case .int(let i): return .int(i)
-        case .double(let d): return .double(d)
-        case .string(let s): return .string(s)
-        case .array(let items): return .array(items.map(value))
-        case .object(let o):
-            if let p = KiiGeoPoint(json: json) { return .geoPoint(GeoPoint(latitude: p.lat, longitude: p.lon)) }
-            if o["__type"] != nil, let typed = try? Value(json: json) { return typed }
-            var out: [String: Value] = [:]
-            for (k, v) in o { out[k] = value(v) }
-            return .object(out)
+        let walked = try? Value.walk(json) { type, o, _ in
+            if let p = KiiGeoPoint(json: .object(o)) { return .geoPoint(GeoPoint(latitude: p.lat, longitude: p.lon)) }
+            if type != nil, let typed = try? Value(json: .object(o)) { return typed }
+            return nil
         }
+        return walked ?? .null
     }
 
     // MARK: Records

@@ -98,7 +98,8 @@ public enum ParseCodec {
     }
 
     /// Parse's typed objects for ``MBaaSCore/Value/walk(_:typed:)``; `nil` (an unknown type) keeps a plain object.
-    static func typed(_ type: JSON, _ o: JSONObject, _ member: Value.MemberDecoder) throws(Value.ConversionError) -> Value? {
+    static func typed(_ type: JSON?, _ o: JSONObject, _ member: Value.MemberDecoder) throws(Value.ConversionError) -> Value? {
+        guard let type else { return nil }
         func fail(_ message: String) -> Value.ConversionError { Value.ConversionError(message: message) }
         func string(_ key: String) throws(Value.ConversionError) -> String {
             guard let s = o[key]?.stringValue else { throw fail("\(type.stringValue ?? "?") without a string '\(key)'") }

@@ -110,13 +110,13 @@ extension Value {
     public typealias MemberDecoder = (_ key: String, _ json: JSON) throws(ConversionError) -> Value
 
     /// The one walk from JSON to values, shared by the neutral form and every vendor dialect of it (NCMB's and
-    /// Parse's `__type` objects): arrays and objects are walked here, and errors carry the path of the value that
-    /// failed. An object with a `__type` member goes to `typed` first (with that member's JSON, a string in every
-    /// typed form) and a ``MemberDecoder`` for its members; `typed` returns `nil` to have it walked as a plain
-    /// object (a vendor keeping an unknown type), or throws (the neutral form refusing one).
+    /// Parse's `__type` objects, Kii's points): arrays and objects are walked here, and errors carry the path of the
+    /// value that failed. Every object goes to `typed` first, with its `__type` member (`nil` without one; a string
+    /// in every typed form) and a ``MemberDecoder`` for its members; `typed` returns `nil` to have it walked as a
+    /// plain object (a vendor keeping an unknown type), or throws (the neutral form refusing one).
     public static func walk(
         _ json: JSON,
-        typed: @escaping (_ type: JSON, _ object: JSONObject, _ member: MemberDecoder) throws(ConversionError) -> Value?
+        typed: @escaping (_ type: JSON?, _ object: JSONObject, _ member: MemberDecoder) throws(ConversionError) -> Value?
     ) throws(ConversionError) -> Value {
         func go(_ json: JSON) throws(ConversionError) -> Value {
             switch json {
@@ -135,14 +135,12 @@ extension Value {
                 }
                 return .array(out)
             case .object(let o):
-                if let type = o["__type"] {
-                    func member(_ key: String, _ json: JSON) throws(ConversionError) -> Value {
-                        do { return try go(json) } catch {
-                            throw ConversionError(path: "." + key + error.path, message: error.message)
-                        }
+                func member(_ key: String, _ json: JSON) throws(ConversionError) -> Value {
+                    do { return try go(json) } catch {
+                        throw ConversionError(path: "." + key + error.path, message: error.message)
                     }
-                    if let value = try typed(type, o, member) { return value }
                 }
+                if let value = try typed(o["__type"], o, member) { return value }
                 var out: [String: Value] = Dictionary(minimumCapacity: o.count)
                 for (k, v) in o {
                     do { out[k] = try go(v) } catch {
@@ -157,6 +155,7 @@ extension Value {
 
     static func convert(_ json: JSON) throws(ConversionError) -> Value {
         try walk(json) { type, o, _ throws(ConversionError) in
+            guard let type else { return nil }
             if let value = try typed(type, o) { return value }
             throw ConversionError(message: "unknown __type \(type.printed())")
         }
