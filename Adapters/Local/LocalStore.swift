@@ -88,7 +88,7 @@ struct LocalStore: Sendable {
             className: className, id: id, createdAt: LocalTime.date(row[2]), updatedAt: LocalTime.date(row[3]),
             version: String(version))
         do {
-            if let aclText: String = row[5] { record.acl = try ACL(json: JSON.parse(aclText)) }
+            if let aclText: String = row[5] { record.acl = try LocalACLCache.shared.acl(aclText) }
             // Straight from SQLite's buffer to `Value`s: no `String` copy of the text, no intermediate JSON tree.
             let value = try row.withUnsafeData(atIndex: 6) { data -> Value in
                 guard let data else { throw MBaaSError(.decoding, "fields are NULL") }
@@ -375,5 +375,25 @@ final class LocalPointReader: @unchecked Sendable {
             unavailable = true
         }
         return queue
+    }
+}
+
+/// Parsed ACLs by their stored text: records share a handful of ACLs (public, each owner's private one), so a read
+/// parses each text once instead of once per record. Bounded: emptied when it reaches ``limit`` texts.
+final class LocalACLCache: @unchecked Sendable {
+    static let shared = LocalACLCache()
+    static let limit = 1024
+
+    private let lock = NSLock()
+    private var parsed: [String: ACL] = [:]
+
+    func acl(_ text: String) throws -> ACL {
+        if let hit = lock.withLock({ parsed[text] }) { return hit }
+        let acl = try ACL(json: JSON.parse(text))
+        lock.withLock {
+            if parsed.count >= Self.limit { parsed.removeAll(keepingCapacity: true) }
+            parsed[text] = acl
+        }
+        return acl
     }
 }
