@@ -18,11 +18,9 @@ extension ParseCall {
         var headers = request.headers
         headers[.contentLength] = nil
         headers[.contentType] = "application/json"
-        let origin = location("X", "x").replacingOccurrences(
-            of: ParseRoute.object("X", id: "x").fullPath(mount: dialect.configuration.mount), with: "")
         var items: [ParseBatchResponse.Item] = []
         for item in batch.requests {
-            guard let method = TransportRequest.Method(name: item.path.isEmpty ? "" : item.method),
+            guard let method = TransportRequest.Method(name: item.method),
                   [.get, .post, .put, .delete].contains(method), item.path.hasPrefix("/"),
                   let url = URL(string: origin + item.path)
             else {
@@ -64,8 +62,7 @@ extension ParseCall {
 
     func fileURL(_ stored: String) -> String {
         let c = dialect.configuration
-        return location("X", "x").replacingOccurrences(of: ParseRoute.object("X", id: "x").fullPath(mount: c.mount), with: "")
-            + c.mount + "/files/" + percentEncode(c.applicationId) + "/" + percentEncode(stored)
+        return origin + c.mount + "/files/" + percentEncode(c.applicationId) + "/" + percentEncode(stored)
     }
 
     /// `GET /files/{appId}/{name}`: the bytes with their content type; an unknown name is 404 [inferred].

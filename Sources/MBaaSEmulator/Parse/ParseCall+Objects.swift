@@ -56,11 +56,16 @@ extension ParseCall {
         return Self.json(201, created.json, headers: HTTPFields([("Location", location(cls, id))]))
     }
 
-    /// The URL of an object, as parse-server writes it in `Location` [doc].
-    func location(_ cls: String, _ id: String) -> String {
+    /// `scheme://host[:port]` as the client addressed the server.
+    var origin: String {
         let host = request.url.host.map { h in h.contains(":") ? "[\(h)]" : h } ?? "localhost"
         let port = request.url.port.map { ":\($0)" } ?? ""
-        return "\(request.url.scheme ?? "http")://\(host)\(port)\(ParseRoute.object(cls, id: id).fullPath(mount: dialect.configuration.mount))"
+        return "\(request.url.scheme ?? "http")://\(host)\(port)"
+    }
+
+    /// The URL of an object, as parse-server writes it in `Location` [doc].
+    func location(_ cls: String, _ id: String) -> String {
+        origin + ParseRoute.object(cls, id: id).fullPath(mount: dialect.configuration.mount)
     }
 
     func get(_ cls: String, _ id: String) async throws -> TransportResponse {
