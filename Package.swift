@@ -71,6 +71,7 @@ let package = Package(
             dependencies: [
                 "MBaaSCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Sources/MBaaSMigration"
@@ -103,6 +104,7 @@ let package = Package(
             dependencies: [
                 "MBaaSCore",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],

@@ -1,6 +1,7 @@
 import Dispatch
 public import Foundation
 import GRDB
+import GRDBSQLite
 public import MBaaSCore
 
 /// Measures the Local backend's throughput next to raw GRDB on the same schema and, when a Python 3 interpreter
@@ -19,7 +20,8 @@ public import MBaaSCore
 ///   SQLite floor); script: the same keyset query with `json.loads` per row.
 /// - **get**: `min(records, 5000)` point reads by id through ``LocalBackend/get(className:id:)``; raw: a cached
 ///   `SELECT … WHERE class = ? AND id = ?` on a dedicated read-only connection (`inDatabase`, no transaction
-///   around it), columns read as text; script: the same `SELECT` with `json.loads`.
+///   around it), stepped once and its columns read in place, the JSON not decoded (the SQLite floor); script: the
+///   same `SELECT` with `json.loads`.
 ///
 /// So `local/raw` is what the adapter's layers cost over SQLite itself (JSON decoding into `Value`s, validation,
 /// ACL and type checks in SQL, keyset cursors, the actor), and `local/script` is the comparison a user makes.
@@ -188,8 +190,8 @@ public struct LocalBenchmark: Sendable {
             for id in rawSample {
                 rawBytes &+= try rawQueue.inDatabase { db -> Int in
                     let stmt = try db.cachedStatement(sql: "SELECT id, created_at, updated_at, version, acl, fields FROM records WHERE class = 'Bench' AND id = ?")
-                    guard let row = try Row.fetchOne(stmt, arguments: [id]) else { throw MBaaSError(.notFound, id) }
-                    return Self.touch(row)
+                    guard let bytes = try LocalColumn.stepOnce(stmt, db, bind: [id], Self.touch) else { throw MBaaSError(.notFound, id) }
+                    return bytes
                 }
             }
         }
@@ -301,6 +303,15 @@ public struct LocalBenchmark: Sendable {
     }
 
     /// Reads every column of a record row (the text as Swift strings) without decoding the JSON: the floor.
+    /// Reads the columns of a point read in place (`id, created_at, updated_at, version, acl, fields`).
+    static func touch(_ statement: SQLiteStatement) -> Int {
+        let id = LocalColumn.text(statement, 0)?.utf8.count ?? 0
+        let fields = LocalColumn.withText(statement, 5) { $0?.count ?? 0 }
+        let acl = LocalColumn.withText(statement, 4) { $0?.count ?? 0 }
+        let numbers = (1...3).reduce(Int64(0)) { $0 &+ sqlite3_column_int64(statement, $1) }
+        return id &+ fields &+ acl &+ Int(truncatingIfNeeded: numbers)
+    }
+
     static func touch(_ row: Row) -> Int {
         let id: String = row["id"], fields: String = row["fields"], acl: String? = row["acl"]
         let created: Int64 = row["created_at"], updated: Int64 = row["updated_at"], version: Int64 = row["version"]

@@ -127,7 +127,7 @@ struct LocalQueryPlan: Sendable {
         var taken = 0
         while let row = try rows.next() {
             if taken == limit { return true }
-            let stored = try LocalStore.decodeRecord(className: className, row: row, keys: keys)
+            let stored = try LocalStore.decodeRecord(className: className, statement: statement.sqliteStatement, keys: keys)
             records.append(stored.record)
             taken += 1
             // Only the limit-th row can be the end of a page that has a next one: its sort values make the cursor.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import MBaaSCore
 
 /// Who is acting: the session's user with its roles and groups, or anonymous.
@@ -80,19 +81,25 @@ struct LocalStore: Sendable {
 
     static let recordColumns = "r.seq, r.id, r.created_at, r.updated_at, r.version, r.acl, r.fields"
 
-    /// Decodes a row selected with ``recordColumns`` (at the start of the row).
-    static func decodeRecord(className: String, row: Row, keys: Set<String>? = nil) throws -> StoredRecord {
-        let id: String = row[1]
-        let version: Int64 = row[4]
+    /// Decodes the row `statement` is on, selected with ``recordColumns`` (at the start of the row).
+    ///
+    /// The columns are read with SQLite's column functions on the stepped statement: GRDB's `Row` builds a
+    /// lowercased column-name dictionary for every row it wraps from a fresh cursor, which cost a point read more
+    /// than its lookup. The fields' text goes straight from SQLite's buffer to `Value`s (no `String` copy, no
+    /// intermediate JSON tree).
+    static func decodeRecord(className: String, statement: SQLiteStatement, keys: Set<String>? = nil) throws -> StoredRecord {
+        let id = LocalColumn.text(statement, 1) ?? ""
+        let version = sqlite3_column_int64(statement, 4)
         var record = Record(
-            className: className, id: id, createdAt: LocalTime.date(row[2]), updatedAt: LocalTime.date(row[3]),
+            className: className, id: id,
+            createdAt: LocalTime.date(sqlite3_column_int64(statement, 2)),
+            updatedAt: LocalTime.date(sqlite3_column_int64(statement, 3)),
             version: String(version))
         do {
-            if let aclText: String = row[5] { record.acl = try LocalACLCache.shared.acl(aclText) }
-            // Straight from SQLite's buffer to `Value`s: no `String` copy of the text, no intermediate JSON tree.
-            let value = try row.withUnsafeData(atIndex: 6) { data -> Value in
-                guard let data else { throw MBaaSError(.decoding, "fields are NULL") }
-                return try Value.parse(jsonData: data)
+            if let aclText = LocalColumn.text(statement, 5) { record.acl = try LocalACLCache.shared.acl(aclText) }
+            let value = try LocalColumn.withText(statement, 6) { bytes -> Value in
+                guard let bytes else { throw MBaaSError(.decoding, "fields are NULL") }
+                return try Value.parse(jsonBytes: bytes)
             }
             guard case .object(var fields) = value else {
                 throw MBaaSError(.decoding, "fields are not a JSON object")
@@ -102,7 +109,7 @@ struct LocalStore: Sendable {
         } catch {
             throw MBaaSError(.decoding, "stored record \(className)/\(id) cannot be read: \(error)")
         }
-        return StoredRecord(seq: row[0], record: record, versionNumber: version)
+        return StoredRecord(seq: sqlite3_column_int64(statement, 0), record: record, versionNumber: version)
     }
 
     /// The neutral JSON text of a record's fields (keys sorted, typed values in their `__type` form).
@@ -113,10 +120,11 @@ struct LocalStore: Sendable {
     /// The stored record, or `nil`.
     func load(_ db: Database, className: String, id: String) throws -> StoredRecord? {
         let stmt = try db.cachedStatement(sql: "SELECT \(Self.recordColumns) FROM records r WHERE r.class = ? AND r.id = ?")
-        // A cursor's row reads the statement's columns in place (`fetchOne` would copy them into a new row first).
-        let rows = try Row.fetchCursor(stmt, arguments: [className, id])
-        guard let row = try rows.next() else { return nil }
-        return try Self.decodeRecord(className: className, row: row)
+        // One step of the prepared statement, read in place (see ``decodeRecord(className:statement:keys:)``);
+        // the statement is reset before returning so that it holds no read snapshot open.
+        return try LocalColumn.stepOnce(stmt, db, bind: [className, id]) { statement in
+            try Self.decodeRecord(className: className, statement: statement)
+        }
     }
 
     /// The stored record, checked for `write` (and existence): `notFound` when it does not exist *or* the

@@ -11,7 +11,7 @@ enum LocalValidation {
     /// Class names are `[A-Za-z_][A-Za-z0-9_]*`, at most 64 characters (a leading `_` for the Parse-style names of
     /// built-in classes other backends use, such as `_Installation`).
     static func className(_ name: String) throws(MBaaSError) {
-        let bytes = Array(name.utf8)
+        let bytes = name.utf8
         guard let first = bytes.first, isLetter(first) || first == UInt8(ascii: "_"), bytes.count <= maxClassNameLength,
               bytes.allSatisfy({ isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "_") })
         else {
@@ -22,7 +22,7 @@ enum LocalValidation {
 
     /// Record ids (generated or given by the client): 1 to 128 of `[A-Za-z0-9_.-]`.
     static func recordId(_ id: String) throws(MBaaSError) {
-        let bytes = Array(id.utf8)
+        let bytes = id.utf8
         guard !bytes.isEmpty, bytes.count <= 128, bytes.allSatisfy(isNameByte) else {
             throw MBaaSError(.invalidRequest, "invalid record id '\(id)': use 1 to 128 of [A-Za-z0-9_.-]")
         }

@@ -109,7 +109,7 @@ public actor NCMBExportBackend: Backend {
                 guard let object = element.value.objectValue else {
                     throw MBaaSError(.decoding, "ncmb-export: \(name) line \(element.line): each result must be a JSON object")
                 }
-                if !(try body(object, element.line)) { return "\(element.endOffset):\(element.line)" }
+                if !(try body(object, element.line)) { return "\(element.endOffset):\(element.endLine)" }
             }
             return nil
         } catch let e as JSONArrayFileReader.Failure {

@@ -220,29 +220,40 @@ extension Migration {
         let pageSize = max(1, source.capabilities.maxPageSize)
         var batch: [Record] = []
         var done = 0
-        try await withThrowingTaskGroup(of: Int.self) { group in
-            var inFlight = 0
-            func submit(_ records: [Record]) async throws {
-                if inFlight >= max(1, options.concurrency) {
-                    done += try await group.next() ?? 0
-                    inFlight -= 1
+        // Mappings are committed in groups (``MigrationState/writeBehindLimit``); what waits is committed when the
+        // class ends, also when it fails.
+        do {
+            try await copyBatches()
+        } catch {
+            try? state.flushWritten()
+            throw error
+        }
+        try state.flushWritten()
+        func copyBatches() async throws {
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                var inFlight = 0
+                func submit(_ records: [Record]) async throws {
+                    if inFlight >= max(1, options.concurrency) {
+                        done += try await group.next() ?? 0
+                        inFlight -= 1
+                        observer(.progress(source: cls, done: done, total: plan.count))
+                    }
+                    let resumedNow = resumed
+                    group.addTask { try await self.writeBatch(records, className: cls, index: index, resumed: resumedNow, adopt: adopt, state) }
+                    inFlight += 1
+                }
+                for try await record in source.records(matching: Query(cls), pageSize: pageSize) {
+                    batch.append(record)
+                    if batch.count >= batchSize {
+                        try await submit(batch)
+                        batch = []
+                    }
+                }
+                if !batch.isEmpty { try await submit(batch) }
+                while let n = try await group.next() {
+                    done += n
                     observer(.progress(source: cls, done: done, total: plan.count))
                 }
-                let resumedNow = resumed
-                group.addTask { try await self.writeBatch(records, className: cls, index: index, resumed: resumedNow, adopt: adopt, state) }
-                inFlight += 1
-            }
-            for try await record in source.records(matching: Query(cls), pageSize: pageSize) {
-                batch.append(record)
-                if batch.count >= batchSize {
-                    try await submit(batch)
-                    batch = []
-                }
-            }
-            if !batch.isEmpty { try await submit(batch) }
-            while let n = try await group.next() {
-                done += n
-                observer(.progress(source: cls, done: done, total: plan.count))
             }
         }
         try await copyAttachments(className: cls, targetClass: plan.target, state)
@@ -300,7 +311,7 @@ extension Migration {
             written.append(.init(sourceId: p.sourceId, targetId: targetId, fixups: p.fixups.isEmpty ? nil : .object(p.fixups),
                                  attachments: p.attachments))
         }
-        try state.recordWritten(.record, className: cls, written)
+        try state.recordWritten(.record, className: cls, written, deferred: true)
         box.update { report in
             report.classes[index].written += written.count
             report.classes[index].failed += outcome.failed.count

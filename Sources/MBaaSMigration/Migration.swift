@@ -7,7 +7,8 @@ public struct MigrationOptions: Sendable {
     /// The classes to move; `nil`: every class the source lists (``Capabilities/Feature/listClasses``).
     public var classes: [String]?
     public var mapping: MigrationMapping
-    /// Records per write (capped by the target's ``Capabilities/maxBatchSize``).
+    /// Records per write: 1000 by default, capped by the target's ``Capabilities/maxBatchSize`` (so a target's own
+    /// batch limit decides; an embedded target then writes 1000 records per transaction).
     public var batchSize: Int
     /// Writes in flight at once.
     public var concurrency: Int
@@ -22,7 +23,7 @@ public struct MigrationOptions: Sendable {
     public var maxAttempts: Int
 
     public init(
-        classes: [String]? = nil, mapping: MigrationMapping = MigrationMapping(), batchSize: Int = 100, concurrency: Int = 4,
+        classes: [String]? = nil, mapping: MigrationMapping = MigrationMapping(), batchSize: Int = 1000, concurrency: Int = 4,
         dryRun: Bool = false, verify: Bool = true, users: Bool = true, files: Bool = true, maxAttempts: Int = 8
     ) {
         self.classes = classes
@@ -280,6 +281,9 @@ final class ReportBox: @unchecked Sendable {
 
 /// SHA-256 as lowercase hex.
 func sha256Hex(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
+
+/// The SHA-256 of a canonical content text (what verification keeps of each target record).
+func contentDigest(_ text: String) -> Data { Data(SHA256.hash(data: Data(text.utf8))) }
 
 /// Whether an error may go away by trying again (the outcome of the write is unknown).
 func isTransient(_ error: MBaaSError) -> Bool {

@@ -1,5 +1,6 @@
 public import Foundation
 import GRDB
+import Synchronization
 public import MBaaSCore
 #if canImport(Glibc)
 import Glibc
@@ -17,6 +18,19 @@ public final class MigrationState: Sendable {
     public let directory: URL
     let db: DatabaseQueue
     private let lockDescriptor: Int32
+    /// Written records whose mappings are not committed yet (see ``recordWritten(_:className:_:deferred:)``).
+    private let behind = WriteBehind()
+    /// Set once the reverse index (target id → source id) exists: it is built on first use, not kept up to date
+    /// during the copy (a second random-order index would double the state's writes).
+    private let reverseIndexed = Mutex(false)
+
+    /// How many written records' mappings may wait in memory before they are committed in one transaction.
+    ///
+    /// An id map keyed by source id is written in random order; committed batch by batch, every transaction
+    /// rewrote most of the index's pages (measured: the state's writes cost more than the target's inserts).
+    /// Waiting is safe: a record's pending mark is committed before it is written to the target and cleared only
+    /// with its mapping, so after a crash the records whose mappings were lost are found on the target by source id.
+    static let writeBehindLimit = 5_000
 
     /// Opens (creating, 0700/0600) the state folder and takes its lock; a folder locked by another run is
     /// ``MBaaSError/Kind/conflict`` naming it.
@@ -83,6 +97,10 @@ public final class MigrationState: Sendable {
                 CREATE TABLE file_fields(class TEXT NOT NULL, field TEXT NOT NULL, PRIMARY KEY(class, field)) WITHOUT ROWID;
                 """)
         }
+        m.registerMigration("v2") { db in
+            // The reverse index is built when a verification needs it (``sourceId(_:className:targetId:)``).
+            try db.execute(sql: "DROP INDEX IF EXISTS idmap_target")
+        }
         return m
     }
 
@@ -106,7 +124,14 @@ public final class MigrationState: Sendable {
     /// The target ids of the given source ids that are mapped.
     func mapped(_ kind: Kind, className: String, sourceIds: [String]) throws(MBaaSError) -> [String: String] {
         guard !sourceIds.isEmpty else { return [:] }
-        return try read { db in
+        // Committed mappings, then those still waiting (a mapping is in one or both, never in neither).
+        var found = try committedMappings(kind, className: className, sourceIds: sourceIds)
+        behind.overlay(kind, className: className, sourceIds: sourceIds, into: &found)
+        return found
+    }
+
+    private func committedMappings(_ kind: Kind, className: String, sourceIds: [String]) throws(MBaaSError) -> [String: String] {
+        try read { db in
             var out: [String: String] = [:]
             for chunk in stride(from: 0, to: sourceIds.count, by: 500) {
                 let part = Array(sourceIds[chunk..<min(chunk + 500, sourceIds.count)])
@@ -127,7 +152,12 @@ public final class MigrationState: Sendable {
 
     /// The source id of a target id (reverse look-up, for verification).
     func sourceId(_ kind: Kind, className: String, targetId: String) throws(MBaaSError) -> String? {
-        try read { db in
+        try flushWritten()
+        if !reverseIndexed.withLock({ $0 }) {
+            try write { db in try db.execute(sql: "CREATE INDEX IF NOT EXISTS idmap_target ON idmap(kind, class, target_id)") }
+            reverseIndexed.withLock { $0 = true }
+        }
+        return try read { db in
             try String.fetchOne(db, sql: "SELECT source_id FROM idmap WHERE kind = ? AND class = ? AND target_id = ?",
                                 arguments: [kind.rawValue, className, targetId])
         }
@@ -135,7 +165,8 @@ public final class MigrationState: Sendable {
 
     /// How many source ids of a kind and class are mapped.
     public func mappedCount(_ kind: Kind, className: String) throws(MBaaSError) -> Int {
-        try read { db in
+        try flushWritten()
+        return try read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM idmap WHERE kind = ? AND class = ?", arguments: [kind.rawValue, className]) ?? 0
         }
     }
@@ -153,7 +184,8 @@ public final class MigrationState: Sendable {
     // MARK: Pending writes
 
     func pending(_ kind: Kind, className: String) throws(MBaaSError) -> [String] {
-        try read { db in
+        try flushWritten()
+        return try read { db in
             try String.fetchAll(db, sql: "SELECT source_id FROM pending WHERE kind = ? AND class = ?", arguments: [kind.rawValue, className])
         }
     }
@@ -161,7 +193,7 @@ public final class MigrationState: Sendable {
     func addPending(_ kind: Kind, className: String, sourceIds: [String]) throws(MBaaSError) {
         try write { db in
             let stmt = try db.cachedStatement(sql: "INSERT OR IGNORE INTO pending(kind, class, source_id) VALUES (?, ?, ?)")
-            for id in sourceIds { try stmt.execute(arguments: [kind.rawValue, className, id]) }
+            for id in sourceIds.sorted() { try stmt.execute(arguments: [kind.rawValue, className, id]) }
         }
     }
 
@@ -183,18 +215,37 @@ public final class MigrationState: Sendable {
         var attachments: [(field: String, ref: FileReference, original: Value)]
     }
 
-    func recordWritten(_ kind: Kind, className: String, _ items: [Written]) throws(MBaaSError) {
+    ///
+    /// With `deferred`, the items wait in memory with others and are committed together once
+    /// ``writeBehindLimit`` records wait (or at ``flushWritten()``); until then ``mapped(_:className:sourceIds:)``
+    /// answers from memory, and their pending marks stay committed.
+    func recordWritten(_ kind: Kind, className: String, _ items: [Written], deferred: Bool = false) throws(MBaaSError) {
+        guard deferred else { return try commitWritten([(kind, className, items)]) }
+        if behind.add(kind, className: className, items) >= Self.writeBehindLimit { try flushWritten() }
+    }
+
+    /// Commits every mapping waiting in memory, in one transaction. The classes' copy calls it when it ends, also
+    /// when it fails; a process that dies first leaves their pending marks, which the next run resolves.
+    public func flushWritten() throws(MBaaSError) {
+        try behind.flush { groups throws(MBaaSError) in try commitWritten(groups) }
+    }
+
+    private func commitWritten(_ groups: [(kind: Kind, className: String, items: [Written])]) throws(MBaaSError) {
+        guard groups.contains(where: { !$0.items.isEmpty }) else { return }
         try write { db in
             let map = try db.cachedStatement(sql: "INSERT OR REPLACE INTO idmap(kind, class, source_id, target_id) VALUES (?, ?, ?, ?)")
             let unpend = try db.cachedStatement(sql: "DELETE FROM pending WHERE kind = ? AND class = ? AND source_id = ?")
             let fix = try db.cachedStatement(sql: "INSERT OR REPLACE INTO fixups(class, source_id, target_id, pointers) VALUES (?, ?, ?, ?)")
             let att = try db.cachedStatement(sql: "INSERT OR IGNORE INTO attachments(class, source_id, field, file, ref, original) VALUES (?, ?, ?, ?, ?, ?)")
-            for item in items {
-                try map.execute(arguments: [kind.rawValue, className, item.sourceId, item.targetId])
-                try unpend.execute(arguments: [kind.rawValue, className, item.sourceId])
-                if let f = item.fixups { try fix.execute(arguments: [className, item.sourceId, item.targetId, f.printed()]) }
-                for a in item.attachments {
-                    try att.execute(arguments: [className, item.sourceId, a.field, a.ref.name, Value.file(a.ref).json.printed(), a.original.json.printed()])
+            for (kind, className, items) in groups {
+                // In key order: neighbouring keys share pages, so the transaction touches each page once.
+                for item in items.sorted(by: { $0.sourceId < $1.sourceId }) {
+                    try map.execute(arguments: [kind.rawValue, className, item.sourceId, item.targetId])
+                    try unpend.execute(arguments: [kind.rawValue, className, item.sourceId])
+                    if let f = item.fixups { try fix.execute(arguments: [className, item.sourceId, item.targetId, f.printed()]) }
+                    for a in item.attachments {
+                        try att.execute(arguments: [className, item.sourceId, a.field, a.ref.name, Value.file(a.ref).json.printed(), a.original.json.printed()])
+                    }
                 }
             }
         }
@@ -323,43 +374,50 @@ public final class MigrationState: Sendable {
 
     // MARK: Verification scratch
 
+    /// Empties the scratch table verification keeps the target's side in: per target record, its key (source id),
+    /// its id and the SHA-256 of its canonical content (32 bytes, not the content: the table stays small, and a
+    /// mismatch reads the one record again to say what differs).
     func resetVerification() throws(MBaaSError) {
         try write { db in
             try db.execute(sql: """
-                CREATE TABLE IF NOT EXISTS verify_target(key TEXT PRIMARY KEY, target_id TEXT NOT NULL, content TEXT NOT NULL,
-                                                         seen INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
-                DELETE FROM verify_target;
+                DROP TABLE IF EXISTS verify_target;
+                CREATE TABLE IF NOT EXISTS verify_digest(key TEXT PRIMARY KEY, target_id TEXT NOT NULL, digest BLOB NOT NULL) WITHOUT ROWID;
+                DELETE FROM verify_digest;
                 """)
         }
     }
 
-    func addVerificationTargets(_ rows: [(String, String, String)]) throws(MBaaSError) -> [String] {
+    /// Adds target records (keys sorted first: neighbouring keys share pages); returns the keys already present
+    /// (the target holds that source record more than once).
+    func addVerificationTargets(_ rows: [(key: String, targetId: String, digest: Data)]) throws(MBaaSError) -> [String] {
         try write { db in
             var duplicates: [String] = []
-            let stmt = try db.cachedStatement(sql: "INSERT OR IGNORE INTO verify_target(key, target_id, content) VALUES (?, ?, ?)")
-            for (key, id, content) in rows {
-                try stmt.execute(arguments: [key, id, content])
-                if db.changesCount == 0 { duplicates.append(key) }
+            let stmt = try db.cachedStatement(sql: "INSERT OR IGNORE INTO verify_digest(key, target_id, digest) VALUES (?, ?, ?)")
+            for row in rows.sorted(by: { $0.key < $1.key }) {
+                try stmt.execute(arguments: [row.key, row.targetId, row.digest])
+                if db.changesCount == 0 { duplicates.append(row.key) }
             }
             return duplicates
         }
     }
 
-    func takeVerificationTargets(_ keys: [String]) throws(MBaaSError) -> [String: (String, String)] {
+    /// Removes and returns the target side of the given keys: `key → (target id, digest)`.
+    func takeVerificationTargets(_ keys: [String]) throws(MBaaSError) -> [String: (targetId: String, digest: Data)] {
         try write { db in
-            var out: [String: (String, String)] = [:]
-            let get = try db.cachedStatement(sql: "SELECT target_id, content FROM verify_target WHERE key = ?")
-            let mark = try db.cachedStatement(sql: "UPDATE verify_target SET seen = 1 WHERE key = ?")
-            for key in keys {
-                if let r = try Row.fetchOne(get, arguments: [key]) { out[key] = (r[0], r[1]); try mark.execute(arguments: [key]) }
+            var out: [String: (targetId: String, digest: Data)] = [:]
+            let get = try db.cachedStatement(sql: "SELECT target_id, digest FROM verify_digest WHERE key = ?")
+            let remove = try db.cachedStatement(sql: "DELETE FROM verify_digest WHERE key = ?")
+            for key in keys.sorted() {
+                if let r = try Row.fetchOne(get, arguments: [key]) { out[key] = (r[0], r[1]); try remove.execute(arguments: [key]) }
             }
             return out
         }
     }
 
+    /// Target records no source record claimed (what ``takeVerificationTargets(_:)`` left), by key.
     func unseenVerificationTargets(limit: Int) throws(MBaaSError) -> [(String, String)] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT key, target_id FROM verify_target WHERE seen = 0 ORDER BY key LIMIT ?", arguments: [limit])
+            try Row.fetchAll(db, sql: "SELECT key, target_id FROM verify_digest ORDER BY key LIMIT ?", arguments: [limit])
                 .map { ($0[0], $0[1]) }
         }
     }
@@ -398,5 +456,56 @@ extension MigrationState {
         var hash: UInt64 = 0xcbf29ce484222325
         for b in (BackendURL.redact(from) + "\u{1}" + BackendURL.redact(to)).utf8 { hash = (hash ^ UInt64(b)) &* 0x100000001b3 }
         return "\(part(from))__\(part(to))-\(String(hash, radix: 16).prefix(10))"
+    }
+}
+
+/// The mappings of written records not committed yet: ``MigrationState/recordWritten(_:className:_:deferred:)``.
+/// Items leave only after their transaction commits, so a look-up finds a mapping in memory, in the database, or
+/// both; one flush runs at a time.
+final class WriteBehind: @unchecked Sendable {
+    private struct Key: Hashable { var kind: MigrationState.Kind; var className: String }
+    private let lock = NSLock()
+    private let flushing = NSLock()
+    private var waiting: [Key: [MigrationState.Written]] = [:]
+    private var index: [Key: [String: String]] = [:]
+    private var count = 0
+
+    /// Adds the items; returns how many wait now.
+    func add(_ kind: MigrationState.Kind, className: String, _ items: [MigrationState.Written]) -> Int {
+        lock.withLock {
+            let key = Key(kind: kind, className: className)
+            waiting[key, default: []] += items
+            for item in items { index[key, default: [:]][item.sourceId] = item.targetId }
+            count += items.count
+            return count
+        }
+    }
+
+    func overlay(_ kind: MigrationState.Kind, className: String, sourceIds: [String], into found: inout [String: String]) {
+        lock.withLock {
+            guard let map = index[Key(kind: kind, className: className)] else { return }
+            for id in sourceIds { if let target = map[id] { found[id] = target } }
+        }
+    }
+
+    /// Hands what waits to `commit`, then forgets it (only if `commit` succeeded: a failed commit keeps it).
+    func flush(_ commit: ([(kind: MigrationState.Kind, className: String, items: [MigrationState.Written])]) throws(MBaaSError) -> Void) throws(MBaaSError) {
+        flushing.lock()
+        defer { flushing.unlock() }
+        let taken = lock.withLock { waiting }
+        guard !taken.isEmpty else { return }
+        try commit(taken.map { ($0.key.kind, $0.key.className, $0.value) })
+        lock.withLock {
+            for (key, items) in taken {
+                // Items added during the commit stay (they were appended after the ones taken).
+                let rest = Array(waiting[key, default: []].dropFirst(items.count))
+                waiting[key] = rest.isEmpty ? nil : rest
+                var map = index[key] ?? [:]
+                let still = Set(rest.map(\.sourceId))
+                for item in items where !still.contains(item.sourceId) { map[item.sourceId] = nil }
+                index[key] = map.isEmpty ? nil : map
+                count -= items.count
+            }
+        }
     }
 }

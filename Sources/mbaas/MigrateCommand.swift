@@ -112,7 +112,7 @@ struct MigrateCommand: AsyncParsableCommand {
     @Option(help: "Target URL") var to: String
     @Option(help: "Only these classes, comma-separated (needed when the source cannot list its classes)") var classes: String?
     @Flag(name: .customLong("dry-run"), help: "Print the plan and write nothing anywhere") var dryRun = false
-    @Option(name: .customLong("batch"), help: "Records per write") var batch = 100
+    @Option(name: .customLong("batch"), help: "Records per write, capped by the target's batch limit") var batch = 1000
     @Option(help: "Writes in flight at once") var concurrency = 4
     @OptionGroup var group: MigrationOptionGroup
 

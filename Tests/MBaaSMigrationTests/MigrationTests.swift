@@ -268,6 +268,62 @@ struct MigrationTests {
         await local.close()
     }
 
+    @Test("mappings wait in memory and answer look-ups; a run that dies before committing them leaves their pending marks; the limit and a flush commit them")
+    func writeBehind() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        func written(_ ids: [String]) -> [MigrationState.Written] {
+            ids.map { .init(sourceId: $0, targetId: "t-\($0)", fixups: nil, attachments: []) }
+        }
+        do {
+            let state = try MigrationState(directory: scratch.path("state"))
+            try state.addPending(.record, className: "Memo", sourceIds: ["a", "b"])
+            try state.recordWritten(.record, className: "Memo", written(["a", "b"]), deferred: true)
+            #expect(try state.mapped(.record, className: "Memo", sourceIds: ["a", "b", "c"]) == ["a": "t-a", "b": "t-b"])
+            #expect(try state.mapped(.record, className: "Other", sourceIds: ["a"]).isEmpty)
+        }   // dies here: nothing was committed
+        do {
+            let state = try MigrationState(directory: scratch.path("state"))
+            #expect(try state.mapped(.record, className: "Memo", sourceIds: ["a", "b"]).isEmpty)
+            #expect(Set(try state.pending(.record, className: "Memo")) == ["a", "b"])
+            try state.recordWritten(.record, className: "Memo", written(["a", "b"]), deferred: true)
+            try state.flushWritten()
+        }
+        do {
+            let state = try MigrationState(directory: scratch.path("state"))
+            #expect(try state.mapped(.record, className: "Memo", sourceIds: ["a", "b"]).count == 2)
+            #expect(try state.pending(.record, className: "Memo").isEmpty)
+            // Reaching the limit commits without a flush.
+            let many = (0..<MigrationState.writeBehindLimit).map { "m\($0)" }
+            try state.addPending(.record, className: "Memo", sourceIds: many)
+            try state.recordWritten(.record, className: "Memo", written(Array(many.dropLast())), deferred: true)
+            try state.recordWritten(.record, className: "Memo", written([many.last!]), deferred: true)
+        }
+        let state = try MigrationState(directory: scratch.path("state"))
+        #expect(try state.mappedCount(.record, className: "Memo") == 2 + MigrationState.writeBehindLimit)
+        #expect(try state.pending(.record, className: "Memo").isEmpty)
+    }
+
+    @Test("verification keeps checksums, and still names the fields that differ")
+    func verifyNamesDifferences() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try openLocal(scratch.path("s.db"))
+        let target = try openLocal(scratch.path("t.db"))
+        for i in 0..<3 { _ = try await source.create(Record(className: "Memo", id: "m\(i)", fields: ["n": .int(Int64(i)), "title": .string("t\(i)")])) }
+        let first = try await migrate(source, target, state: scratch.path("state"))
+        #expect(first.classes.first?.verified == 3 && first.mismatches.isEmpty, "\(first.mismatches)")
+        _ = try await target.update(className: "Memo", id: "m1", .set(["n": 99]))
+        let state = try MigrationState(directory: scratch.path("state"))
+        let report = try await Migration(source: source, target: target, options: MigrationOptions(), state: state).verify()
+        let memo = try #require(report.classes.first)
+        #expect(memo.verified == 2 && memo.mismatched == 1)
+        let mismatch = try #require(report.mismatches.first)
+        #expect(mismatch.kind == "content" && mismatch.sourceId == "m1" && mismatch.detail.contains("n: expected 1, found 99"), "\(mismatch)")
+        await source.close()
+        await target.close()
+    }
+
     @Test("records pending when a run died are found on the target, not created again")
     func resumeAfterCrashBetweenWriteAndCheckpoint() async throws {
         let scratch = try Scratch()
@@ -399,10 +455,41 @@ struct JSONArrayFileReaderTests {
         #expect(try reader.next()?.value == .array([3, .object(["b": .array([])])]))
         #expect(try reader.next() == nil)
         reader.close()
-        var resumed = try JSONArrayFileReader(url: url, resumingAt: third.endOffset, line: third.line)
+        var resumed = try JSONArrayFileReader(url: url, resumingAt: third.endOffset, line: third.endLine)
         #expect(try resumed.next()?.line == 5)
         #expect(try resumed.next() == nil)
         resumed.close()
+    }
+
+    @Test("elements that straddle the reader's 1 MiB reads come out whole, with their lines, and a reader resumes past the first read")
+    func acrossReads() throws {
+        // ~1.2 MiB: the first read ends inside some element (strings with escaped quotes, brackets and unicode).
+        let count = 3_500
+        var parts: [String] = []
+        for i in 0..<count {
+            let filler = String(repeating: "é\\\"]}", count: 20 + i % 60)
+            parts.append("{\"n\": \(i), \"s\": \"\(filler)\",\n \"a\": [\(i), {\"k\": \"v\"}]}")
+        }
+        let text = "{\"results\": [\n" + parts.joined(separator: ",\n") + "\n]}"
+        #expect(text.utf8.count > 1 << 20)
+        let url = try write(text)
+        defer { try? FileManager.default.removeItem(at: url) }
+        var reader = try JSONArrayFileReader(url: url, member: "results")
+        var seen = 0
+        var resumeAt: JSONArrayFileReader.Element?
+        while let element = try reader.next() {
+            #expect(element.value["n"] == .int(Int64(seen)) && element.line == 2 + 2 * seen, "element \(seen)")
+            #expect(element.value["s"]?.stringValue?.count == 4 * (20 + seen % 60))   // é " ] }
+            if seen == 3_000 { resumeAt = element }
+            seen += 1
+        }
+        reader.close()
+        #expect(seen == count)
+        let mark = try #require(resumeAt)
+        var resumed = try JSONArrayFileReader(url: url, resumingAt: mark.endOffset, line: mark.endLine)
+        defer { resumed.close() }
+        let next = try #require(try resumed.next())
+        #expect(next.value["n"] == 3_001 && next.line == 2 + 2 * 3_001)
     }
 
     @Test("malformed arrays are errors naming the line: missing or extra commas, an unclosed array, no results member")

@@ -1,4 +1,11 @@
 public import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Reads the elements of one JSON array in a file, one element at a time, without loading the file: the reader for
 /// vendor exports of any size (`{"results":[{...},{...}]}`). Memory holds one element and one read buffer.
@@ -21,6 +28,8 @@ public struct JSONArrayFileReader {
         public var offset: Int64
         /// The byte offset just past the element (where a resumed reader starts).
         public var endOffset: Int64
+        /// The line `endOffset` is on (what a resumed reader is given with it; an element may span lines).
+        public var endLine: Int
     }
 
     /// What is wrong with the file, and on which line.
@@ -31,9 +40,9 @@ public struct JSONArrayFileReader {
     }
 
     private let handle: FileHandle
+    /// The bytes read and not yet consumed start at `position`; `buffer[0]` is at file offset `bufferStart`.
     private var buffer: [UInt8] = []
     private var position = 0
-    /// Byte offset in the file of `buffer[0]`.
     private var bufferStart: Int64 = 0
     private var line = 1
     private var atEOF = false
@@ -41,7 +50,8 @@ public struct JSONArrayFileReader {
     private var finished = false
     /// Whether an element was read (so the next one needs a comma before it).
     private var afterElement = false
-    private static let chunkSize = 1 << 18
+    /// Bytes asked of the file per read: one `pread` per MiB, however small the elements.
+    private static let chunkSize = 1 << 20
 
     /// Opens `url`; with `member`, the array is that member of the top-level object, else the top-level value.
     public init(url: URL, member: String?) throws {
@@ -49,12 +59,11 @@ public struct JSONArrayFileReader {
         try seekArray(member: member)
     }
 
-    /// Opens `url` positioned at an element boundary returned earlier as ``Element/endOffset`` (with the line it
-    /// was on), inside the array.
+    /// Opens `url` positioned at an element boundary returned earlier as ``Element/endOffset``, with its
+    /// ``Element/endLine``, inside the array.
     public init(url: URL, resumingAt offset: Int64, line: Int) throws {
         handle = try FileHandle(forReadingFrom: url)
-        try handle.seek(toOffset: UInt64(offset))
-        bufferStart = offset
+        bufferStart = offset   // reads are positioned (`pread`): nothing to seek
         self.line = line
         inArray = true
         afterElement = true
@@ -88,13 +97,19 @@ public struct JSONArrayFileReader {
         }
         let startLine = line
         let startOffset = bufferStart + Int64(position)
-        let bytes = try takeValue()
+        let (end, newlines) = try valueEnd()
+        // Parsed where it lies in the read buffer: no copy of the element's bytes.
+        let result = buffer.withUnsafeBufferPointer { all in
+            Result { () throws(JSONParseError) in try JSON.parse(bytes: UnsafeBufferPointer(rebasing: all[position..<end])) }
+        }
         let value: JSON
-        do { value = try JSON.parse(Data(bytes)) } catch {
+        do { value = try result.get() } catch {
             throw Failure(line: startLine, message: "\(error)")
         }
+        position = end
+        line += newlines
         afterElement = true
-        return Element(value: value, line: startLine, offset: startOffset, endOffset: bufferStart + Int64(position))
+        return Element(value: value, line: startLine, offset: startOffset, endOffset: bufferStart + Int64(position), endLine: line)
     }
 
     // MARK: Scanning
@@ -103,16 +118,29 @@ public struct JSONArrayFileReader {
 
     private func failure(_ message: String) -> Failure { Failure(line: line, message: message) }
 
+    /// Reads the next chunk after what the buffer holds (keeping the unconsumed bytes); `false` at the end of the file.
     private mutating func fill() throws -> Bool {
         if atEOF { return false }
-        if position > Self.chunkSize {
-            buffer.removeFirst(position)
+        if position > 0 && position >= buffer.count / 2 {
+            buffer.removeSubrange(0..<position)
             bufferStart += Int64(position)
             position = 0
         }
-        let data = try handle.read(upToCount: Self.chunkSize) ?? Data()
-        if data.isEmpty { atEOF = true; return false }
-        buffer.append(contentsOf: data)
+        let old = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: Self.chunkSize))
+        let fd = handle.fileDescriptor
+        let offset = bufferStart + Int64(old)
+        var n: Int
+        repeat {
+            n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + old, Self.chunkSize, off_t(offset)) }
+        } while n < 0 && errno == EINTR
+        guard n >= 0 else {
+            let message = String(cString: strerror(errno))
+            buffer.removeLast(Self.chunkSize)
+            throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "read failed: \(message)"])
+        }
+        buffer.removeLast(Self.chunkSize - n)
+        if n == 0 { atEOF = true; return false }
         return true
     }
 
@@ -130,39 +158,62 @@ public struct JSONArrayFileReader {
         while let b = try peek(), Self.isSpace(b) { advance() }
     }
 
-    /// The bytes of one JSON value starting at the current position (strings, containers and scalars).
-    private mutating func takeValue() throws -> [UInt8] {
-        var out: [UInt8] = []
-        var depth = 0
-        var inString = false
-        var escaped = false
-        while let b = try peek() {
-            if inString {
-                if escaped { escaped = false } else if b == UInt8(ascii: "\\") { escaped = true } else if b == UInt8(ascii: "\"") {
-                    inString = false
-                    if depth == 0 { out.append(b); advance(); return out }
+    /// The end (an index into `buffer`) of the JSON value starting at `position`, and the line breaks inside it;
+    /// reads more of the file until the value is complete. Strings, containers and scalars; the value's own syntax
+    /// is checked when it is parsed.
+    private mutating func valueEnd() throws -> (end: Int, newlines: Int) {
+        while true {
+            let found: (end: Int, newlines: Int)? = buffer.withUnsafeBufferPointer { bytes in
+                var depth = 0, newlines = 0
+                var inString = false, escaped = false
+                var i = position
+                while i < bytes.count {
+                    let b = bytes[i]
+                    if inString {
+                        if escaped { escaped = false } else if b == UInt8(ascii: "\\") { escaped = true } else if b == UInt8(ascii: "\"") {
+                            inString = false
+                            if depth == 0 { return (i + 1, newlines) }
+                        }
+                    } else {
+                        switch b {
+                        case UInt8(ascii: "\""): inString = true
+                        case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                        case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                            if depth == 0 { return (i, newlines) }   // a scalar ends at the enclosing array's end
+                            depth -= 1
+                            if depth == 0 { return (i + 1, newlines) }
+                        case UInt8(ascii: ","):
+                            if depth == 0 { return (i, newlines) }
+                        case 0x0A:
+                            if depth == 0 { return (i, newlines) }
+                            newlines += 1
+                        case 0x20, 0x0D, 0x09:
+                            if depth == 0 { return (i, newlines) }
+                        default: break
+                        }
+                    }
+                    i += 1
                 }
-                out.append(b)
-                advance()
-                continue
+                return nil
             }
-            switch b {
-            case UInt8(ascii: "\""): inString = true
-            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
-            case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                if depth == 0 { return out }   // end of a scalar at the enclosing array's end
-                depth -= 1
-                if depth == 0 { out.append(b); advance(); return out }
-            case UInt8(ascii: ","):
-                if depth == 0 { return out }
-            default:
-                if depth == 0 && Self.isSpace(b) { return out }
+            if let found { return found }
+            // The value runs past what was read: read more and scan it again from its start (once per chunk).
+            if !(try fill()) {
+                let inside = buffer.count > position && (buffer[position] == UInt8(ascii: "{") || buffer[position] == UInt8(ascii: "[")
+                                                        || buffer[position] == UInt8(ascii: "\""))
+                if inside { throw failure("the file ends inside a value") }
+                return (buffer.count, 0)
             }
-            out.append(b)
-            advance()
         }
-        if inString || depth > 0 { throw failure("the file ends inside a value") }
-        return out
+    }
+
+    /// The bytes of one JSON value starting at the current position (a member name or a skipped member).
+    private mutating func takeValue() throws -> [UInt8] {
+        let (end, newlines) = try valueEnd()
+        let bytes = Array(buffer[position..<end])
+        position = end
+        line += newlines
+        return bytes
     }
 
     /// Positions the reader just inside the array.
