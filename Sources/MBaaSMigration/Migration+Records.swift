@@ -203,6 +203,7 @@ extension Migration {
         observer(.classStarted(source: cls, target: plan.target, total: plan.count))
         // Writes an earlier run left in flight: find what reached the target before writing anything again.
         var resumed: [String: String] = [:]
+        let leftBehind = try state.lastPendingBatch(.record, className: cls)
         let pending = try state.pending(.record, className: cls)
         if !pending.isEmpty {
             resumed = try await findExisting(className: plan.target, sourceIds: pending)
@@ -229,6 +230,8 @@ extension Migration {
             throw error
         }
         try state.flushWritten()
+        // Every record the last run left in flight was found above or has been written again: its marks go.
+        if !pending.isEmpty { try state.settlePending(.record, className: cls, through: leftBehind) }
         func copyBatches() async throws {
             try await withThrowingTaskGroup(of: Int.self) { group in
                 var inFlight = 0
@@ -303,7 +306,7 @@ extension Migration {
         }
         for i in prepared.indices { for f in prepared[i].attachments + prepared[i].inlineFiles { try state.addFileField(className: cls, field: f.field) } }
         let toCreate = prepared.filter { $0.existingTargetId == nil }
-        try state.addPending(.record, className: cls, sourceIds: toCreate.map(\.sourceId))
+        let inFlight = toCreate.isEmpty ? nil : try state.beginWrites(.record, className: cls, sourceIds: toCreate.map(\.sourceId))
         let outcome = try await createWithRetry(toCreate, className: cls)
         var written: [MigrationState.Written] = []
         for p in prepared {
@@ -311,7 +314,9 @@ extension Migration {
             written.append(.init(sourceId: p.sourceId, targetId: targetId, fixups: p.fixups.isEmpty ? nil : .object(p.fixups),
                                  attachments: p.attachments))
         }
-        try state.recordWritten(.record, className: cls, written, deferred: true)
+        // Failed writes stay in the batch's mark until it is settled with these mappings: nothing of them reached the
+        // target, and the next run tries them again.
+        try state.recordWritten(.record, className: cls, written, deferred: true, settling: inFlight)
         box.update { report in
             report.classes[index].written += written.count
             report.classes[index].failed += outcome.failed.count
@@ -319,8 +324,6 @@ extension Migration {
                 report.add(.init(kind: "failed", className: cls, sourceId: id, detail: error.description))
             }
         }
-        // Failed writes are not pending: nothing reached the target, and the next run tries them again.
-        try state.clearPending(.record, className: cls, sourceIds: Array(outcome.failed.keys))
         return records.count
     }
 

@@ -282,9 +282,6 @@ final class ReportBox: @unchecked Sendable {
 /// SHA-256 as lowercase hex.
 func sha256Hex(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
 
-/// The SHA-256 of a canonical content text (what verification keeps of each target record).
-func contentDigest(_ text: String) -> Data { Data(SHA256.hash(data: Data(text.utf8))) }
-
 /// Whether an error may go away by trying again (the outcome of the write is unknown).
 func isTransient(_ error: MBaaSError) -> Bool {
     [.rateLimited, .unavailable, .transport].contains(error.kind)

@@ -101,6 +101,13 @@ public final class MigrationState: Sendable {
             // The reverse index is built when a verification needs it (``sourceId(_:className:targetId:)``).
             try db.execute(sql: "DROP INDEX IF EXISTS idmap_target")
         }
+        m.registerMigration("v3") { db in
+            // A batch of record writes in flight is one row (its source ids as a JSON array), not one row per record.
+            try db.execute(sql: """
+                CREATE TABLE pending_batches(token INTEGER PRIMARY KEY, kind TEXT NOT NULL, class TEXT NOT NULL, source_ids TEXT NOT NULL);
+                CREATE INDEX pending_batches_class ON pending_batches(kind, class);
+                """)
+        }
         return m
     }
 
@@ -186,7 +193,50 @@ public final class MigrationState: Sendable {
     func pending(_ kind: Kind, className: String) throws(MBaaSError) -> [String] {
         try flushWritten()
         return try read { db in
-            try String.fetchAll(db, sql: "SELECT source_id FROM pending WHERE kind = ? AND class = ?", arguments: [kind.rawValue, className])
+            var ids = try String.fetchAll(db, sql: "SELECT source_id FROM pending WHERE kind = ? AND class = ?", arguments: [kind.rawValue, className])
+            var seen = Set(ids)
+            for text in try String.fetchAll(db, sql: "SELECT source_ids FROM pending_batches WHERE kind = ? AND class = ? ORDER BY token",
+                                            arguments: [kind.rawValue, className]) {
+                for item in try JSON.parse(text).arrayValue ?? [] {
+                    if let id = item.stringValue, seen.insert(id).inserted { ids.append(id) }
+                }
+            }
+            return ids
+        }
+    }
+
+    /// The newest batch of writes marked in flight for the class, if any: what ``settlePending(_:className:through:)``
+    /// clears once the class is done.
+    func lastPendingBatch(_ kind: Kind, className: String) throws(MBaaSError) -> PendingBatch? {
+        try read { db in
+            try Int64.fetchOne(db, sql: "SELECT MAX(token) FROM pending_batches WHERE kind = ? AND class = ?", arguments: [kind.rawValue, className])
+                .map(PendingBatch.init(token:))
+        }
+    }
+
+    /// Clears the marks an earlier run left for the class, up to `batch`: called once every record they name has been
+    /// found on the target or written again, and its mapping committed.
+    func settlePending(_ kind: Kind, className: String, through batch: PendingBatch?) throws(MBaaSError) {
+        try write { db in
+            try db.execute(sql: "DELETE FROM pending WHERE kind = ? AND class = ?", arguments: [kind.rawValue, className])
+            if let batch {
+                try db.execute(sql: "DELETE FROM pending_batches WHERE kind = ? AND class = ? AND token <= ?",
+                               arguments: [kind.rawValue, className, batch.token])
+            }
+        }
+    }
+
+    /// Marks a batch of writes as in flight, in one row; returns the token that
+    /// ``recordWritten(_:className:_:deferred:settling:)`` settles when the batch's mappings are committed.
+    ///
+    /// The mark is committed before the writes start: a run that dies before the mappings are committed leaves it,
+    /// and the next run looks those records up on the target before writing them again. One row per batch, not one
+    /// per record: marking and settling a record costs nothing in the state's indexes.
+    func beginWrites(_ kind: Kind, className: String, sourceIds: [String]) throws(MBaaSError) -> PendingBatch {
+        try write { db in
+            try db.execute(sql: "INSERT INTO pending_batches(kind, class, source_ids) VALUES (?, ?, ?)",
+                           arguments: [kind.rawValue, className, JSON.array(sourceIds.map(JSON.string)).printed()])
+            return PendingBatch(token: db.lastInsertedRowID)
         }
     }
 
@@ -219,20 +269,26 @@ public final class MigrationState: Sendable {
     /// With `deferred`, the items wait in memory with others and are committed together once
     /// ``writeBehindLimit`` records wait (or at ``flushWritten()``); until then ``mapped(_:className:sourceIds:)``
     /// answers from memory, and their pending marks stay committed.
-    func recordWritten(_ kind: Kind, className: String, _ items: [Written], deferred: Bool = false) throws(MBaaSError) {
-        guard deferred else { return try commitWritten([(kind, className, items)]) }
-        if behind.add(kind, className: className, items) >= Self.writeBehindLimit { try flushWritten() }
+    ///
+    /// `settling` names the batch whose pending mark is removed in the same transaction as these mappings.
+    func recordWritten(_ kind: Kind, className: String, _ items: [Written], deferred: Bool = false, settling batch: PendingBatch? = nil)
+        throws(MBaaSError)
+    {
+        guard deferred else { return try commitWritten([(kind, className, items)], settling: batch.map { [$0.token] } ?? []) }
+        if behind.add(kind, className: className, items, settling: batch) >= Self.writeBehindLimit { try flushWritten() }
     }
 
     /// Commits every mapping waiting in memory, in one transaction. The classes' copy calls it when it ends, also
     /// when it fails; a process that dies first leaves their pending marks, which the next run resolves.
     public func flushWritten() throws(MBaaSError) {
-        try behind.flush { groups throws(MBaaSError) in try commitWritten(groups) }
+        try behind.flush { groups, tokens throws(MBaaSError) in try commitWritten(groups, settling: tokens) }
     }
 
-    private func commitWritten(_ groups: [(kind: Kind, className: String, items: [Written])]) throws(MBaaSError) {
-        guard groups.contains(where: { !$0.items.isEmpty }) else { return }
+    private func commitWritten(_ groups: [(kind: Kind, className: String, items: [Written])], settling tokens: [Int64]) throws(MBaaSError) {
+        guard groups.contains(where: { !$0.items.isEmpty }) || !tokens.isEmpty else { return }
         try write { db in
+            let settle = try db.cachedStatement(sql: "DELETE FROM pending_batches WHERE token = ?")
+            for token in tokens { try settle.execute(arguments: [token]) }
             let map = try db.cachedStatement(sql: "INSERT OR REPLACE INTO idmap(kind, class, source_id, target_id) VALUES (?, ?, ?, ?)")
             let unpend = try db.cachedStatement(sql: "DELETE FROM pending WHERE kind = ? AND class = ? AND source_id = ?")
             let fix = try db.cachedStatement(sql: "INSERT OR REPLACE INTO fixups(class, source_id, target_id, pointers) VALUES (?, ?, ?, ?)")
@@ -241,7 +297,8 @@ public final class MigrationState: Sendable {
                 // In key order: neighbouring keys share pages, so the transaction touches each page once.
                 for item in items.sorted(by: { $0.sourceId < $1.sourceId }) {
                     try map.execute(arguments: [kind.rawValue, className, item.sourceId, item.targetId])
-                    try unpend.execute(arguments: [kind.rawValue, className, item.sourceId])
+                    // Records are marked in flight by batch (settled above); users and files one by one.
+                    if kind != .record { try unpend.execute(arguments: [kind.rawValue, className, item.sourceId]) }
                     if let f = item.fixups { try fix.execute(arguments: [className, item.sourceId, item.targetId, f.printed()]) }
                     for a in item.attachments {
                         try att.execute(arguments: [className, item.sourceId, a.field, a.ref.name, Value.file(a.ref).json.printed(), a.original.json.printed()])
@@ -462,17 +519,22 @@ extension MigrationState {
 /// The mappings of written records not committed yet: ``MigrationState/recordWritten(_:className:_:deferred:)``.
 /// Items leave only after their transaction commits, so a look-up finds a mapping in memory, in the database, or
 /// both; one flush runs at a time.
+/// A batch of writes marked in flight (``MigrationState/beginWrites(_:className:sourceIds:)``).
+struct PendingBatch: Sendable { var token: Int64 }
+
 final class WriteBehind: @unchecked Sendable {
     private struct Key: Hashable { var kind: MigrationState.Kind; var className: String }
     private let lock = NSLock()
     private let flushing = NSLock()
     private var waiting: [Key: [MigrationState.Written]] = [:]
     private var index: [Key: [String: String]] = [:]
+    private var tokens: [Int64] = []
     private var count = 0
 
-    /// Adds the items; returns how many wait now.
-    func add(_ kind: MigrationState.Kind, className: String, _ items: [MigrationState.Written]) -> Int {
+    /// Adds the items, and the batch they settle; returns how many wait now.
+    func add(_ kind: MigrationState.Kind, className: String, _ items: [MigrationState.Written], settling batch: PendingBatch?) -> Int {
         lock.withLock {
+            if let batch { tokens.append(batch.token) }
             let key = Key(kind: kind, className: className)
             waiting[key, default: []] += items
             for item in items { index[key, default: [:]][item.sourceId] = item.targetId }
@@ -489,13 +551,16 @@ final class WriteBehind: @unchecked Sendable {
     }
 
     /// Hands what waits to `commit`, then forgets it (only if `commit` succeeded: a failed commit keeps it).
-    func flush(_ commit: ([(kind: MigrationState.Kind, className: String, items: [MigrationState.Written])]) throws(MBaaSError) -> Void) throws(MBaaSError) {
+    func flush(
+        _ commit: ([(kind: MigrationState.Kind, className: String, items: [MigrationState.Written])], [Int64]) throws(MBaaSError) -> Void
+    ) throws(MBaaSError) {
         flushing.lock()
         defer { flushing.unlock() }
-        let taken = lock.withLock { waiting }
-        guard !taken.isEmpty else { return }
-        try commit(taken.map { ($0.key.kind, $0.key.className, $0.value) })
+        let (taken, settled) = lock.withLock { (waiting, tokens) }
+        guard !taken.isEmpty || !settled.isEmpty else { return }
+        try commit(taken.map { ($0.key.kind, $0.key.className, $0.value) }, settled)
         lock.withLock {
+            tokens.removeFirst(settled.count)   // tokens added during the commit were appended after these
             for (key, items) in taken {
                 // Items added during the commit stay (they were appended after the ones taken).
                 let rest = Array(waiting[key, default: []].dropFirst(items.count))

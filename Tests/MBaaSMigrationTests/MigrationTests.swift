@@ -277,8 +277,8 @@ struct MigrationTests {
         }
         do {
             let state = try MigrationState(directory: scratch.path("state"))
-            try state.addPending(.record, className: "Memo", sourceIds: ["a", "b"])
-            try state.recordWritten(.record, className: "Memo", written(["a", "b"]), deferred: true)
+            let batch = try state.beginWrites(.record, className: "Memo", sourceIds: ["a", "b"])
+            try state.recordWritten(.record, className: "Memo", written(["a", "b"]), deferred: true, settling: batch)
             #expect(try state.mapped(.record, className: "Memo", sourceIds: ["a", "b", "c"]) == ["a": "t-a", "b": "t-b"])
             #expect(try state.mapped(.record, className: "Other", sourceIds: ["a"]).isEmpty)
         }   // dies here: nothing was committed
@@ -286,8 +286,14 @@ struct MigrationTests {
             let state = try MigrationState(directory: scratch.path("state"))
             #expect(try state.mapped(.record, className: "Memo", sourceIds: ["a", "b"]).isEmpty)
             #expect(Set(try state.pending(.record, className: "Memo")) == ["a", "b"])
+            // The next run found them on the target, and wrote c (whose write failed: its batch settles all the same).
+            let left = try #require(try state.lastPendingBatch(.record, className: "Memo"))
+            let batch = try state.beginWrites(.record, className: "Memo", sourceIds: ["c"])
             try state.recordWritten(.record, className: "Memo", written(["a", "b"]), deferred: true)
+            try state.recordWritten(.record, className: "Memo", [], deferred: true, settling: batch)
             try state.flushWritten()
+            #expect(Set(try state.pending(.record, className: "Memo")) == ["a", "b"])   // the earlier run's mark stays ...
+            try state.settlePending(.record, className: "Memo", through: left)        // ... until the class is done
         }
         do {
             let state = try MigrationState(directory: scratch.path("state"))
@@ -295,9 +301,10 @@ struct MigrationTests {
             #expect(try state.pending(.record, className: "Memo").isEmpty)
             // Reaching the limit commits without a flush.
             let many = (0..<MigrationState.writeBehindLimit).map { "m\($0)" }
-            try state.addPending(.record, className: "Memo", sourceIds: many)
-            try state.recordWritten(.record, className: "Memo", written(Array(many.dropLast())), deferred: true)
-            try state.recordWritten(.record, className: "Memo", written([many.last!]), deferred: true)
+            let first = try state.beginWrites(.record, className: "Memo", sourceIds: Array(many.dropLast()))
+            let second = try state.beginWrites(.record, className: "Memo", sourceIds: [many.last!])
+            try state.recordWritten(.record, className: "Memo", written(Array(many.dropLast())), deferred: true, settling: first)
+            try state.recordWritten(.record, className: "Memo", written([many.last!]), deferred: true, settling: second)
         }
         let state = try MigrationState(directory: scratch.path("state"))
         #expect(try state.mappedCount(.record, className: "Memo") == 2 + MigrationState.writeBehindLimit)
@@ -322,6 +329,44 @@ struct MigrationTests {
         #expect(mismatch.kind == "content" && mismatch.sourceId == "m1" && mismatch.detail.contains("n: expected 1, found 99"), "\(mismatch)")
         await source.close()
         await target.close()
+    }
+
+    @Test("the verification digest compares what the canonical text compares, and nothing else")
+    func digestFollowsCanonical() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let local = try openLocal(scratch.path("t.db"))
+        let migration = Migration(source: local, target: local, options: MigrationOptions(), state: nil)
+        let when = Date(timeIntervalSince1970: 1_700_000_000.123)
+        var acl = ACL()
+        acl.entries[.everyone] = .init(read: true, write: false)
+        let base = Record(className: "Memo", id: "x", acl: acl, fields: [
+            "n": .int(1), "s": "a", "nested": .object(["b": .array([.int(1), "x"]), "a": .date(when)]),
+            "p": .pointer(Pointer(className: "C", objectId: "c1")), "g": .geoPoint(GeoPoint(latitude: 35.5, longitude: 139)),
+            "photo": "photo.png", "gone": .null,
+        ])
+        func variant(_ change: (inout Record) -> Void) -> Record { var r = base; change(&r); return r }
+        let files: Set<String> = ["photo"]
+        let cases: [(String, Record)] = [
+            ("a double equal to the integer", variant { $0.fields["n"] = .double(1) }),
+            ("no null fields", variant { $0.fields["gone"] = nil }),
+            ("another file value in a file field", variant { $0.fields["photo"] = .file(FileReference(name: "other")) }),
+            ("an object's keys in another order", variant { $0.fields["nested"] = .object(["a": .date(when), "b": .array([.int(1), "x"])]) }),
+            ("another string", variant { $0.fields["s"] = "b" }),
+            ("a string for a number", variant { $0.fields["n"] = "1" }),
+            ("another array order", variant { $0.fields["nested"] = .object(["b": .array(["x", .int(1)]), "a": .date(when)]) }),
+            ("another pointer", variant { $0.fields["p"] = .pointer(Pointer(className: "C", objectId: "c2")) }),
+            ("another date", variant { $0.fields["nested"] = .object(["b": .array([.int(1), "x"]), "a": .date(when.addingTimeInterval(1))]) }),
+            ("another ACL", variant { $0.acl?.entries[.everyone] = .init(read: true, write: true) }),
+            ("a field renamed", variant { $0.fields["t"] = $0.fields.removeValue(forKey: "s") }),
+        ]
+        for (name, other) in cases {
+            let sameText = migration.canonical(base, fileFields: files) == migration.canonical(other, fileFields: files)
+            let sameDigest = migration.canonicalDigest(base, fileFields: files) == migration.canonicalDigest(other, fileFields: files)
+            #expect(sameText == sameDigest, "\(name): canonical texts \(sameText ? "equal" : "differ"), digests \(sameDigest ? "equal" : "differ")")
+        }
+        #expect(cases.filter { migration.canonicalDigest(base, fileFields: files) == migration.canonicalDigest($0.1, fileFields: files) }.count == 4)
+        await local.close()
     }
 
     @Test("records pending when a run died are found on the target, not created again")
