@@ -164,15 +164,20 @@ extension PocketBaseBackend {
         }
         if let existing {
             if acl != nil, !existing.isManaged { throw Self.unmanagedACL(className) }
-            guard !added.isEmpty else { return schema(of: existing) }
+            // A collection an earlier version of the adapter created lacks the id index: the next write adds it.
+            let indexing = existing.isManaged && !existing.hasCaseInsensitiveIdIndex
+            guard !added.isEmpty || indexing else { return schema(of: existing) }
             var updated = existing
             updated.fields = existing.fields + added
-            logger.info("adding fields to PocketBase collection", metadata: [
-                "collection": "\(className)", "fields": "\(added.map(\.name))",
+            var patch: JSONObject = ["fields": updated.raw["fields"]!]
+            if indexing {
+                patch["indexes"] = .array((existing.indexes + [PocketBaseCollection.idCaseInsensitiveIndex(collection: existing.name)]).map(JSON.string))
+            }
+            logger.info("changing PocketBase collection", metadata: [
+                "collection": "\(className)", "fields": "\(added.map(\.name))", "idIndex": "\(indexing)",
             ])
             let json = try await sendJSON(
-                .patch, "/api/collections/\(percentEncode(existing.id))", json: .object(["fields": updated.raw["fields"]!]),
-                as: .superuser)
+                .patch, "/api/collections/\(percentEncode(existing.id))", json: .object(patch), as: .superuser)
             let collection = try PocketBaseCollection(json: json)
             remember(collection)
             return schema(of: collection)

@@ -134,13 +134,14 @@ public struct PocketBaseCollection: Sendable, Hashable {
     public static let writeRule = "mbaas_public_write = true || mbaas_writers:each ?= @request.auth.id"
 
     /// A new base collection managed by the adapter: id, `created`, `updated`, the ACL columns and rules (anyone
-    /// may create; reading and writing follow each record's ACL), and the given data fields.
+    /// may create; reading and writing follow each record's ACL), the given data fields, and
+    /// ``idCaseInsensitiveIndex(collection:)``.
     public static func managed(name: String, usersCollectionId: String, fields: [PocketBaseField]) -> PocketBaseCollection {
         var c = PocketBaseCollection(raw: [
             "name": .string(name), "type": "base",
             "listRule": .string(readRule), "viewRule": .string(readRule), "createRule": "",
             "updateRule": .string(writeRule), "deleteRule": .string(writeRule),
-            "indexes": [],
+            "indexes": [.string(idCaseInsensitiveIndex(collection: name))],
         ])
         c.fields = [
             .managedId, .autodate("created", onUpdate: false), .autodate("updated", onUpdate: true),
@@ -149,6 +150,22 @@ public struct PocketBaseCollection: Sendable, Hashable {
             .relation(ACLColumn.writers, collectionId: usersCollectionId, maxSelect: 1000),
         ] + fields
         return c
+    }
+
+    /// The index that keeps creating a record with a client id constant-time.
+    ///
+    /// A primary key whose pattern is not PocketBase's default lowercase one (as ``managedId``'s, which keeps other
+    /// backends' mixed-case ids) makes PocketBase look every new id up with `id = ? COLLATE NOCASE` before inserting
+    /// it [sdk: `core/field_text.go`, 0.40]. The primary-key index is binary, so without this index each create
+    /// scans the whole table (measured on PocketBase 0.40.6: a batch of 50 creates went from 46 ms into an empty
+    /// collection to 174 ms at 20,000 rows; with the index, 31–35 ms at 24,000).
+    public static func idCaseInsensitiveIndex(collection name: String) -> String {
+        "CREATE INDEX `idx_\(name)_id_nocase` ON `\(name)` (`id` COLLATE NOCASE)"
+    }
+
+    /// Whether the collection has ``idCaseInsensitiveIndex(collection:)`` (under any name).
+    public var hasCaseInsensitiveIdIndex: Bool {
+        indexes.contains { $0.contains("(`id` COLLATE NOCASE)") || $0.lowercased().contains("(id collate nocase)") }
     }
 
     /// Whether the adapter created this collection (it has the ACL columns).

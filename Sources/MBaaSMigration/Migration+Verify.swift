@@ -83,6 +83,7 @@ extension Migration {
         out.bytes.reserveCapacity(512)
         for (key, value) in record.fields.sorted(by: { $0.key < $1.key }) {
             if value.isNull { continue }
+            out.tag(UInt8(ascii: "k"))
             out.string(key)
             if fileFields.contains(key) { out.tag(UInt8(ascii: "F")) } else { out.value(value) }
         }
@@ -91,6 +92,7 @@ extension Migration {
             for principal in acl.entries.keys.sorted() {
                 let access = acl.entries[principal]!
                 guard access.read || access.write else { continue }
+                out.tag(UInt8(ascii: "p"))
                 out.string(principal.key)
                 out.tag((access.read ? 1 : 0) | (access.write ? 2 : 0))
             }
@@ -245,8 +247,9 @@ extension Migration {
     }
 }
 
-/// The byte form ``Migration/canonicalDigest(_:fileFields:)`` hashes: one tag byte per value, lengths before
-/// variable-length contents, object keys in order; so two records hash alike only when their contents are alike.
+/// The byte form ``Migration/canonicalDigest(_:fileFields:)`` hashes: a tag byte before every field, ACL entry,
+/// timestamp and value, lengths before variable-length contents and counts before arrays and objects, keys in order.
+/// No form is a prefix of another, so two records hash alike only when their contents are alike.
 struct CanonicalBytes {
     var bytes: [UInt8] = []
 

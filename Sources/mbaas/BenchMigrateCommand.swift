@@ -84,7 +84,7 @@ struct BenchMigrate: AsyncParsableCommand {
                 seconds = try await loop(source, into: pb, className: "Loop\(run)")
                 rows.append(Row(target: "pocketbase", method: "per-record create loop", records: min(loopRecords, records), seconds: seconds))
                 // The loader's own collection, made by the adapter with the same plain fields, so that it starts empty
-                // as the migration's did (PocketBase's per-insert cost grows with a collection's size).
+                // as the migration's did, with the same definition (the id field and its case-insensitive index).
                 _ = try await pb.create(Record(className: "Direct\(run)", fields: ["title": "t", "money": 1, "comment": "c", "sourceObjectId": "s"]))
                 let (written, loaderSeconds) = try await directLoader(url: try BackendURL(parsing: url), export: export, collection: "Direct\(run)")
                 rows.append(Row(target: "pocketbase", method: "direct /api/batch loader (\(loaderConcurrency) in flight, 50 per request)",

@@ -64,6 +64,30 @@ struct LiveObjectTests {
         }
     }
 
+    @Test("collections the adapter creates carry the case-insensitive id index; one made without it gains it on the next write")
+    func idIndex() async throws {
+        let backend = try await Live.backend()
+        let cls = "IdIdx_\(Live.runId())"
+        _ = try await backend.create(Record(className: cls, id: "MixedCase_1", fields: ["n": 1]))
+        let created = try #require(try await backend.definition(cls, refresh: true))
+        #expect(created.indexes == [PocketBaseCollection.idCaseInsensitiveIndex(collection: cls)])
+        #expect(created.hasCaseInsensitiveIdIndex)
+        // As an earlier version left it: no index. A new client's next write puts it back.
+        _ = try await backend.sendJSON(.patch, "/api/collections/\(created.id)", json: .object(["indexes": .array([])]), as: .superuser)
+        #expect(try await backend.definition(cls, refresh: true)?.hasCaseInsensitiveIdIndex == false)
+        let again = try await Live.backend()
+        _ = try await again.create(Record(className: cls, id: "MixedCase_2", fields: ["n": 2]))
+        #expect(try await again.definition(cls, refresh: true)?.hasCaseInsensitiveIdIndex == true)
+        // PocketBase still refuses an id that differs from an existing one only in case [sdk: core/field_text.go].
+        do {
+            _ = try await again.create(Record(className: cls, id: "mixedcase_1", fields: ["n": 3]))
+            Issue.record("expected a duplicate error")
+        } catch let e as MBaaSError {
+            #expect(e.kind == .duplicate)
+        }
+        #expect(try await again.count(Query(cls)) == 2)
+    }
+
     @Test("type conflicts, unsupported operations and reserved names are errors")
     func errors() async throws {
         let backend = try await Live.backend()
