@@ -25,8 +25,8 @@ public struct NCMBExportBackendFactory: BackendFactory {
 ///   `installation.json` is the class `_Installation`.
 /// - Files are read as streams (``JSONArrayFileReader``): memory stays flat however large a class is.
 /// - A malformed file is ``MBaaSError/Kind/decoding`` naming the file and the line (`MemoClass.json line 12: …`).
-///   ``count(_:)`` reads and checks every object of a class, so a migration plan finds every problem before
-///   anything is written.
+///   ``count(_:)`` reads and checks every object of a class (parsed and decoded on every core; of several problems
+///   the one on the earliest line is named), so a migration plan finds a problem before anything is written.
 /// - Queries take no filter, sort, skip or key selection (an export is read front to back); pages resume at a byte
 ///   offset. Users come from `user.json` (`userName`, `mailAddress`, `mailAddressConfirm`; `password` and
 ///   `authData` are not carried), roles from `role.json` (`roleName`; members from `belongUser` when the export
@@ -84,25 +84,29 @@ public actor NCMBExportBackend: Backend {
         return url
     }
 
-    /// Reads objects of one export file from a cursor (`offset:line`), handing each to `body` until it returns false.
-    func scan(_ url: URL, cursor: String?, _ body: (JSONObject, Int) throws -> Bool) throws -> String? {
+    /// A reader of one export file, from its start or from a cursor (`offset:line`).
+    nonisolated func openReader(_ url: URL, cursor: String?) throws(MBaaSError) -> JSONArrayFileReader {
         let name = url.lastPathComponent
-        var reader: JSONArrayFileReader
         do {
             if let cursor {
                 let parts = cursor.split(separator: ":")
                 guard parts.count == 2, let offset = Int64(parts[0]), let line = Int(parts[1]) else {
                     throw MBaaSError(.invalidRequest, "ncmb-export: invalid cursor '\(cursor)'")
                 }
-                reader = try JSONArrayFileReader(url: url, resumingAt: offset, line: line)
-            } else {
-                reader = try JSONArrayFileReader(url: url, member: "results")
+                return try JSONArrayFileReader(url: url, resumingAt: offset, line: line)
             }
+            return try JSONArrayFileReader(url: url, member: "results")
         } catch let e as MBaaSError { throw e } catch let e as JSONArrayFileReader.Failure {
             throw MBaaSError(.decoding, "ncmb-export: \(name) \(e)")
         } catch {
             throw MBaaSError(.unavailable, "ncmb-export: cannot read \(name): \(error.localizedDescription)")
         }
+    }
+
+    /// Reads objects of one export file from a cursor (`offset:line`), handing each to `body` until it returns false.
+    func scan(_ url: URL, cursor: String?, _ body: (JSONObject, Int) throws -> Bool) throws -> String? {
+        let name = url.lastPathComponent
+        var reader = try openReader(url, cursor: cursor)
         defer { reader.close() }
         do {
             while let element = try reader.next() {
@@ -117,7 +121,63 @@ public actor NCMBExportBackend: Backend {
         }
     }
 
-    func decode(_ object: JSONObject, className: String, file: String, line: Int) throws(MBaaSError) -> Record {
+    /// Parses and decodes every object of one export file, as ``queryPage(_:)`` does, on every core: the number of
+    /// objects, or the error of the malformed object on the earliest line. One thread finds where the elements end;
+    /// chunks of them are parsed in parallel, a few chunks at a time (memory holds those chunks, not the file).
+    nonisolated func check(_ url: URL, className: String) async throws -> Int {
+        let name = url.lastPathComponent
+        var reader = try openReader(url, cursor: nil)
+        defer { reader.close() }
+        let width = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        return try await withThrowingTaskGroup(of: (index: Int, count: Int, error: MBaaSError?).self) { group in
+            var total = 0, inFlight = 0, index = 0
+            var first: (index: Int, error: MBaaSError)?
+            func collect(_ r: (index: Int, count: Int, error: MBaaSError?)) {
+                total += r.count
+                if let e = r.error, first.map({ r.index < $0.index }) ?? true { first = (r.index, e) }
+            }
+            while first == nil {
+                var chunk: [JSONArrayFileReader.RawElement] = []
+                var readerError: MBaaSError?
+                do {
+                    while chunk.count < 256, let element = try reader.nextRaw() { chunk.append(element) }
+                } catch let e as JSONArrayFileReader.Failure {
+                    readerError = MBaaSError(.decoding, "ncmb-export: \(name) \(e)")
+                }
+                if !chunk.isEmpty {
+                    if inFlight >= width, let r = try await group.next() { collect(r); inFlight -= 1 }
+                    let elements = chunk, at = index
+                    group.addTask {
+                        var n = 0
+                        for element in elements {
+                            do {
+                                guard let object = try element.parse().objectValue else {
+                                    throw MBaaSError(.decoding, "ncmb-export: \(name) line \(element.line): each result must be a JSON object")
+                                }
+                                _ = try self.decode(object, className: className, file: name, line: element.line)
+                                n += 1
+                            } catch let e as JSONArrayFileReader.Failure {
+                                return (at, n, MBaaSError(.decoding, "ncmb-export: \(name) \(e)"))
+                            } catch {
+                                return (at, n, MBaaSError.wrap(error))
+                            }
+                        }
+                        return (at, n, nil)
+                    }
+                    inFlight += 1
+                    index += 1
+                }
+                // What the reader found wrong comes after every element it handed out.
+                if let readerError { collect((index, 0, readerError)); break }
+                if chunk.count < 256 { break }
+            }
+            while let r = try await group.next() { collect(r) }
+            if let first { throw first.error }
+            return total
+        }
+    }
+
+    nonisolated func decode(_ object: JSONObject, className: String, file: String, line: Int) throws(MBaaSError) -> Record {
         let record: Record
         do { record = try NCMBCodec.decodeRecord(className: className, object) } catch {
             throw MBaaSError(.decoding, "ncmb-export: \(file) line \(line): \(error.message)")
@@ -143,19 +203,15 @@ public actor NCMBExportBackend: Backend {
         return RecordPage(records: records, nextCursor: next)
     }
 
-    /// Reads and checks every object of the class (the first call; later calls reuse the number).
+    /// Reads and checks every object of the class, as ``queryPage(_:)`` decodes it, on every core (the first call;
+    /// later calls reuse the number). A malformed object is ``MBaaSError/Kind/decoding`` naming the file and line.
     public func count(_ query: Query) async throws -> Int {
         guard query.predicate == nil else {
             throw MBaaSError.unsupported("counting with a filter", by: adapterName, reason: "an NCMB export is read front to back")
         }
         if let known = counts[query.className] { return known }
         let url = try fileURL(forClass: query.className)
-        var n = 0
-        _ = try scan(url, cursor: nil) { object, line in
-            _ = try decode(object, className: query.className, file: url.lastPathComponent, line: line)
-            n += 1
-            return true
-        }
+        let n = try await check(url, className: query.className)
         counts[query.className] = n
         return n
     }

@@ -68,12 +68,13 @@ extension Migration {
         let sourceId = source.id ?? ""
         var record = Record(className: mapping.targetClass(cls))
         var prepared = Prepared(sourceId: sourceId, record: record)
-        let keepsIds = target.capabilities.has(.clientIds)
-        let attaches = target.capabilities.has(.fileAttachment)
+        let keepsIds = traits.keepsIds
+        let attaches = traits.attachesFiles
         let fileLinks = links.get(cls) ?? mapping.fileLinkFields(cls)
+        let rules = mapping.classes[cls]?.fields ?? [:]
         for key in source.fields.keys.sorted() {
             var value = source.fields[key]!
-            let rule = mapping.rule(className: cls, field: key)
+            let rule = rules.isEmpty ? nil : rules[key]
             if rule?.drop == true { continue }
             let name = rule?.rename ?? key
             // Vendor-typed values with no neutral form (an NCMB Relation marker, which lists no members) cannot be
@@ -86,7 +87,7 @@ extension Migration {
             }
             // File links: File values, and strings the mapping marks as file names.
             var fileRef: FileReference?
-            if case .file(let ref) = value { fileRef = ref } else if fileLinks.contains(key), case .string(let n) = value, !n.isEmpty {
+            if case .file(let ref) = value { fileRef = ref } else if !fileLinks.isEmpty, fileLinks.contains(key), case .string(let n) = value, !n.isEmpty {
                 fileRef = FileReference(name: n)
             }
             if let ref = fileRef {
@@ -113,11 +114,11 @@ extension Migration {
             }
             record.fields[name] = value
         }
-        if let acl = source.acl, target.capabilities.has(.acl) {
+        if let acl = source.acl, traits.acl {
             record.acl = mapACL(acl, maps: maps, className: cls, sourceId: sourceId, reporting: !verifying)
         }
         if let f = mapping.sourceIdField { record.fields[f] = .string(sourceId) }
-        if target.capabilities.has(.clientTimestamps) {
+        if traits.clientTimestamps {
             record.createdAt = source.createdAt
             record.updatedAt = source.updatedAt
         } else if mapping.keepSourceTimestamps {
@@ -133,7 +134,7 @@ extension Migration {
     /// target without roles, role and group grants left out (the record becomes more private, never less).
     func mapACL(_ acl: ACL, maps: Maps, className cls: String, sourceId: String, reporting: Bool) -> ACL {
         var mapped = ACL()
-        let roles = target.capabilities.has(.roles)
+        let roles = traits.roles
         for (principal, access) in acl.entries {
             if !roles, principal.isRoleOrGroup {
                 if reporting {

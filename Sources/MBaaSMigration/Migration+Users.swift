@@ -4,15 +4,39 @@ import MBaaSCore
 extension Migration {
     /// Imports every source user the target lacks. Password hashes never move: each user gets no usable password
     /// (`reset`) or a generated temporary one written only to `temporary-passwords.ndjson` (0600) in the state folder.
+    ///
+    /// Users go in groups of ``userGroupSize``: the group's pending marks are committed in one transaction before any
+    /// of its imports, and its mappings in one after them (the crash safety of one user at a time, with two
+    /// transactions per group instead of two per user).
     func copyUsers(_ state: MigrationState) async throws {
         let pending = Set(try state.pending(.user, className: "_User"))
         var passwordFile: NDJSONWriter?
         defer { passwordFile?.close() }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-        var inFlight = 0
+        var group: [DirectoryUser] = []
         for try await user in source.allUsers() {
-            box.update { $0.users.read += 1 }
-            if try state.targetId(.user, className: "_User", sourceId: user.id) != nil {
+            group.append(user)
+            if group.count >= Self.userGroupSize {
+                try await copyUserGroup(group, pending: pending, passwordFile: &passwordFile, state)
+                group = []
+            }
+        }
+        if !group.isEmpty { try await copyUserGroup(group, pending: pending, passwordFile: &passwordFile, state) }
+        let outcomes = try state.userPasswords().map { MigrationReport.UserOutcome(sourceId: $0.0, targetId: $0.1, password: $0.2) }
+        box.update { $0.userOutcomes = outcomes }
+    }
+
+    /// Users per group of ``copyUsers(_:)``.
+    static let userGroupSize = 200
+
+    func copyUserGroup(_ users: [DirectoryUser], pending: Set<String>, passwordFile: inout NDJSONWriter?, _ state: MigrationState) async throws {
+        box.update { $0.users.read += users.count }
+        let known = try state.mapped(.user, className: "_User", sourceIds: users.map(\.id))
+        var seen = Set<String>()
+        var adopted: [(sourceId: String, targetId: String)] = []
+        var todo: [(user: DirectoryUser, importing: DirectoryUser, password: ImportedPassword)] = []
+        for user in users {
+            // Mapped by an earlier run, or listed twice by the source.
+            guard known[user.id] == nil, seen.insert(user.id).inserted else {
                 box.update { $0.users.skipped += 1 }
                 continue
             }
@@ -21,11 +45,11 @@ extension Migration {
             if let f = mapping.sourceIdField { imported.fields[f] = .string(user.id) }
             if !target.capabilities.has(.clientIds) { imported.acl = nil }
             // A user an earlier run created just before it died is adopted, not created twice.
-            if pending.contains(user.id), let name = imported.username ?? imported.email, let existing = try await target.findUser(username: name),
+            if pending.contains(user.id), let name = imported.username ?? imported.email,
+               let existing = try await withRetry({ try await self.target.findUser(username: name) }),
                mapping.sourceIdField.map({ existing.fields[$0]?.stringValue == user.id }) ?? true
             {
-                try state.recordUser(sourceId: user.id, targetId: existing.id, password: mapping.passwords.rawValue)
-                box.update { $0.users.written += 1 }
+                adopted.append((user.id, existing.id))
                 continue
             }
             let password: ImportedPassword
@@ -38,44 +62,58 @@ extension Migration {
                 }
                 try passwordFile!.append(.object(["sourceId": .string(user.id), "username": user.username.map(JSON.string) ?? .null,
                                                    "email": user.email.map(JSON.string) ?? .null, "password": .string(p)]))
-                passwordFile!.sync()
                 password = .temporary(p)
             }
-            try state.addPending(.user, className: "_User", sourceIds: [user.id])
-            let importing = imported
-            if inFlight >= max(1, options.concurrency) { try await group.next(); inFlight -= 1 }
-            inFlight += 1
-            group.addTask { try await self.importOne(user, importing, password: password, state) }
+            todo.append((user, imported, password))
         }
-        try await group.waitForAll()
+        try state.recordUsers(adopted, password: mapping.passwords.rawValue)
+        box.update { $0.users.written += adopted.count }
+        guard !todo.isEmpty else { return }
+        // A temporary password is on disk before the user who has it exists.
+        passwordFile?.sync()
+        try state.addPending(.user, className: "_User", sourceIds: todo.map(\.user.id))
+        var imported: [(sourceId: String, targetId: String)] = []
+        var failed: [String] = []
+        try await withThrowingTaskGroup(of: (String, String?).self) { group in
+            var inFlight = 0
+            for item in todo {
+                if inFlight >= max(1, options.concurrency), let (id, target) = try await group.next() {
+                    if let target { imported.append((id, target)) } else { failed.append(id) }
+                    inFlight -= 1
+                }
+                group.addTask { (item.user.id, try await self.importOne(item.user, item.importing, password: item.password)) }
+                inFlight += 1
+            }
+            while let (id, target) = try await group.next() {
+                if let target { imported.append((id, target)) } else { failed.append(id) }
+            }
         }
-        let outcomes = try state.userPasswords().map { MigrationReport.UserOutcome(sourceId: $0.0, targetId: $0.1, password: $0.2) }
-        box.update { $0.userOutcomes = outcomes }
+        try state.recordUsers(imported, password: mapping.passwords.rawValue)
+        // Nothing of a failed import reached the target: its mark goes, and the next run tries it again.
+        try state.clearPending(.user, className: "_User", sourceIds: failed)
+        box.update { $0.users.written += imported.count }
     }
 
-    /// Imports one user; a failure is reported for that user, never the end of the run.
-    func importOne(_ user: DirectoryUser, _ importing: DirectoryUser, password: ImportedPassword, _ state: MigrationState) async throws {
-            do {
-                let stored = try await withRetry { try await self.target.importUser(importing, password: password) }
-                try state.recordUser(sourceId: user.id, targetId: stored.id, password: mapping.passwords.rawValue)
-                box.update { $0.users.written += 1 }
-            } catch {
-                let e = MBaaSError.wrap(error)
-                // A retried import whose first attempt went through: the user is there, with this source id.
-                if e.kind == .duplicate, let name = importing.username ?? importing.email,
-                   let existing = try await withRetry({ try await self.target.findUser(username: name) }),
-                   let f = mapping.sourceIdField, existing.fields[f]?.stringValue == user.id
-                {
-                    try state.recordUser(sourceId: user.id, targetId: existing.id, password: mapping.passwords.rawValue)
-                    box.update { $0.users.written += 1 }
-                    return
-                }
-                try state.clearPending(.user, className: "_User", sourceIds: [user.id])
-                box.update {
-                    $0.users.failed += 1
-                    $0.add(.init(kind: "failed", className: "_User", sourceId: user.id, detail: "user \(user.username ?? user.id): \(e)"))
-                }
+    /// Imports one user: the target's id, or `nil` when the import failed (reported for that user, never the end of
+    /// the run).
+    func importOne(_ user: DirectoryUser, _ importing: DirectoryUser, password: ImportedPassword) async throws -> String? {
+        do {
+            return try await withRetry { try await self.target.importUser(importing, password: password) }.id
+        } catch {
+            let e = MBaaSError.wrap(error)
+            // A retried import whose first attempt went through: the user is there, with this source id.
+            if e.kind == .duplicate, let name = importing.username ?? importing.email,
+               let existing = try await withRetry({ try await self.target.findUser(username: name) }),
+               let f = mapping.sourceIdField, existing.fields[f]?.stringValue == user.id
+            {
+                return existing.id
             }
+            box.update {
+                $0.users.failed += 1
+                $0.add(.init(kind: "failed", className: "_User", sourceId: user.id, detail: "user \(user.username ?? user.id): \(e)"))
+            }
+            return nil
+        }
     }
 
     /// 20 random characters from an alphabet without look-alikes.

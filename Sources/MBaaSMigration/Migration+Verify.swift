@@ -65,8 +65,8 @@ extension Migration {
         }
         var o: [String: JSON] = [:]
         for (k, v) in record.fields where !v.isNull { o[k] = fileFields.contains(k) ? .object(["__type": "File"]) : canon(v) }
-        if target.capabilities.has(.acl), let acl = record.acl, !acl.entries.isEmpty { o["$acl"] = acl.json }
-        if target.capabilities.has(.clientTimestamps) {
+        if traits.acl, let acl = record.acl, !acl.entries.isEmpty { o["$acl"] = acl.json }
+        if traits.clientTimestamps {
             if let c = record.createdAt { o["$createdAt"] = .string(ISO8601.format(c)) }
             if let u = record.updatedAt { o["$updatedAt"] = .string(ISO8601.format(u)) }
         }
@@ -87,7 +87,7 @@ extension Migration {
             out.string(key)
             if fileFields.contains(key) { out.tag(UInt8(ascii: "F")) } else { out.value(value) }
         }
-        if target.capabilities.has(.acl), let acl = record.acl, !acl.entries.isEmpty {
+        if traits.acl, let acl = record.acl, !acl.entries.isEmpty {
             out.tag(UInt8(ascii: "A"))
             for principal in acl.entries.keys.sorted() {
                 let access = acl.entries[principal]!
@@ -97,7 +97,7 @@ extension Migration {
                 out.tag((access.read ? 1 : 0) | (access.write ? 2 : 0))
             }
         }
-        if target.capabilities.has(.clientTimestamps) {
+        if traits.clientTimestamps {
             if let c = record.createdAt { out.tag(UInt8(ascii: "C")); out.string(ISO8601.format(c)) }
             if let u = record.updatedAt { out.tag(UInt8(ascii: "U")); out.string(ISO8601.format(u)) }
         }

@@ -90,6 +90,8 @@ public final class Migration: Sendable {
     let box: ReportBox
     /// File-link fields per source class: the mapping's and those the plan detected.
     let links = LinkTable()
+    /// What the target keeps, read once (every record asks).
+    let traits: TargetTraits
 
     /// `state` may be `nil` only for a dry run.
     public init(
@@ -101,6 +103,7 @@ public final class Migration: Sendable {
         self.options = options
         self.state = state
         self.observer = observer
+        self.traits = TargetTraits(target.capabilities)
         var report = MigrationReport(from: sourceDescription.isEmpty ? source.adapterName : sourceDescription,
                                      to: targetDescription.isEmpty ? target.adapterName : targetDescription)
         report.stateDirectory = state?.directory.path
@@ -241,6 +244,23 @@ public final class Migration: Sendable {
             try await verify(into: state)
         }
         return box.value
+    }
+}
+
+/// The target's capabilities that decide how each record is prepared and checked.
+struct TargetTraits: Sendable {
+    let keepsIds: Bool
+    let attachesFiles: Bool
+    let acl: Bool
+    let clientTimestamps: Bool
+    let roles: Bool
+
+    init(_ c: Capabilities) {
+        keepsIds = c.has(.clientIds)
+        attachesFiles = c.has(.fileAttachment)
+        acl = c.has(.acl)
+        clientTimestamps = c.has(.clientTimestamps)
+        roles = c.has(.roles)
     }
 }
 

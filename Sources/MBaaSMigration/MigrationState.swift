@@ -411,12 +411,19 @@ public final class MigrationState: Sendable {
 
     // MARK: Users
 
-    func recordUser(sourceId: String, targetId: String, password: String) throws(MBaaSError) {
+    /// Maps imported users (source id → target id) with their password handling, and clears their pending marks, in
+    /// one transaction.
+    func recordUsers(_ users: [(sourceId: String, targetId: String)], password: String) throws(MBaaSError) {
+        guard !users.isEmpty else { return }
         try write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO idmap(kind, class, source_id, target_id) VALUES ('user', '_User', ?, ?)",
-                           arguments: [sourceId, targetId])
-            try db.execute(sql: "DELETE FROM pending WHERE kind = 'user' AND class = '_User' AND source_id = ?", arguments: [sourceId])
-            try db.execute(sql: "INSERT OR REPLACE INTO users(source_id, password) VALUES (?, ?)", arguments: [sourceId, password])
+            let map = try db.cachedStatement(sql: "INSERT OR REPLACE INTO idmap(kind, class, source_id, target_id) VALUES ('user', '_User', ?, ?)")
+            let clear = try db.cachedStatement(sql: "DELETE FROM pending WHERE kind = 'user' AND class = '_User' AND source_id = ?")
+            let handling = try db.cachedStatement(sql: "INSERT OR REPLACE INTO users(source_id, password) VALUES (?, ?)")
+            for user in users {
+                try map.execute(arguments: [user.sourceId, user.targetId])
+                try clear.execute(arguments: [user.sourceId])
+                try handling.execute(arguments: [user.sourceId, password])
+            }
         }
     }
 

@@ -57,6 +57,9 @@ struct BenchMigrate: AsyncParsableCommand {
             let loopDB = try LocalBackend(path: scratch.appendingPathComponent("loop.db").path, context: admin)
             seconds = try await loop(source, into: loopDB)
             rows.append(Row(target: "sqlite", method: "per-record create loop", records: min(loopRecords, records), seconds: seconds))
+            // What the migration does before it writes anything: parse and decode every record of the export.
+            let (checked, checkSeconds) = try await timed { try await NCMBExportBackend(directory: export).count(Query("MemoClass")) }
+            rows.append(Row(target: "sqlite", method: "export check (parse and decode, before any write)", records: checked, seconds: checkSeconds))
             let insertDB = try LocalBackend(path: scratch.appendingPathComponent("insert.db").path, context: admin)
             let (inserted, insertSeconds) = try await localInsert(source, into: insertDB)
             rows.append(Row(target: "sqlite", method: "Local batch insert (same records, 1000 per call)", records: inserted, seconds: insertSeconds))
@@ -147,9 +150,9 @@ struct BenchMigrate: AsyncParsableCommand {
         return seconds
     }
 
-    /// The embedded store's own floor for the same data: every MemoClass record of the export, with its id and a
-    /// `sourceObjectId` (as the migration writes them), created through ``LocalBackend/batch(_:)`` 1000 per call.
-    /// Only the batch calls are timed (the export is read in between, untimed).
+    /// The embedded store's own floor for the same data: every MemoClass record of the export, with its id, ACL,
+    /// `sourceObjectId`, `sourceCreatedAt` and `sourceUpdatedAt` (as the migration writes them), created through ``LocalBackend/batch(_:)``
+    /// 1000 per call. Only the batch calls are timed (the export is read in between, untimed).
     func localInsert(_ source: NCMBExportBackend, into target: LocalBackend) async throws -> (Int, Double) {
         var batch: [BatchOperation] = []
         var seconds = 0.0, written = 0
@@ -164,6 +167,11 @@ struct BenchMigrate: AsyncParsableCommand {
         for try await r in source.records(matching: Query("MemoClass"), pageSize: 1000) {
             var copy = Record(className: "MemoClass", id: r.id, fields: r.fields)
             copy.fields["sourceObjectId"] = .string(r.id ?? "")
+            copy.acl = r.acl
+            // The embedded store sets its own timestamps: the source's are kept in fields, as the migration keeps them.
+            let defaults = MigrationMapping()
+            if let c = r.createdAt { copy.fields[defaults.sourceCreatedAtField] = .date(c) }
+            if let u = r.updatedAt { copy.fields[defaults.sourceUpdatedAtField] = .date(u) }
             batch.append(.create(copy))
             if batch.count == 1000 { try await flush() }
         }

@@ -141,9 +141,91 @@ struct MigrationTests {
         // The line of the record that holds the error (records start a few lines above the bad member).
         let named = Int(error?.message.split(separator: " ").drop { $0 != "line" }.dropFirst().first?.filter(\.isNumber) ?? "") ?? 0
         #expect(named > 0 && named <= badLine)
-        #expect(try await target.listClasses().isEmpty)
-        #expect(try await target.listUsers(after: nil, limit: 10).users.isEmpty)
+        try await expectNothingWritten(target)
+    }
+
+    /// The target holds no class and no user; closes it.
+    func expectNothingWritten(_ target: LocalBackend, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        #expect(try await target.listClasses().isEmpty, sourceLocation: sourceLocation)
+        #expect(try await target.listUsers(after: nil, limit: 10).users.isEmpty, sourceLocation: sourceLocation)
         await target.close()
+    }
+
+    @Test("an export is checked on every core: a malformed record deep in a class is named by its line, and of two the earlier one")
+    func malformedDeepInExport() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let export = scratch.path("export")
+        try NCMBExportSample.write(records: 3_000, seed: 11, fileEvery: 0, to: export)
+        let memo = export.appendingPathComponent("MemoClass.json")
+        #expect(try await NCMBExportBackend(directory: export).count(Query("MemoClass")) == 3_000)
+        // Record i is on line i + 3. A date that is not one (a decoding error) in record 1,800, and broken JSON in
+        // record 2,500: both far past the first chunks the check hands out, the second in a later chunk.
+        var lines = try String(contentsOf: memo, encoding: .utf8).components(separatedBy: "\n")
+        #expect(lines[1_800 + 2].contains("\"title\":\"memo 1800\""))
+        let good = lines[1_800 + 2]
+        lines[1_800 + 2] = good.replacingOccurrences(of: "\"iso\":\"20", with: "\"iso\":\"2X")
+        #expect(lines[1_800 + 2] != good)
+        lines[2_500 + 2] = lines[2_500 + 2].replacingOccurrences(of: "\"title\":", with: "\"title\" ")
+        try lines.joined(separator: "\n").write(to: memo, atomically: true, encoding: .utf8)
+        let error = await #expect(throws: MBaaSError.self) { try await NCMBExportBackend(directory: export).count(Query("MemoClass")) }
+        #expect(error?.kind == .decoding)
+        #expect(error?.message.hasPrefix("ncmb-export: MemoClass.json line 1803:") == true, "\(String(describing: error))")
+        // With only the broken JSON left, that one is named.
+        lines[1_800 + 2] = good
+        try lines.joined(separator: "\n").write(to: memo, atomically: true, encoding: .utf8)
+        let second = await #expect(throws: MBaaSError.self) { try await NCMBExportBackend(directory: export).count(Query("MemoClass")) }
+        #expect(second?.message.hasPrefix("ncmb-export: MemoClass.json line 2503:") == true, "\(String(describing: second))")
+        // And a migration stops on it before anything is written.
+        let target = try openLocal(scratch.path("t.db"))
+        await #expect(throws: MBaaSError.self) { try await migrate(NCMBExportBackend(directory: export), target, state: scratch.path("state")) }
+        try await expectNothingWritten(target)
+    }
+
+    @Test("users move in groups: several groups, users an earlier run created while marked pending are adopted, a second run skips them all")
+    func usersInGroups() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let export = scratch.path("export")
+        try FileManager.default.copyItem(at: sampleExport, to: export)
+        let count = Migration.userGroupSize * 2 + 57
+        let users = (0..<count).map { i -> JSON in
+            .object(["objectId": .string(String(format: "u%015d", i)), "userName": .string("user\(i)"), "mailAddress": .string("user\(i)@example.com"),
+                     "createDate": "2023-10-01T00:00:00.000Z", "updateDate": "2023-10-02T00:00:00.000Z"])
+        }
+        try JSON.object(["results": .array(users)]).printed().write(to: export.appendingPathComponent("user.json"), atomically: true, encoding: .utf8)
+        let local = try openLocal(scratch.path("t.db"))
+        // An earlier run marked users 300 and 301 pending and created them before it died.
+        do {
+            let state = try MigrationState(directory: scratch.path("state"))
+            try state.addPending(.user, className: "_User", sourceIds: [String(format: "u%015d", 300), String(format: "u%015d", 301)])
+        }
+        for i in [300, 301] {
+            let id = String(format: "u%015d", i)
+            _ = try await local.importUser(DirectoryUser(id: id, username: "user\(i)", email: "user\(i)@example.com", fields: ["sourceObjectId": .string(id)]),
+                                           password: .unusable)
+        }
+        let options = MigrationOptions(classes: ["Category"], files: false)
+        let report = try await migrate(NCMBExportBackend(directory: export), local, state: scratch.path("state"), options: options)
+        #expect(report.users.read == count && report.users.written == count && report.users.failed == 0, "\(report.users)")
+        var stored: [DirectoryUser] = []
+        var cursor: String?
+        repeat {
+            let page = try await local.listUsers(after: cursor, limit: 200)
+            stored += page.users
+            cursor = page.nextCursor
+        } while cursor != nil
+        #expect(stored.count == count)
+        #expect(Set(stored.compactMap { $0.fields["sourceObjectId"]?.stringValue }).count == count)
+        do {
+            let state = try MigrationState(directory: scratch.path("state"))
+            #expect(try state.pending(.user, className: "_User").isEmpty)
+            #expect(try state.mappedCount(.user, className: "_User") == count)
+        }
+        #expect(report.userOutcomes.count == count && report.userOutcomes.allSatisfy { $0.password == "reset" })
+        let again = try await migrate(NCMBExportBackend(directory: export), local, state: scratch.path("state"), options: options)
+        #expect(again.users.written == 0 && again.users.skipped == count)
+        await local.close()
     }
 
     @Test("the mapping renames classes and fields, drops fields and turns file names into files")
@@ -537,6 +619,21 @@ struct JSONArrayFileReaderTests {
         defer { resumed.close() }
         let next = try #require(try resumed.next())
         #expect(next.value["n"] == 3_001 && next.line == 2 + 2 * 3_001)
+    }
+
+    @Test("raw elements are the same elements with the same lines, parsed later; a malformed one names its line when parsed")
+    func rawElements() throws {
+        let url = try write("{\"results\": [\n {\"a\":\"]}\\\"[\"},\n 2 ,\"x\",\n[3,{\"b\":[]}],\n{\"c\" 1}\n]}")
+        defer { try? FileManager.default.removeItem(at: url) }
+        var reader = try JSONArrayFileReader(url: url, member: "results")
+        defer { reader.close() }
+        var raw: [JSONArrayFileReader.RawElement] = []
+        while let element = try reader.nextRaw() { raw.append(element) }
+        #expect(raw.map(\.line) == [2, 3, 3, 4, 5])
+        #expect(try raw[0].parse() == .object(["a": "]}\"["]))
+        #expect(try raw[3].parse() == .array([3, .object(["b": .array([])])]))
+        let failure = #expect(throws: JSONArrayFileReader.Failure.self) { try raw[4].parse() }
+        #expect(failure?.line == 5)
     }
 
     @Test("malformed arrays are errors naming the line: missing or extra commas, an unclosed array, no results member")

@@ -73,8 +73,52 @@ public struct JSONArrayFileReader {
 
     /// The next element, or `nil` after the closing bracket.
     public mutating func next() throws -> Element? {
+        guard let (startLine, startOffset, end, newlines) = try nextBounds() else { return nil }
+        // Parsed where it lies in the read buffer: no copy of the element's bytes.
+        let result = buffer.withUnsafeBufferPointer { all in
+            Result { () throws(JSONParseError) in try JSON.parse(bytes: UnsafeBufferPointer(rebasing: all[position..<end])) }
+        }
+        let value: JSON
+        do { value = try result.get() } catch {
+            throw Failure(line: startLine, message: "\(error)")
+        }
+        position = end
+        line += newlines
+        afterElement = true
+        return Element(value: value, line: startLine, offset: startOffset, endOffset: bufferStart + Int64(position), endLine: line)
+    }
+
+    /// An element's bytes, not yet parsed: what a reader hands to other threads to parse (``parse()``).
+    public struct RawElement: Sendable {
+        /// The element's JSON text, as it is in the file.
+        public var bytes: [UInt8]
+        /// The 1-based line the element starts on.
+        public var line: Int
+
+        /// The element's value; malformed JSON is a ``JSONArrayFileReader/Failure`` naming the element's line.
+        public func parse() throws(Failure) -> JSON {
+            do { return try bytes.withUnsafeBufferPointer { b throws(JSONParseError) in try JSON.parse(bytes: b) } } catch {
+                throw Failure(line: line, message: "\(error)")
+            }
+        }
+    }
+
+    /// The next element's bytes without parsing them, or `nil` after the closing bracket. The array's own syntax
+    /// (commas, the closing bracket, a value cut off by the end of the file) is checked here; the element's is
+    /// checked by ``RawElement/parse()``.
+    public mutating func nextRaw() throws -> RawElement? {
+        guard let (startLine, _, end, newlines) = try nextBounds() else { return nil }
+        let bytes = Array(buffer[position..<end])
+        position = end
+        line += newlines
+        afterElement = true
+        return RawElement(bytes: bytes, line: startLine)
+    }
+
+    /// Skips white space and the comma before the next element, and finds where it ends (the position stays at its
+    /// start); `nil` after the closing bracket.
+    private mutating func nextBounds() throws -> (line: Int, offset: Int64, end: Int, newlines: Int)? {
         guard !finished else { return nil }
-        // Skip white space and one comma between elements.
         var sawComma = false
         while true {
             guard let b = try peek() else { throw failure("the file ends inside the array (a ']' is missing)") }
@@ -98,18 +142,7 @@ public struct JSONArrayFileReader {
         let startLine = line
         let startOffset = bufferStart + Int64(position)
         let (end, newlines) = try valueEnd()
-        // Parsed where it lies in the read buffer: no copy of the element's bytes.
-        let result = buffer.withUnsafeBufferPointer { all in
-            Result { () throws(JSONParseError) in try JSON.parse(bytes: UnsafeBufferPointer(rebasing: all[position..<end])) }
-        }
-        let value: JSON
-        do { value = try result.get() } catch {
-            throw Failure(line: startLine, message: "\(error)")
-        }
-        position = end
-        line += newlines
-        afterElement = true
-        return Element(value: value, line: startLine, offset: startOffset, endOffset: bufferStart + Int64(position), endLine: line)
+        return (startLine, startOffset, end, newlines)
     }
 
     // MARK: Scanning
