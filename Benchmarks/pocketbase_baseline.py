@@ -8,13 +8,16 @@ urllib + json + threads) into fresh collections, as a superuser, and prints one 
 - acl: the same plus what a migrated record carries on PocketBase (the adapter's ACL JSON and flags, a writers
   relation and an author relation to users, filled in);
 - managed-shape: a collection created with exactly the definition of an existing collection the adapter created
-  (`--like NAME`, e.g. a `Direct…` collection left by `mbaas bench migrate`), filled with the plain fields.
+  (`--like NAME`, e.g. a `Direct…` collection left by `mbaas bench migrate`), filled with the plain fields;
+- same-content: with `--same-as NAME` (a `Bench…` collection a migration filled, e.g. by `mbaas bench migrate`), the
+  first `--records` records of that collection exactly as stored (every column, the id included), read first and
+  untimed, then posted into a collection with the same definition: the floor for writing what the migration wrote.
 
 Each line gives records per second overall and the mean batch latency per quarter of the run, so a cost that grows
 with the collection's size shows. Reads the server and superuser from `MBAAS_POCKETBASE_URL`
 (`eval "$(.ci/pocketbase.sh env)"`). Not a test; it leaves its collections and users on the server.
 
-    python3 Benchmarks/pocketbase_baseline.py --records 10000 [--like Directabcdef]
+    python3 Benchmarks/pocketbase_baseline.py --records 10000 [--like Directabcdef] [--same-as Benchabcdef]
 """
 
 import argparse
@@ -35,6 +38,8 @@ def main():
     ap.add_argument("--batch", type=int, default=50)
     ap.add_argument("--threads", type=int, default=4)
     ap.add_argument("--like", help="copy this collection's definition for the managed-shape run")
+    ap.add_argument("--same-as", help="copy this collection's definition and records for the same-content run")
+    ap.add_argument("--only-same", action="store_true", help="only the same-content run")
     args = ap.parse_args()
 
     url = os.environ.get("MBAAS_POCKETBASE_URL")
@@ -79,12 +84,14 @@ def main():
                            "mbaas_writers": [user], "author": user})
         return record
 
-    def load(kind, name, with_acl):
-        batches = args.records // args.batch
+    def load(kind, name, with_acl, bodies=None):
+        count = len(bodies) if bodies is not None else args.records
+        batches = count // args.batch
 
         def post(b):
             requests = [{"method": "POST", "url": f"/api/collections/{name}/records",
-                         "body": body(b * args.batch + j, with_acl)} for j in range(args.batch)]
+                         "body": bodies[b * args.batch + j] if bodies is not None else body(b * args.batch + j, with_acl)}
+                        for j in range(args.batch)]
             started = time.time()
             call("POST", "/api/batch", {"requests": requests}, token)
             return time.time() - started
@@ -99,19 +106,38 @@ def main():
                           "recordsPerSecond": round(batches * args.batch / seconds),
                           "meanBatchMillisecondsByQuarter": means}), flush=True)
 
-    call("POST", "/api/collections", {"name": f"baseline{run}plain", "type": "base", "fields": plain_fields}, token)
-    load("plain", f"baseline{run}plain", False)
-    call("POST", "/api/collections", {"name": f"baseline{run}acl", "type": "base", "fields": plain_fields + acl_fields},
-         token)
-    load("acl", f"baseline{run}acl", True)
-    if args.like:
-        like = call("GET", f"/api/collections/{args.like}", token=token)
-        copy = {key: like[key] for key in ("type", "indexes", "listRule", "viewRule", "createRule", "updateRule",
-                                           "deleteRule")}
-        copy["fields"] = [{k: v for k, v in f.items() if k != "id"} for f in like["fields"] if f["name"] != "id"]
-        copy["name"] = f"baseline{run}shape"
+    def copy_definition(source, name, keep_id_field):
+        like = call("GET", f"/api/collections/{source}", token=token)
+        copy = {key: like[key] for key in ("type", "listRule", "viewRule", "createRule", "updateRule", "deleteRule")}
+        # Index names are unique per server: the copy's carry its own name.
+        copy["indexes"] = [index.replace(source, name) for index in like["indexes"]]
+        copy["fields"] = [{k: v for k, v in f.items() if k != "id"} for f in like["fields"]
+                          if keep_id_field or f["name"] != "id"]
+        copy["name"] = name
         call("POST", "/api/collections", copy, token)
-        load("managed-shape", copy["name"], False)
+
+    if not args.only_same:
+        call("POST", "/api/collections", {"name": f"baseline{run}plain", "type": "base", "fields": plain_fields}, token)
+        load("plain", f"baseline{run}plain", False)
+        call("POST", "/api/collections", {"name": f"baseline{run}acl", "type": "base",
+                                          "fields": plain_fields + acl_fields}, token)
+        load("acl", f"baseline{run}acl", True)
+    if args.like and not args.only_same:
+        copy_definition(args.like, f"baseline{run}shape", False)
+        load("managed-shape", f"baseline{run}shape", False)
+    if args.same_as:
+        bodies, page = [], 1
+        while len(bodies) < args.records:
+            got = call("GET", f"/api/collections/{args.same_as}/records?perPage=500&page={page}&skipTotal=1"
+                              f"&sort=id", token=token)["items"]
+            if not got:
+                break
+            for item in got:
+                bodies.append({k: v for k, v in item.items() if k not in ("collectionId", "collectionName", "expand")})
+            page += 1
+        bodies = bodies[:args.records]
+        copy_definition(args.same_as, f"baseline{run}same", True)
+        load("same-content", f"baseline{run}same", False, bodies)
 
 
 if __name__ == "__main__":

@@ -246,7 +246,7 @@ extension Migration {
                     group.addTask { try await self.writeBatch(records, className: cls, index: index, resumed: resumedNow, adopt: adopt, state) }
                     inFlight += 1
                 }
-                for try await record in source.records(matching: Query(cls), pageSize: pageSize) {
+                for try await record in source.records(matching: Query(cls), pageSize: pageSize).readingAhead() {
                     batch.append(record)
                     if batch.count >= batchSize {
                         try await submit(batch)

@@ -124,7 +124,7 @@ extension Migration {
             rows = []
         }
         do {
-            for try await r in target.records(matching: Query(targetClass), pageSize: target.capabilities.maxPageSize) {
+            for try await r in target.records(matching: Query(targetClass), pageSize: target.capabilities.maxPageSize).readingAhead() {
                 let id = r.id ?? ""
                 let key = try mapping.sourceIdField.flatMap { r.fields[$0]?.stringValue } ?? state.sourceId(.record, className: cls, targetId: id) ?? id
                 rows.append((key, id, canonicalDigest(r, fileFields: fileFields)))
@@ -171,7 +171,7 @@ extension Migration {
             box.update { $0.classes[index].verified += verified }
             batch = []
         }
-        for try await r in source.records(matching: Query(cls), pageSize: source.capabilities.maxPageSize) {
+        for try await r in source.records(matching: Query(cls), pageSize: source.capabilities.maxPageSize).readingAhead() {
             batch.append(r)
             if batch.count >= 1000 { try await check() }
         }

@@ -45,10 +45,13 @@ struct BenchMigrate: AsyncParsableCommand {
 
             // SQLite: the migration, then the per-record create loop through the adapter.
             let db = try LocalBackend(path: scratch.appendingPathComponent("bench.db").path, context: admin)
+            var clock = PhaseClock()
             var (report, seconds) = try await timed {
-                try await Migration(source: source, target: db, options: options, state: MigrationState(directory: scratch.appendingPathComponent("s1"))).run()
+                try await Migration(source: source, target: db, options: options, state: MigrationState(directory: scratch.appendingPathComponent("s1")),
+                                    observer: clock.observer).run()
             }
             rows.append(Row(target: "sqlite", method: "mbaas migrate", records: try written(report), seconds: seconds))
+            rows += clock.rows(target: "sqlite", report: report)
             (report, seconds) = try await timed {
                 try await Migration(source: source, target: db, options: MigrationOptions(classes: ["Category", "MemoClass"], verify: true, users: true, files: false),
                                     state: MigrationState(directory: scratch.appendingPathComponent("s1"))).verify()
@@ -67,7 +70,7 @@ struct BenchMigrate: AsyncParsableCommand {
             await loopDB.close()
             await insertDB.close()
 
-            if let url = pocketbase ?? ProcessInfo.processInfo.environment["MBAAS_POCKETBASE_URL"] {
+            if let url = pocketbase ?? ProcessInfo.processInfo.environment["MBAAS_POCKETBASE_URL"], !url.isEmpty {
                 let run = String(UUID().uuidString.lowercased().filter(\.isLetter).prefix(6))
                 // Users are unique per server: give this run's their own names.
                 let users = export.appendingPathComponent("user.json")
@@ -80,18 +83,30 @@ struct BenchMigrate: AsyncParsableCommand {
                 var pbOptions = options
                 pbOptions.mapping = mapping
                 pbOptions.batchSize = pb.capabilities.maxBatchSize
+                clock = PhaseClock()
                 (report, seconds) = try await timed {
-                    try await Migration(source: source, target: pb, options: pbOptions, state: MigrationState(directory: scratch.appendingPathComponent("s2"))).run()
+                    try await Migration(source: source, target: pb, options: pbOptions, state: MigrationState(directory: scratch.appendingPathComponent("s2")),
+                                        observer: clock.observer).run()
                 }
                 rows.append(Row(target: "pocketbase", method: "mbaas migrate", records: try written(report), seconds: seconds))
+                rows += clock.rows(target: "pocketbase", report: report)
                 seconds = try await loop(source, into: pb, className: "Loop\(run)")
                 rows.append(Row(target: "pocketbase", method: "per-record create loop", records: min(loopRecords, records), seconds: seconds))
                 // The loader's own collection, made by the adapter with the same plain fields, so that it starts empty
                 // as the migration's did, with the same definition (the id field and its case-insensitive index).
                 _ = try await pb.create(Record(className: "Direct\(run)", fields: ["title": "t", "money": 1, "comment": "c", "sourceObjectId": "s"]))
-                let (written, loaderSeconds) = try await directLoader(url: try BackendURL(parsing: url), export: export, collection: "Direct\(run)")
+                let server = try await PocketBaseBenchSession(url: try BackendURL(parsing: url))
+                let (written, loaderSeconds) = try await directLoader(server, export: export, collection: "Direct\(run)")
                 rows.append(Row(target: "pocketbase", method: "direct /api/batch loader (\(loaderConcurrency) in flight, 50 per request)",
                                 records: written, seconds: loaderSeconds))
+                // The same loader posting exactly what the migration stored (every column of the migrated records, read
+                // back untimed, without their ids, as the migration sends none) into a collection of the same definition.
+                let bodies = try await server.storedBodies(collection: "Bench\(run)")
+                try await server.copyDefinition(of: "Bench\(run)", as: "Same\(run)")
+                var stored = bodies.makeIterator()
+                let (same, sameSeconds) = try await timed { try await post(server, collection: "Same\(run)") { stored.next() } }
+                rows.append(Row(target: "pocketbase", method: "direct loader, the migrated records' own content",
+                                records: same, seconds: sameSeconds))
                 await pb.close()
             }
             let json = JSON.object([
@@ -110,11 +125,19 @@ struct BenchMigrate: AsyncParsableCommand {
                 guard let m = rows.first(where: { $0.target == target && $0.method == "mbaas migrate" }),
                       let l = rows.first(where: { $0.target == target && $0.method == "per-record create loop" }), l.rate > 0 else { continue }
                 table += String(format: "%@: migrate / per-record loop = %.1fx", target, m.rate / l.rate)
-                if let d = rows.first(where: { $0.target == target && $0.method.hasPrefix("direct") }), d.rate > 0 {
+                if let d = rows.first(where: { $0.target == target && $0.method.hasPrefix("direct /api/batch") }), d.rate > 0 {
                     table += String(format: "; migrate / direct loader = %.2fx", m.rate / d.rate)
                 }
                 if let i = rows.first(where: { $0.target == target && $0.method.hasPrefix("Local batch insert") }), i.rate > 0 {
                     table += String(format: "; migrate / Local batch insert = %.2fx", m.rate / i.rate)
+                }
+                if let r = rows.first(where: { $0.target == target && $0.method.hasPrefix(PhaseClock.recordsPhase) }) {
+                    if let i = rows.first(where: { $0.target == target && $0.method.hasPrefix("Local batch insert") }), i.rate > 0 {
+                        table += String(format: "; records phase / Local batch insert = %.2fx", r.rate / i.rate)
+                    }
+                    if let d = rows.first(where: { $0.target == target && $0.method.hasPrefix("direct loader, the migrated") }), d.rate > 0 {
+                        table += String(format: "; records phase / same-content loader = %.2fx", r.rate / d.rate)
+                    }
                 }
                 table += "\n"
             }
@@ -182,53 +205,153 @@ struct BenchMigrate: AsyncParsableCommand {
     /// The fastest plain loader: reads the export's objects, and POSTs PocketBase `/api/batch` requests of 50
     /// creates, `loaderConcurrency` at a time, with a superuser token. Only plain fields (title, money, comment,
     /// sourceObjectId) are sent: it is the floor the migration's per-record work sits on.
-    func directLoader(url: BackendURL, export: URL, collection: String) async throws -> (Int, Double) {
+    func directLoader(_ server: PocketBaseBenchSession, export: URL, collection: String) async throws -> (Int, Double) {
+        var reader = try JSONArrayFileReader(url: export.appendingPathComponent("MemoClass.json"), member: "results")
+        defer { reader.close() }
+        return try await timed {
+            try await post(server, collection: collection) {
+                while let element = try reader.next() {
+                    guard let o = element.value.objectValue else { continue }
+                    return JSON.object(["title": o["title"] ?? .null, "money": o["money"] ?? .null, "comment": o["comment"] ?? .null,
+                                        "sourceObjectId": o["objectId"] ?? .null])
+                }
+                return nil
+            }
+        }
+    }
+
+    /// POSTs bodies as `/api/batch` requests of 50 creates, `loaderConcurrency` in flight, until `next` gives none;
+    /// returns how many.
+    func post(_ server: PocketBaseBenchSession, collection: String, next: () throws -> JSON?) async throws -> Int {
+        let path = "/api/collections/\(collection)/records"
+        var written = 0
+        var pending: [JSON] = []
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            var inFlight = 0
+            func flush() async throws {
+                let requests = pending.map { JSON.object(["method": "POST", "url": .string(path), "body": $0]) }
+                pending = []
+                if inFlight >= loaderConcurrency { written += try await group.next() ?? 0; inFlight -= 1 }
+                group.addTask { _ = try await server.send("POST", "/api/batch", .object(["requests": .array(requests)])); return requests.count }
+                inFlight += 1
+            }
+            while let body = try next() {
+                pending.append(body)
+                if pending.count == 50 { try await flush() }
+            }
+            if !pending.isEmpty { try await flush() }
+            while let n = try await group.next() { written += n }
+        }
+        return written
+    }
+}
+
+/// When a benchmark migration's phases start and end, from its events.
+struct PhaseClock {
+    static let recordsPhase = "  records phase"
+    private final class Marks: @unchecked Sendable {
+        let lock = NSLock()
+        var times: [String: UInt64] = [:]
+        func mark(_ key: String) {
+            lock.lock()
+            if times[key] == nil { times[key] = DispatchTime.now().uptimeNanoseconds }
+            lock.unlock()
+        }
+        func seconds(_ from: String, _ to: String) -> Double? {
+            lock.lock()
+            defer { lock.unlock() }
+            guard let a = times[from], let b = times[to], b >= a else { return nil }
+            return Double(b - a) / 1e9
+        }
+    }
+    private let marks = Marks()
+
+    var observer: @Sendable (MigrationEvent) -> Void {
+        let marks = self.marks
+        return { event in
+            switch event {
+            case .phase(let name): marks.mark("phase:\(name)")
+            case .classStarted(let source, _, _) where source == "MemoClass": marks.mark("start")
+            case .classFinished(let c) where c.source == "MemoClass": marks.mark("end")
+            default: break
+            }
+        }
+    }
+
+    /// Rows for the users and roles phase (its rate is users imported per second) and the MemoClass records phase.
+    func rows(target: String, report: MigrationReport) -> [BenchMigrate.Row] {
+        var rows: [BenchMigrate.Row] = []
+        if let s = marks.seconds("phase:users", "phase:records") {
+            rows.append(.init(target: target, method: "  users and roles phase (user imports)", records: report.users.written, seconds: s))
+        }
+        if let s = marks.seconds("start", "end"), let memo = report.classes.first(where: { $0.source == "MemoClass" }) {
+            rows.append(.init(target: target, method: Self.recordsPhase + " (MemoClass, from its first read)", records: memo.written, seconds: s))
+        }
+        return rows
+    }
+}
+
+/// A PocketBase superuser session for the benchmark's plain loaders (URLSession, JSON, nothing of the adapter).
+struct PocketBaseBenchSession: Sendable {
+    let base: String
+    private(set) var token: String
+    let session: URLSession
+
+    init(url: BackendURL) async throws {
         guard let host = url.host, let email = url.user, let password = url.secret else {
             throw MBaaSError(.invalidRequest, "the direct loader needs a superuser URL with credentials")
         }
-        let base = "\(url.isSecure ? "https" : "http")://\(host)\(url.port.map { ":\($0)" } ?? "")"
-        let session = URLSession(configuration: .ephemeral)
-        func post(_ path: String, _ body: JSON, token: String?) async throws -> JSON {
-            var request = URLRequest(url: URL(string: base + path)!)
-            request.httpMethod = "POST"
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            if let token { request.setValue(token, forHTTPHeaderField: "Authorization") }
-            request.httpBody = body.data()
-            let (data, response) = try await session.data(for: request)
-            guard (response as? HTTPURLResponse)?.statusCode == 200 else {
-                throw MBaaSError(.unavailable, "\(path): HTTP \((response as? HTTPURLResponse)?.statusCode ?? 0): \(String(decoding: data.prefix(300), as: UTF8.self))")
-            }
-            return try JSON.parse(data)
-        }
-        let auth = try await post("/api/collections/_superusers/auth-with-password",
-                                  .object(["identity": .string(email), "password": .string(password)]), token: nil)
+        base = "\(url.isSecure ? "https" : "http")://\(host)\(url.port.map { ":\($0)" } ?? "")"
+        session = URLSession(configuration: .ephemeral)
+        token = ""
+        let auth = try await send("POST", "/api/collections/_superusers/auth-with-password",
+                                  .object(["identity": .string(email), "password": .string(password)]))
         guard let token = auth["token"]?.stringValue else { throw MBaaSError(.decoding, "no superuser token") }
-        var bodies: [JSON] = []
-        var reader = try JSONArrayFileReader(url: export.appendingPathComponent("MemoClass.json"), member: "results")
-        defer { reader.close() }
-        let path = "/api/collections/\(collection)/records"
-        let (written, seconds) = try await timed {
-            var written = 0
-            try await withThrowingTaskGroup(of: Int.self) { group in
-                var inFlight = 0
-                func flush() async throws {
-                    let requests = bodies.map { JSON.object(["method": "POST", "url": .string(path), "body": $0]) }
-                    bodies = []
-                    if inFlight >= loaderConcurrency { written += try await group.next() ?? 0; inFlight -= 1 }
-                    group.addTask { _ = try await post("/api/batch", .object(["requests": .array(requests)]), token: token); return requests.count }
-                    inFlight += 1
-                }
-                while let element = try reader.next() {
-                    guard let o = element.value.objectValue else { continue }
-                    bodies.append(.object(["title": o["title"] ?? .null, "money": o["money"] ?? .null, "comment": o["comment"] ?? .null,
-                                           "sourceObjectId": o["objectId"] ?? .null]))
-                    if bodies.count == 50 { try await flush() }
-                }
-                if !bodies.isEmpty { try await flush() }
-                while let n = try await group.next() { written += n }
-            }
-            return written
+        self.token = token
+    }
+
+    func send(_ method: String, _ path: String, _ body: JSON? = nil) async throws -> JSON {
+        var request = URLRequest(url: URL(string: base + path)!)
+        request.httpMethod = method
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        if !token.isEmpty { request.setValue(token, forHTTPHeaderField: "Authorization") }
+        request.httpBody = body?.data()
+        let (data, response) = try await session.data(for: request)
+        guard (response as? HTTPURLResponse)?.statusCode == 200 else {
+            throw MBaaSError(.unavailable, "\(path): HTTP \((response as? HTTPURLResponse)?.statusCode ?? 0): \(String(decoding: data.prefix(300), as: UTF8.self))")
         }
-        return (written, seconds)
+        return try JSON.parse(data)
+    }
+
+    /// Every record of a collection as stored, without the keys PocketBase sets itself (id, times, collection).
+    func storedBodies(collection: String) async throws -> [JSON] {
+        var bodies: [JSON] = []
+        var page = 1
+        while true {
+            let items = try await send("GET", "/api/collections/\(collection)/records?perPage=500&page=\(page)&skipTotal=1&sort=id")["items"]?.arrayValue ?? []
+            guard !items.isEmpty else { return bodies }
+            for case .object(var o) in items {
+                for key in ["id", "created", "updated", "collectionId", "collectionName", "expand"] { o.removeValue(forKey: key) }
+                bodies.append(.object(o))
+            }
+            page += 1
+        }
+    }
+
+    /// A new collection with another's definition (fields, id field, indexes renamed, rules).
+    func copyDefinition(of collection: String, as name: String) async throws {
+        guard case .object(let like) = try await send("GET", "/api/collections/\(collection)") else {
+            throw MBaaSError(.decoding, "PocketBase sent no collection \(collection)")
+        }
+        var copy = JSONObject()
+        for key in ["type", "listRule", "viewRule", "createRule", "updateRule", "deleteRule"] { copy[key] = like[key] ?? .null }
+        copy["indexes"] = .array((like["indexes"]?.arrayValue ?? []).compactMap { $0.stringValue.map { .string($0.replacingOccurrences(of: collection, with: name)) } })
+        copy["fields"] = .array((like["fields"]?.arrayValue ?? []).compactMap { field -> JSON? in
+            guard case .object(var f) = field else { return nil }
+            f.removeValue(forKey: "id")
+            return .object(f)
+        })
+        copy["name"] = .string(name)
+        _ = try await send("POST", "/api/collections", .object(copy))
     }
 }

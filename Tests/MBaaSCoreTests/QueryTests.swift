@@ -177,4 +177,40 @@ struct RecordSequenceTests {
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(await log.requests.count == 1)
     }
+
+    @Test("reading ahead requests the next page while the current one is handled; same records, requests and limits")
+    func readingAhead() async throws {
+        let log = Log()
+        let seq = RecordSequence(query: Query("M"), pageSize: 3, fetch: Self.fetcher(total: 8, log: log)).readingAhead()
+        #expect(seq.readsAhead)
+        var iterator = seq.makeAsyncIterator()
+        #expect(await log.requests.isEmpty, "nothing is fetched before iteration")
+        #expect(try await iterator.next()?.id == "0")
+        // Page 2 is requested without the caller asking for a record of it.
+        var waited = 0
+        while await log.requests.count < 2, waited < 500 {
+            try await Task.sleep(for: .milliseconds(10))
+            waited += 1
+        }
+        #expect(await log.requests.map(\.cursor) == [nil, "3"])
+        var ids = ["0"]
+        while let r = try await iterator.next() { ids.append(r.id!) }
+        #expect(ids == (0..<8).map(String.init))
+        #expect(await log.requests.map(\.cursor) == [nil, "3", "6"], "no request past the last page")
+        let limited = try await RecordSequence(query: Query("M", limit: 5), pageSize: 3, fetch: Self.fetcher(total: 100, log: Log())).readingAhead().collect()
+        #expect(limited.map(\.id!) == ["0", "1", "2", "3", "4"])
+    }
+
+    @Test("a page read ahead that fails fails the iteration when it is reached, after every record before it")
+    func readingAheadFailsInOrder() async throws {
+        let inner = Self.fetcher(total: 100, log: Log())
+        let seq = RecordSequence(query: Query("M"), pageSize: 4) { query in
+            if query.cursor == "8" { throw MBaaSError(.unavailable, "page 3 failed") }
+            return try await inner(query)
+        }.readingAhead()
+        var seen: [String] = []
+        let error = await #expect(throws: MBaaSError.self) { for try await r in seq { seen.append(r.id!) } }
+        #expect(error?.message == "page 3 failed")
+        #expect(seen == (0..<8).map(String.init))
+    }
 }

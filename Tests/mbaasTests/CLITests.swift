@@ -185,6 +185,38 @@ struct BenchCLITests {
     }
 }
 
+extension BenchCLITests {
+    /// A small migration benchmark: every row is there with the records it moved (not its numbers). Into PocketBase
+    /// too where CI runs one (`MBAAS_POCKETBASE_URL`), which drives the plain loaders' own PocketBase calls.
+    @Test func benchMigrateReportsEveryRow() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let live = !(ProcessInfo.processInfo.environment["MBAAS_POCKETBASE_URL"] ?? "").isEmpty
+        let out = try cli.run(["bench", "migrate", "--records", "200", "--loop-records", "20", "--format", "json"], sessionOption: false)
+        #expect(out.status == 0, "\(out.stderr)")
+        let results = try out.json()["results"]?.arrayValue ?? []
+        func row(_ target: String, _ prefix: String) -> JSON? {
+            results.first { $0["target"]?.stringValue == target && $0["method"]?.stringValue?.hasPrefix(prefix) == true }
+        }
+        var expected: [(String, String, Int64)] = [
+            ("sqlite", "mbaas migrate", 210), ("sqlite", "  users and roles phase", 3), ("sqlite", "  records phase", 200),
+            ("sqlite", "mbaas verify", 210), ("sqlite", "per-record create loop", 20), ("sqlite", "export check", 200),
+            ("sqlite", "Local batch insert", 200),
+        ]
+        if live {
+            expected += [("pocketbase", "mbaas migrate", 210), ("pocketbase", "  users and roles phase", 3), ("pocketbase", "  records phase", 200),
+                         ("pocketbase", "per-record create loop", 20),
+                         ("pocketbase", "direct /api/batch loader", 200), ("pocketbase", "direct loader, the migrated records' own content", 200)]
+        }
+        for (target, method, records) in expected {
+            let r = row(target, method)
+            #expect(r?["records"]?.intValue == records, "\(target) \(method): \(r?.printed() ?? "missing")")
+            #expect((r?["recordsPerSecond"]?.doubleValue ?? 0) > 0, "\(target) \(method)")
+        }
+        #expect(results.count == expected.count, "\(results.map { $0.printed() })")
+    }
+}
+
 /// CI needs at least one XCTest test per target (see the README's test notes).
 final class CLISmokeTests: XCTestCase {
     func testHelpListsTheCommands() throws {

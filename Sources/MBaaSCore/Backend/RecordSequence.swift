@@ -13,6 +13,8 @@ public struct RecordSequence: AsyncSequence, Sendable {
 
     public let query: Query
     public let pageSize: Int?
+    /// Whether the next page is requested as soon as a page arrives (``readingAhead()``).
+    public private(set) var readsAhead = false
     private let fetch: Fetch
 
     public init(query: Query, pageSize: Int?, fetch: @escaping Fetch) {
@@ -21,8 +23,20 @@ public struct RecordSequence: AsyncSequence, Sendable {
         self.fetch = fetch
     }
 
+    /// The same records, with each next page requested as soon as the page before it arrives, so that fetching and
+    /// decoding page N+1 runs while the caller handles page N (on another core, or while waiting on a server).
+    ///
+    /// At most one page is read ahead: memory holds two pages. Errors arrive in order, when the page that failed is
+    /// reached. A read-ahead request is cancelled when the iterating task is cancelled; one still in flight when the
+    /// caller stops iterating early completes and is dropped, so use this where a sequence is read to its end.
+    public func readingAhead() -> RecordSequence {
+        var copy = self
+        copy.readsAhead = true
+        return copy
+    }
+
     public func makeAsyncIterator() -> Iterator {
-        Iterator(query: query, pageSize: pageSize, fetch: fetch)
+        Iterator(query: query, pageSize: pageSize, readsAhead: readsAhead, fetch: fetch)
     }
 
     /// Collects every record into an array.
@@ -36,19 +50,31 @@ public struct RecordSequence: AsyncSequence, Sendable {
         private var query: Query
         private let total: Int?
         private let pageSize: Int?
+        private let readsAhead: Bool
         private let fetch: Fetch
         private var buffer: [Record] = []
         private var bufferIndex = 0
         private var delivered = 0
         private var finished = false
-        /// How many pages were requested so far (for tests and progress reporting).
+        /// The next page, requested when the current one arrived.
+        private var ahead: Task<RecordPage, any Error>?
         public private(set) var pagesFetched = 0
 
-        init(query: Query, pageSize: Int?, fetch: @escaping Fetch) {
+        init(query: Query, pageSize: Int?, readsAhead: Bool, fetch: @escaping Fetch) {
             self.query = query
             self.total = query.limit
             self.pageSize = pageSize
+            self.readsAhead = readsAhead
             self.fetch = fetch
+        }
+
+        /// The request for the page after `delivered` records.
+        private func request(after delivered: Int) -> Query {
+            var request = query
+            var size = pageSize ?? query.limit
+            if let total, let s = size { size = Swift.min(s, total - delivered) } else if let total { size = total - delivered }
+            request.limit = size
+            return request
         }
 
         public mutating func next() async throws -> Record? {
@@ -56,11 +82,13 @@ public struct RecordSequence: AsyncSequence, Sendable {
             while bufferIndex >= buffer.count {
                 if finished { return nil }
                 try Task.checkCancellation()
-                var request = query
-                var size = pageSize ?? query.limit
-                if let total, let s = size { size = Swift.min(s, total - delivered) } else if let total { size = total - delivered }
-                request.limit = size
-                let page = try await fetch(request)
+                let page: RecordPage
+                if let pending = ahead {
+                    ahead = nil
+                    page = try await withTaskCancellationHandler { try await pending.value } onCancel: { pending.cancel() }
+                } else {
+                    page = try await fetch(request(after: delivered))
+                }
                 pagesFetched += 1
                 buffer = page.records
                 bufferIndex = 0
@@ -71,6 +99,13 @@ public struct RecordSequence: AsyncSequence, Sendable {
                     finished = true
                 }
                 if buffer.isEmpty { return nil }
+                if readsAhead, !finished {
+                    let upcoming = request(after: delivered + buffer.count)
+                    if upcoming.limit.map({ $0 > 0 }) ?? true {
+                        let fetch = self.fetch
+                        ahead = Task { try await fetch(upcoming) }
+                    }
+                }
             }
             defer { bufferIndex += 1; delivered += 1 }
             return buffer[bufferIndex]
