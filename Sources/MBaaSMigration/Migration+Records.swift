@@ -67,7 +67,10 @@ extension Migration {
         let cls = source.className
         let sourceId = source.id ?? ""
         var record = Record(className: mapping.targetClass(cls))
-        var prepared = Prepared(sourceId: sourceId, record: record)
+        // The source's fields and up to three added (source id and timestamps): no growing on the way.
+        record.fields.reserveCapacity(source.fields.count + 3)
+        // Filled in at the end: holding `record` here would make its first change copy the fields.
+        var prepared = Prepared(sourceId: sourceId, record: Record(className: record.className))
         let keepsIds = traits.keepsIds
         let attaches = traits.attachesFiles
         let fileLinks = links.get(cls) ?? mapping.fileLinkFields(cls)
@@ -134,6 +137,7 @@ extension Migration {
     /// target without roles, role and group grants left out (the record becomes more private, never less).
     func mapACL(_ acl: ACL, maps: Maps, className cls: String, sourceId: String, reporting: Bool) -> ACL {
         var mapped = ACL()
+        mapped.entries.reserveCapacity(acl.entries.count)
         let roles = traits.roles
         for (principal, access) in acl.entries {
             if !roles, principal.isRoleOrGroup {
