@@ -6,8 +6,9 @@ extension Migration {
     /// (`reset`) or a generated temporary one written only to `temporary-passwords.ndjson` (0600) in the state folder.
     ///
     /// Users go in groups of ``userGroupSize``: the group's pending marks are committed in one transaction before any
-    /// of its imports, and its mappings in one after them (the crash safety of one user at a time, with two
-    /// transactions per group instead of two per user).
+    /// of its imports, and its mappings every ``userCommitEvery`` imports and when the group ends or fails. A run
+    /// killed in between leaves imported users marked pending, which the next run finds on the target (by user name
+    /// or e-mail, checked against `sourceObjectId`) instead of creating them again.
     func copyUsers(_ state: MigrationState) async throws {
         let pending = Set(try state.pending(.user, className: "_User"))
         var passwordFile: NDJSONWriter?
@@ -72,33 +73,64 @@ extension Migration {
         // A temporary password is on disk before the user who has it exists.
         passwordFile?.sync()
         try state.addPending(.user, className: "_User", sourceIds: todo.map(\.user.id))
+        // Mappings are committed every ``userCommitEvery`` imports and when the group ends, also when it fails: a run
+        // killed in between leaves at most that many imported users to be found again by their marks.
         var imported: [(sourceId: String, targetId: String)] = []
-        var failed: [String] = []
-        try await withThrowingTaskGroup(of: (String, String?).self) { group in
-            var inFlight = 0
-            for item in todo {
-                if inFlight >= max(1, options.concurrency), let (id, target) = try await group.next() {
-                    if let target { imported.append((id, target)) } else { failed.append(id) }
-                    inFlight -= 1
-                }
-                group.addTask { (item.user.id, try await self.importOne(item.user, item.importing, password: item.password)) }
-                inFlight += 1
-            }
-            while let (id, target) = try await group.next() {
-                if let target { imported.append((id, target)) } else { failed.append(id) }
-            }
+        var rejected: [String] = []
+        func commit() throws {
+            try state.recordUsers(imported, password: mapping.passwords.rawValue)
+            // A user the target refused never reached it: the mark goes, and the next run tries again. A user whose
+            // import ended in doubt (retries used up, cancelled) keeps it, to be looked up first next time.
+            try state.clearPending(.user, className: "_User", sourceIds: rejected)
+            box.update { $0.users.written += imported.count }
+            imported = []
+            rejected = []
         }
-        try state.recordUsers(imported, password: mapping.passwords.rawValue)
-        // Nothing of a failed import reached the target: its mark goes, and the next run tries it again.
-        try state.clearPending(.user, className: "_User", sourceIds: failed)
-        box.update { $0.users.written += imported.count }
+        func take(_ outcome: (String, ImportOutcome)) throws {
+            switch outcome.1 {
+            case .imported(let target): imported.append((outcome.0, target))
+            case .rejected: rejected.append(outcome.0)
+            case .inDoubt: break
+            }
+            if imported.count >= Self.userCommitEvery { try commit() }
+        }
+        do {
+            try await withThrowingTaskGroup(of: (String, ImportOutcome).self) { group in
+                var inFlight = 0
+                for item in todo {
+                    if inFlight >= max(1, options.concurrency), let outcome = try await group.next() {
+                        try take(outcome)
+                        inFlight -= 1
+                    }
+                    group.addTask { (item.user.id, try await self.importOne(item.user, item.importing, password: item.password)) }
+                    inFlight += 1
+                }
+                while let outcome = try await group.next() { try take(outcome) }
+            }
+        } catch {
+            try? commit()
+            throw error
+        }
+        try commit()
     }
 
-    /// Imports one user: the target's id, or `nil` when the import failed (reported for that user, never the end of
-    /// the run).
-    func importOne(_ user: DirectoryUser, _ importing: DirectoryUser, password: ImportedPassword) async throws -> String? {
+    /// Imported mappings committed at a time within a group of ``copyUsers(_:)``.
+    static let userCommitEvery = 50
+
+    /// How one user's import ended.
+    enum ImportOutcome: Sendable {
+        /// On the target, with this id.
+        case imported(String)
+        /// Refused by the target: nothing of it is there.
+        case rejected
+        /// Failed in a way that may have left the user on the target (a transient failure after the last retry).
+        case inDoubt
+    }
+
+    /// Imports one user; a failure is reported for that user, never the end of the run.
+    func importOne(_ user: DirectoryUser, _ importing: DirectoryUser, password: ImportedPassword) async throws -> ImportOutcome {
         do {
-            return try await withRetry { try await self.target.importUser(importing, password: password) }.id
+            return .imported(try await withRetry { try await self.target.importUser(importing, password: password) }.id)
         } catch {
             let e = MBaaSError.wrap(error)
             // A retried import whose first attempt went through: the user is there, with this source id.
@@ -106,13 +138,13 @@ extension Migration {
                let existing = try await withRetry({ try await self.target.findUser(username: name) }),
                let f = mapping.sourceIdField, existing.fields[f]?.stringValue == user.id
             {
-                return existing.id
+                return .imported(existing.id)
             }
             box.update {
                 $0.users.failed += 1
                 $0.add(.init(kind: "failed", className: "_User", sourceId: user.id, detail: "user \(user.username ?? user.id): \(e)"))
             }
-            return nil
+            return isTransient(e) ? .inDoubt : .rejected
         }
     }
 

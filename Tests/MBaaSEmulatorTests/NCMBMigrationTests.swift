@@ -28,7 +28,11 @@ struct NCMBMigrationTests {
         let run = String(UUID().uuidString.lowercased().filter(\.isLetter).prefix(6))
         let className = "Memo" + run
         var users: [String: String] = [:]
-        let owner = NCMBBackend(configuration: try NCMBConfiguration(url: url))
+        // This suite runs beside every other one on two cores: a request may wait long for a thread of the
+        // cooperative pool, which is not what it tests.
+        var configuration = try NCMBConfiguration(url: url)
+        configuration.timeout = 120
+        let owner = NCMBBackend(configuration: configuration)
         for name in ["taro", "hanako"] {
             let session = try await owner.signUp(username: run + name, password: "pw-\(name)", email: "\(run)\(name)@example.com",
                                                  fields: ["nickname": .string(name.capitalized)])

@@ -182,6 +182,58 @@ struct MigrationTests {
         try await expectNothingWritten(target)
     }
 
+    /// Replaces the export's users with `count` users: ids `u000…0<i>`, names `user<i>`.
+    func writeUsers(_ count: Int, into export: URL) throws {
+        let users = (0..<count).map { i -> JSON in
+            .object(["objectId": .string(String(format: "u%015d", i)), "userName": .string("user\(i)"), "mailAddress": .string("user\(i)@example.com"),
+                     "createDate": "2023-10-01T00:00:00.000Z", "updateDate": "2023-10-02T00:00:00.000Z"])
+        }
+        try JSON.object(["results": .array(users)]).printed().write(to: export.appendingPathComponent("user.json"), atomically: true, encoding: .utf8)
+    }
+
+    @Test("failed user imports: a refused user loses its mark, one in doubt keeps it; an error that ends the run keeps what was imported; the next run completes without duplicates")
+    func userImportFailures() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let export = scratch.path("export")
+        try FileManager.default.copyItem(at: sampleExport, to: export)
+        try writeUsers(20, into: export)
+        func id(_ i: Int) -> String { String(format: "u%015d", i) }
+        let local = try openLocal(scratch.path("t.db"))
+        let options = MigrationOptions(classes: ["Category"], concurrency: 1, files: false, maxAttempts: 2)
+        // user3 is refused; user7 fails with 503 until the retries are used up.
+        let first = FlakyBackend(local, seed: 0, rate: 0, userFault: { name in
+            name == "user3" ? MBaaSError(.invalidRequest, "refused") : name == "user7" ? MBaaSError(.unavailable, "down", httpStatus: 503) : nil
+        })
+        let report = try await migrate(NCMBExportBackend(directory: export), first, state: scratch.path("state"), options: options)
+        #expect(report.users.written == 18 && report.users.failed == 2, "\(report.users)")
+        do {
+            let state = try MigrationState(directory: scratch.path("state"))
+            #expect(try state.pending(.user, className: "_User") == [id(7)])
+            #expect(try state.mappedCount(.user, className: "_User") == 18)
+        }
+        // A second run tries user3 and user7 again, one at a time. user7's import now says "duplicate" and looking
+        // it up fails (its first look-up, for its pending mark, works): the run ends with that error, after
+        // committing user3, imported before it. user7 keeps its mark.
+        let lookups = Counter()
+        let second = FlakyBackend(local, seed: 0, rate: 0, userFault: { $0 == "user7" ? MBaaSError(.duplicate, "taken") : nil },
+                                  findUserFault: { $0 == "user7" && lookups.next() > 1 ? MBaaSError(.invalidRequest, "lookup refused") : nil })
+        await #expect(throws: MBaaSError.self) {
+            try await migrate(NCMBExportBackend(directory: export), second, state: scratch.path("state"), options: options)
+        }
+        do {
+            let state = try MigrationState(directory: scratch.path("state"))
+            #expect(try state.mappedCount(.user, className: "_User") == 19)
+            #expect(try state.targetId(.user, className: "_User", sourceId: id(3)) != nil)
+            #expect(try state.pending(.user, className: "_User") == [id(7)])
+        }
+        // Without faults every user is there once.
+        let last = try await migrate(NCMBExportBackend(directory: export), local, state: scratch.path("state"), options: options)
+        #expect(last.users.failed == 0 && last.users.skipped == 19 && last.users.written == 1, "\(last.users)")
+        #expect(try await local.listUsers(after: nil, limit: 100).users.count == 20)
+        await local.close()
+    }
+
     @Test("users move in groups: several groups, users an earlier run created while marked pending are adopted, a second run skips them all")
     func usersInGroups() async throws {
         let scratch = try Scratch()
@@ -189,11 +241,7 @@ struct MigrationTests {
         let export = scratch.path("export")
         try FileManager.default.copyItem(at: sampleExport, to: export)
         let count = Migration.userGroupSize * 2 + 57
-        let users = (0..<count).map { i -> JSON in
-            .object(["objectId": .string(String(format: "u%015d", i)), "userName": .string("user\(i)"), "mailAddress": .string("user\(i)@example.com"),
-                     "createDate": "2023-10-01T00:00:00.000Z", "updateDate": "2023-10-02T00:00:00.000Z"])
-        }
-        try JSON.object(["results": .array(users)]).printed().write(to: export.appendingPathComponent("user.json"), atomically: true, encoding: .utf8)
+        try writeUsers(count, into: export)
         let local = try openLocal(scratch.path("t.db"))
         // An earlier run marked users 300 and 301 pending and created them before it died.
         do {
@@ -484,6 +532,19 @@ struct MigrationTests {
 
 /// Wraps a backend and fails some writes: before writing (503, 429 with Retry-After) and after writing (a reset
 /// whose write happened), deterministically for a seed.
+/// A thread-safe call counter for test doubles.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    /// Counts one more call and returns the count.
+    func next() -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        value += 1
+        return value
+    }
+}
+
 final class FlakyBackend: Backend, @unchecked Sendable {
     let inner: any Backend
     private let lock = NSLock()
@@ -492,11 +553,18 @@ final class FlakyBackend: Backend, @unchecked Sendable {
 
     let rate: UInt64
 
+    /// Errors given instead of importing or finding a user, by user name (`nil`: none).
+    let userFault: @Sendable (String) -> MBaaSError?
+    let findUserFault: @Sendable (String) -> MBaaSError?
+
     /// `rate`: percent of writes that fail (half before, half after the write).
-    init(_ inner: any Backend, seed: UInt64, rate: UInt64 = 10) {
+    init(_ inner: any Backend, seed: UInt64, rate: UInt64 = 10, userFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil },
+         findUserFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil }) {
         self.inner = inner
         rng = seed
         self.rate = rate
+        self.userFault = userFault
+        self.findUserFault = findUserFault
     }
 
     var adapterName: String { inner.adapterName }
@@ -556,9 +624,13 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     func listClasses() async throws -> [String] { try await inner.listClasses() }
     func listUsers(after cursor: String?, limit: Int) async throws -> DirectoryUserPage { try await inner.listUsers(after: cursor, limit: limit) }
     func listRoles() async throws -> [DirectoryRole] { try await inner.listRoles() }
-    func findUser(username: String) async throws -> DirectoryUser? { try await inner.findUser(username: username) }
+    func findUser(username: String) async throws -> DirectoryUser? {
+        if let e = findUserFault(username) { throw e }
+        return try await inner.findUser(username: username)
+    }
     func importUser(_ user: DirectoryUser, password: ImportedPassword) async throws -> DirectoryUser {
-        try await faulty { try await inner.importUser(user, password: password) }
+        if let name = user.username, let e = userFault(name) { throw e }
+        return try await faulty { try await inner.importUser(user, password: password) }
     }
     func importRole(_ role: DirectoryRole) async throws { try await inner.importRole(role) }
 }

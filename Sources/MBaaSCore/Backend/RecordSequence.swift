@@ -81,7 +81,11 @@ public struct RecordSequence: AsyncSequence, Sendable {
             if let total, delivered >= total { return nil }
             while bufferIndex >= buffer.count {
                 if finished { return nil }
-                try Task.checkCancellation()
+                if Task.isCancelled {
+                    ahead?.cancel()
+                    ahead = nil
+                    throw CancellationError()
+                }
                 let page: RecordPage
                 if let pending = ahead {
                     ahead = nil
