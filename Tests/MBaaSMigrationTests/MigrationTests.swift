@@ -17,6 +17,12 @@ struct Scratch {
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
     func path(_ name: String) -> URL { url.appendingPathComponent(name) }
+    /// A copy of the memo app's sample export in `export/`, to change freely.
+    func sampleExport() throws -> URL {
+        let export = path("export")
+        try FileManager.default.copyItem(at: MBaaSMigrationTests.sampleExport, to: export)
+        return export
+    }
     func remove() { try? FileManager.default.removeItem(at: url) }
 }
 
@@ -126,8 +132,7 @@ struct MigrationTests {
     func malformedExport() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let export = scratch.path("export")
-        try FileManager.default.copyItem(at: sampleExport, to: export)
+        let export = try scratch.sampleExport()
         let memo = export.appendingPathComponent("MemoClass.json")
         var text = try String(contentsOf: memo, encoding: .utf8)
         text = text.replacingOccurrences(of: "\"title\": \"Snack\",", with: "\"title\": \"Snack\" \"oops\",")
@@ -195,8 +200,7 @@ struct MigrationTests {
     func userImportFailures() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let export = scratch.path("export")
-        try FileManager.default.copyItem(at: sampleExport, to: export)
+        let export = try scratch.sampleExport()
         try writeUsers(20, into: export)
         func id(_ i: Int) -> String { String(format: "u%015d", i) }
         let local = try openLocal(scratch.path("t.db"))
@@ -238,8 +242,7 @@ struct MigrationTests {
     func usersInGroups() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let export = scratch.path("export")
-        try FileManager.default.copyItem(at: sampleExport, to: export)
+        let export = try scratch.sampleExport()
         let count = Migration.userGroupSize * 2 + 57
         try writeUsers(count, into: export)
         let local = try openLocal(scratch.path("t.db"))

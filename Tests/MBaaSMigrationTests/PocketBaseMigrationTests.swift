@@ -35,8 +35,7 @@ struct PocketBaseMigrationTests {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let run = String(UUID().uuidString.lowercased().filter(\.isLetter).prefix(6))
-        let export = scratch.path("export")
-        try FileManager.default.copyItem(at: sampleExport, to: export)
+        let export = try scratch.sampleExport()
         // Users must be new to this server: give them per-run names.
         let users = export.appendingPathComponent("user.json")
         var text = try String(contentsOf: users, encoding: .utf8)
