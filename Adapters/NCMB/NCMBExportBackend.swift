@@ -97,7 +97,7 @@ public actor NCMBExportBackend: Backend {
             }
             return try JSONArrayFileReader(url: url, member: "results")
         } catch let e as MBaaSError { throw e } catch let e as JSONArrayFileReader.Failure {
-            throw MBaaSError(.decoding, "ncmb-export: \(name) \(e)")
+            throw Self.malformed(name, e)
         } catch {
             throw MBaaSError(.unavailable, "ncmb-export: cannot read \(name): \(error.localizedDescription)")
         }
@@ -110,15 +110,26 @@ public actor NCMBExportBackend: Backend {
         defer { reader.close() }
         do {
             while let element = try reader.next() {
-                guard let object = element.value.objectValue else {
-                    throw MBaaSError(.decoding, "ncmb-export: \(name) line \(element.line): each result must be a JSON object")
-                }
+                let object = try Self.object(element.value, file: name, line: element.line)
                 if !(try body(object, element.line)) { return "\(element.endOffset):\(element.endLine)" }
             }
             return nil
         } catch let e as JSONArrayFileReader.Failure {
-            throw MBaaSError(.decoding, "ncmb-export: \(name) \(e)")
+            throw Self.malformed(name, e)
         }
+    }
+
+    /// An element of a file's `results` as the object every result must be.
+    static func object(_ value: JSON, file: String, line: Int) throws(MBaaSError) -> JSONObject {
+        guard let object = value.objectValue else {
+            throw MBaaSError(.decoding, "ncmb-export: \(file) line \(line): each result must be a JSON object")
+        }
+        return object
+    }
+
+    /// Malformed JSON in an export file, as the error naming the file and line.
+    static func malformed(_ file: String, _ failure: JSONArrayFileReader.Failure) -> MBaaSError {
+        MBaaSError(.decoding, "ncmb-export: \(file) \(failure)")
     }
 
     /// Parses and decodes every object of one export file, as ``queryPage(_:)`` does, on every core: the number of
@@ -142,7 +153,7 @@ public actor NCMBExportBackend: Backend {
                 do {
                     while chunk.count < 256, let element = try reader.nextRaw() { chunk.append(element) }
                 } catch let e as JSONArrayFileReader.Failure {
-                    readerError = MBaaSError(.decoding, "ncmb-export: \(name) \(e)")
+                    readerError = Self.malformed(name, e)
                 }
                 if !chunk.isEmpty {
                     if inFlight >= width, let r = try await group.next() { collect(r); inFlight -= 1 }
@@ -151,13 +162,11 @@ public actor NCMBExportBackend: Backend {
                         var n = 0
                         for element in elements {
                             do {
-                                guard let object = try element.parse().objectValue else {
-                                    throw MBaaSError(.decoding, "ncmb-export: \(name) line \(element.line): each result must be a JSON object")
-                                }
+                                let object = try Self.object(try element.parse(), file: name, line: element.line)
                                 _ = try self.decode(object, className: className, file: name, line: element.line)
                                 n += 1
                             } catch let e as JSONArrayFileReader.Failure {
-                                return (at, n, MBaaSError(.decoding, "ncmb-export: \(name) \(e)"))
+                                return (at, n, Self.malformed(name, e))
                             } catch {
                                 return (at, n, MBaaSError.wrap(error))
                             }

@@ -523,12 +523,12 @@ extension MigrationState {
     }
 }
 
-/// The mappings of written records not committed yet: ``MigrationState/recordWritten(_:className:_:deferred:)``.
-/// Items leave only after their transaction commits, so a look-up finds a mapping in memory, in the database, or
-/// both; one flush runs at a time.
 /// A batch of writes marked in flight (``MigrationState/beginWrites(_:className:sourceIds:)``).
 struct PendingBatch: Sendable { var token: Int64 }
 
+/// The mappings of written records not committed yet, with the in-flight batches they settle:
+/// ``MigrationState/recordWritten(_:className:_:deferred:settling:)``. Items leave only after their transaction
+/// commits, so a look-up finds a mapping in memory, in the database, or both; one flush runs at a time.
 final class WriteBehind: @unchecked Sendable {
     private struct Key: Hashable { var kind: MigrationState.Kind; var className: String }
     private let lock = NSLock()

@@ -187,12 +187,12 @@ struct BenchMigrate: AsyncParsableCommand {
             seconds += s
             written += ops.count
         }
+        // The embedded store sets its own timestamps: the source's are kept in fields, as the migration keeps them.
+        let defaults = MigrationMapping()
         for try await r in source.records(matching: Query("MemoClass"), pageSize: 1000) {
             var copy = Record(className: "MemoClass", id: r.id, fields: r.fields)
             copy.fields["sourceObjectId"] = .string(r.id ?? "")
             copy.acl = r.acl
-            // The embedded store sets its own timestamps: the source's are kept in fields, as the migration keeps them.
-            let defaults = MigrationMapping()
             if let c = r.createdAt { copy.fields[defaults.sourceCreatedAtField] = .date(c) }
             if let u = r.updatedAt { copy.fields[defaults.sourceUpdatedAtField] = .date(u) }
             batch.append(.create(copy))
@@ -285,7 +285,7 @@ struct PhaseClock {
             rows.append(.init(target: target, method: "  users and roles phase (user imports)", records: report.users.written, seconds: s))
         }
         if let s = marks.seconds("start", "end"), let memo = report.classes.first(where: { $0.source == "MemoClass" }) {
-            rows.append(.init(target: target, method: Self.recordsPhase + " (MemoClass, from its first read)", records: memo.written, seconds: s))
+            rows.append(.init(target: target, method: Self.recordsPhase + " (MemoClass, class start to end)", records: memo.written, seconds: s))
         }
         return rows
     }

@@ -58,6 +58,7 @@ public struct RecordSequence: AsyncSequence, Sendable {
         private var finished = false
         /// The next page, requested when the current one arrived.
         private var ahead: Task<RecordPage, any Error>?
+        /// How many pages were requested so far (for tests and progress reporting).
         public private(set) var pagesFetched = 0
 
         init(query: Query, pageSize: Int?, readsAhead: Bool, fetch: @escaping Fetch) {

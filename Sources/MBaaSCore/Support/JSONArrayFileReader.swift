@@ -82,9 +82,7 @@ public struct JSONArrayFileReader {
         do { value = try result.get() } catch {
             throw Failure(line: startLine, message: "\(error)")
         }
-        position = end
-        line += newlines
-        afterElement = true
+        consume(to: end, newlines: newlines)
         return Element(value: value, line: startLine, offset: startOffset, endOffset: bufferStart + Int64(position), endLine: line)
     }
 
@@ -109,10 +107,15 @@ public struct JSONArrayFileReader {
     public mutating func nextRaw() throws -> RawElement? {
         guard let (startLine, _, end, newlines) = try nextBounds() else { return nil }
         let bytes = Array(buffer[position..<end])
+        consume(to: end, newlines: newlines)
+        return RawElement(bytes: bytes, line: startLine)
+    }
+
+    /// Moves past an element that ends at `end` (an index into `buffer`) with `newlines` line breaks inside it.
+    private mutating func consume(to end: Int, newlines: Int) {
         position = end
         line += newlines
         afterElement = true
-        return RawElement(bytes: bytes, line: startLine)
     }
 
     /// Skips white space and the comma before the next element, and finds where it ends (the position stays at its
