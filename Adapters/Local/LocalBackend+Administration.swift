@@ -51,6 +51,20 @@ extension LocalBackend {
         }
     }
 
+    /// The first user (in id order) whose field `field` is the string `value`; an invalid field name is
+    /// `invalidRequest`. Scans the users (there is no index on fields): a migration calls it only for users an
+    /// interrupted run may have imported.
+    public func findUser(field: String, equals value: String) async throws -> DirectoryUser? {
+        try LocalValidation.fieldName(field)
+        let path = "$.\"\(field)\""   // a valid field name has no '"' or '.'
+        return try await directRead { db in
+            try Row.fetchOne(db.cachedStatement(sql: """
+                SELECT id, username, email, roles, groups, fields, created_at, updated_at FROM users
+                WHERE json_extract(fields, ?) = ? AND json_type(fields, ?) = 'text' ORDER BY id LIMIT 1
+                """), arguments: [path, value, path]).map(Self.directoryUser)
+        }
+    }
+
     /// Creates a user without logging in. The given id is kept when it is a valid Local id that no user has; else
     /// a new one is made. A user without a user name gets its e-mail, else its id, as user name. `emailVerified`
     /// and timestamps are kept as fields (`emailVerified`) and as the row's times.

@@ -7,9 +7,11 @@ extension LocalBackend {
     /// Without an ACL, a logged-in user's record is private to that user (owner read/write; public read too
     /// with ``Options/publicReadByDefault``); an anonymous record has no ACL (public). An ACL that would lock
     /// everyone out (`{}`, empty principals, only unknown users) is `invalidRequest`.
-    public func create(_ record: MBaaSCore.Record) async throws -> MBaaSCore.Record {
+    public nonisolated func create(_ record: MBaaSCore.Record) async throws -> MBaaSCore.Record {
         let store = self.store
-        return try await writing { db, principal in try store.insert(db, record, principal: principal, now: store.nowMillis) }
+        // Checked and encoded here, before the write transaction; a problem is raised inside it, after the session check.
+        let encoded = LocalStore.encodeInsert(record)
+        return try await writing { db, principal in try store.insert(db, encoded, principal: principal, now: store.nowMillis) }
     }
 
     /// The record, or `notFound` (also when the session's user may not read it).
@@ -74,13 +76,18 @@ extension LocalBackend {
     /// Applies every operation in one transaction. If one fails, nothing is written and every result is that
     /// failure, its message prefixed with the operation's position (`operation 3 of 5 (update Memo/x): …`).
     /// Errors that concern the whole call (an expired session, a busy database, too many operations) are thrown.
-    public func batch(_ operations: [BatchOperation]) async throws -> [BatchResult] {
+    public nonisolated func batch(_ operations: [BatchOperation]) async throws -> [BatchResult] {
         guard operations.count <= capabilities.maxBatchSize else {
             throw MBaaSError(.invalidRequest, "a batch holds at most \(capabilities.maxBatchSize) operations, got \(operations.count)")
         }
         guard !operations.isEmpty else { return [] }
         try checkWritable()
         let store = self.store, token = sessionTokenHash
+        // New records are checked and encoded before the transaction (by the calling task, so concurrent batches
+        // overlap that work with each other's writes); a problem is raised at its operation's position.
+        let encoded: [Result<LocalStore.EncodedInsert, MBaaSError>?] = operations.map {
+            if case .create(let r) = $0 { LocalStore.encodeInsert(r) } else { nil }
+        }
         do {
             let (records, unlink) = try await store.writer.write { db in
                 let principal = try store.principal(db, tokenHash: token)
@@ -91,8 +98,8 @@ extension LocalBackend {
                 for (i, op) in operations.enumerated() {
                     do {
                         switch op {
-                        case .create(let r):
-                            records.append(try store.insert(db, r, principal: principal, now: now))
+                        case .create:
+                            records.append(try store.insert(db, encoded[i]!, principal: principal, now: now))
                         case .update(let c, let id, let u):
                             records.append(try store.update(db, className: c, id: id, u, principal: principal, now: now))
                         case .delete(let c, let id):

@@ -255,7 +255,7 @@ public actor LocalBackend: Backend {
     }
 
     /// Runs `body` in one write transaction with the acting principal; any throw rolls everything back.
-    func writing<T: Sendable>(_ body: @escaping @Sendable (Database, LocalPrincipal) throws -> T) async throws -> T {
+    nonisolated func writing<T: Sendable>(_ body: @escaping @Sendable (Database, LocalPrincipal) throws -> T) async throws -> T {
         try checkWritable()
         let store = self.store, token = sessionTokenHash
         do {
@@ -273,7 +273,7 @@ public actor LocalBackend: Backend {
     }
 
     /// `notFound` for a missing database; `forbidden` when opened with ``OpenMode/readOnly``.
-    func checkWritable() throws(MBaaSError) {
+    nonisolated func checkWritable() throws(MBaaSError) {
         try checkExists()
         if store.options.openMode == .readOnly, path != ":memory:" {
             throw MBaaSError(.forbidden, "the database '\(path)' was opened read-only; nothing was written")

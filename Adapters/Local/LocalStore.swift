@@ -176,25 +176,53 @@ struct LocalStore: Sendable {
         throw MBaaSError(.invalidRequest, "acl names only users that do not exist (\(users.sorted().joined(separator: ", "))): nobody could read, change or delete it")
     }
 
-    /// Inserts a new record (validated) and returns it as stored. Without an ACL, a logged-in principal's
-    /// record gets ``effectiveACL(_:_:principal:)``.
-    func insert(_ db: Database, _ record: Record, principal: LocalPrincipal, now: Int64) throws -> Record {
-        try LocalValidation.className(record.className)
-        try LocalValidation.fields(record.fields)
-        var record = record
-        record.acl = try effectiveACL(db, record.acl, principal: principal)
-        let id = record.id ?? LocalRecordIds.next()
-        if record.id != nil { try LocalValidation.recordId(id) }
+    /// A new record checked and encoded before its write transaction: everything an insert does that needs no
+    /// database (validating the class, id and fields, drawing an id, printing the fields and a given ACL as JSON).
+    /// Done by the caller's task, outside the writer, so that concurrent writers overlap it with each other's
+    /// transactions; the transaction itself only resolves the default ACL and runs the statement.
+    struct EncodedInsert: Sendable {
+        /// The record with its id (given or drawn).
+        var record: Record
+        var fieldsText: String
+        /// The given ACL's text; `nil` when the record has none (the principal's default is decided in the transaction).
+        var aclText: String?
+    }
+
+    /// The record checked and encoded for ``insert(_:_:principal:now:)``, or the `invalidRequest` naming what is
+    /// wrong with it (kept as a result, so that the error is raised where the insert would have raised it).
+    static func encodeInsert(_ record: Record) -> Result<EncodedInsert, MBaaSError> {
+        do throws(MBaaSError) {
+            try LocalValidation.className(record.className)
+            try LocalValidation.fields(record.fields)
+            var record = record
+            if let id = record.id { try LocalValidation.recordId(id) } else { record.id = LocalRecordIds.next() }
+            return .success(EncodedInsert(record: record, fieldsText: encodeFields(record.fields), aclText: encodeACL(record.acl)))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Inserts a new record (checked and encoded by ``encodeInsert(_:)``) and returns it as stored. Without an
+    /// ACL, a logged-in principal's record gets ``effectiveACL(_:_:principal:)``.
+    func insert(_ db: Database, _ encoded: Result<EncodedInsert, MBaaSError>, principal: LocalPrincipal, now: Int64) throws -> Record {
+        let encoded = try encoded.get()
+        var record = encoded.record
+        let given = record.acl
+        record.acl = try effectiveACL(db, given, principal: principal)
+        let id = record.id!
         let stmt = try db.cachedStatement(sql: """
             INSERT INTO records(class, id, created_at, updated_at, version, acl, fields) VALUES (?, ?, ?, ?, 1, ?, ?)
             """)
         do {
-            try stmt.execute(arguments: [record.className, id, now, now, Self.encodeACL(record.acl), Self.encodeFields(record.fields)])
+            let aclText = given == nil ? Self.encodeACL(record.acl) : encoded.aclText
+            try stmt.execute(arguments: [record.className, id, now, now, aclText, encoded.fieldsText])
         } catch let e as DatabaseError where e.resultCode == .SQLITE_CONSTRAINT {
             throw MBaaSError(.duplicate, "record \(record.className)/\(id) already exists")
         }
-        return Record(className: record.className, id: id, createdAt: LocalTime.date(now), updatedAt: LocalTime.date(now),
-                      version: "1", acl: record.acl, fields: record.fields)
+        record.createdAt = LocalTime.date(now)
+        record.updatedAt = record.createdAt
+        record.version = "1"
+        return record
     }
 
     /// Applies a partial update (after the ACL and version checks) and returns the whole record.

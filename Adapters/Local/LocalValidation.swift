@@ -35,8 +35,12 @@ enum LocalValidation {
             throw MBaaSError(.invalidRequest,
                              "field name '\(name)' is reserved for record metadata (\(Record.reservedFieldNames.sorted().joined(separator: ", ")))")
         }
-        guard !name.isEmpty, name.count <= 128, !name.hasPrefix("$"),
-              !name.unicodeScalars.contains(where: { $0 == "." || $0 == "\"" || $0.value < 0x20 })
+        // On the UTF-8 bytes: '.', '"' and control characters are single bytes there, and never part of a longer
+        // sequence; a name of at most 128 bytes has at most 128 characters (only longer ones are counted).
+        let utf8 = name.utf8
+        guard let first = utf8.first, first != UInt8(ascii: "$"),
+              !utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "\"") || $0 < 0x20 }),
+              utf8.count <= 128 || name.count <= 128
         else {
             throw MBaaSError(.invalidRequest,
                              "invalid field name '\(name)': must be 1 to 128 characters without '.', '\"', control characters or a leading '$'")

@@ -67,6 +67,13 @@ extension ParseBackend {
         return try page.results.first.map { try ParseUserObject(json: .object($0)).directoryUser() }
     }
 
+    /// The first user (by `objectId`) whose field `field` is the string `value` (`where={field: value}` with the master key).
+    public func findUser(field: String, equals value: String) async throws -> DirectoryUser? {
+        try requireMaster("finding users")
+        let page = try await masterFind(ParseWire.userClass, ParseQuery(where: [field: .string(value)], order: ["objectId"], limit: 1))
+        return try page.results.first.map { try ParseUserObject(json: .object($0)).directoryUser() }
+    }
+
     public func importUser(_ user: DirectoryUser, password: ImportedPassword) async throws -> DirectoryUser {
         try requireMaster("importing users")
         guard let username = user.username ?? user.email, !username.isEmpty else {

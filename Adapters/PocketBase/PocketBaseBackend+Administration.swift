@@ -53,6 +53,18 @@ extension PocketBaseBackend {
         return try json["items"]?.arrayValue?.first?.objectValue.map(directoryUser)
     }
 
+    /// The first user (in id order) whose field `field` is the string `value`, through a filter on the auth collection.
+    public func findUser(field: String, equals value: String) async throws -> DirectoryUser? {
+        try requireSuperuser("finding users")
+        guard field.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }),
+              !field.isEmpty
+        else { throw MBaaSError(.invalidRequest, "'\(field)' is not a PocketBase field name") }
+        let filter = "\(field) = \(PocketBaseFilter.Literal.text(value).text)"
+        let json = try await sendJSON(.get, PocketBaseWire.recordsPath(configuration.usersCollection),
+                                      query: [("filter", filter), ("sort", "id"), ("perPage", "1"), ("skipTotal", "1")], as: .superuser)
+        return try json["items"]?.arrayValue?.first?.objectValue.map(directoryUser)
+    }
+
     /// Creates a user of the auth collection as the superuser. PocketBase makes its own ids; a user without a usable
     /// password gets a random one that nobody is told (PocketBase requires one), so only a reset lets them in.
     public func importUser(_ user: DirectoryUser, password: ImportedPassword) async throws -> DirectoryUser {

@@ -46,11 +46,8 @@ extension Migration {
             if let f = mapping.sourceIdField { imported.fields[f] = .string(user.id) }
             if !target.capabilities.has(.clientIds) { imported.acl = nil }
             // A user an earlier run created just before it died is adopted, not created twice.
-            if pending.contains(user.id), let name = imported.username ?? imported.email,
-               let existing = try await withRetry({ try await self.target.findUser(username: name) }),
-               mapping.sourceIdField.map({ existing.fields[$0]?.stringValue == user.id }) ?? true
-            {
-                adopted.append((user.id, existing.id))
+            if pending.contains(user.id), let existing = try await findImported(user, imported) {
+                adopted.append((user.id, existing))
                 continue
             }
             let password: ImportedPassword
@@ -134,17 +131,34 @@ extension Migration {
         } catch {
             let e = MBaaSError.wrap(error)
             // A retried import whose first attempt went through: the user is there, with this source id.
-            if e.kind == .duplicate, let name = importing.username ?? importing.email,
-               let existing = try await withRetry({ try await self.target.findUser(username: name) }),
-               let f = mapping.sourceIdField, existing.fields[f]?.stringValue == user.id
-            {
-                return .imported(existing.id)
+            if e.kind == .duplicate, mapping.sourceIdField != nil, let existing = try await findImported(user, importing) {
+                return .imported(existing)
             }
             box.update {
                 $0.users.failed += 1
                 $0.add(.init(kind: "failed", className: "_User", sourceId: user.id, detail: "user \(user.username ?? user.id): \(e)"))
             }
             return isTransient(e) ? .inDoubt : .rejected
+        }
+    }
+
+    /// The target id of the user an earlier import of `user` created, if any: found by user name (else e-mail) and
+    /// checked against the source-id field; a user with neither is found by the source-id field itself
+    /// (``BackendAdministration/findUser(field:equals:)``). A target that can do neither is reported once, and the
+    /// user is imported again.
+    func findImported(_ user: DirectoryUser, _ importing: DirectoryUser) async throws -> String? {
+        if let name = importing.username ?? importing.email {
+            guard let existing = try await withRetry({ try await self.target.findUser(username: name) }) else { return nil }
+            return mapping.sourceIdField.map({ existing.fields[$0]?.stringValue == user.id }) ?? true ? existing.id : nil
+        }
+        guard let field = mapping.sourceIdField else { return nil }
+        do {
+            return try await withRetry { try await self.target.findUser(field: field, equals: user.id) }?.id
+        } catch let e as MBaaSError where e.kind == .unsupported {
+            box.update {
+                $0.problem("users without a user name or e-mail cannot be looked up on \(self.target.adapterName) (\(e.message)): one an interrupted run imported may be imported again")
+            }
+            return nil
         }
     }
 

@@ -218,6 +218,8 @@ public final class Migration: Sendable {
         if options.users && source.capabilities.has(.listUsers) && target.capabilities.has(.importUsers) {
             observer(.phase("users"))
             try await copyUsers(state)
+            // Records' pointers and ACLs look users up from here on: from memory, once seen.
+            state.settle(.user, className: "_User")
             if target.capabilities.has(.roles) {
                 observer(.phase("roles"))
                 try await copyRoles(state)
@@ -228,6 +230,7 @@ public final class Migration: Sendable {
         observer(.phase("records"))
         for cp in plan.classes where !cp.skipped {
             try await copyRecords(cp, state)
+            state.settle(.record, className: cp.source)
         }
         if options.files {
             observer(.phase("files"))

@@ -23,6 +23,10 @@ public final class MigrationState: Sendable {
     /// Set once the reverse index (target id → source id) exists: it is built on first use, not kept up to date
     /// during the copy (a second random-order index would double the state's writes).
     private let reverseIndexed = Mutex(false)
+    /// Mappings of settled kinds and classes, as they were looked up (``settle(_:className:)``).
+    private let settledMappings = SettledMappings(limit: MigrationState.settledCacheLimit)
+    /// File-link fields already recorded in this run (`class NUL field`).
+    private let knownFileFields = Mutex(Set<String>())
 
     /// How many written records' mappings may wait in memory before they are committed in one transaction.
     ///
@@ -131,26 +135,44 @@ public final class MigrationState: Sendable {
     /// The target ids of the given source ids that are mapped.
     func mapped(_ kind: Kind, className: String, sourceIds: [String]) throws(MBaaSError) -> [String: String] {
         guard !sourceIds.isEmpty else { return [:] }
+        // A settled kind and class answers from memory what it has seen, and asks the database for the rest.
+        var ask = sourceIds
+        var found: [String: String] = [:]
+        let isSettled = settledMappings.lookup(kind, className: className, sourceIds: sourceIds, found: &found, missing: &ask)
+        guard !ask.isEmpty else { return found }
         // Committed mappings, then those still waiting (a mapping is in one or both, never in neither).
-        var found = try committedMappings(kind, className: className, sourceIds: sourceIds)
-        behind.overlay(kind, className: className, sourceIds: sourceIds, into: &found)
+        var more = try committedMappings(kind, className: className, sourceIds: ask)
+        behind.overlay(kind, className: className, sourceIds: ask, into: &more)
+        if isSettled { settledMappings.remember(kind, className: className, more) }
+        found.merge(more) { _, new in new }
         return found
     }
 
+    /// One statement, prepared once: the ids go in as one JSON array, each looked up by the primary key.
     private func committedMappings(_ kind: Kind, className: String, sourceIds: [String]) throws(MBaaSError) -> [String: String] {
-        try read { db in
-            var out: [String: String] = [:]
-            for chunk in stride(from: 0, to: sourceIds.count, by: 500) {
-                let part = Array(sourceIds[chunk..<min(chunk + 500, sourceIds.count)])
-                let marks = part.map { _ in "?" }.joined(separator: ",")
-                let rows = try Row.fetchAll(db, sql: """
-                    SELECT source_id, target_id FROM idmap WHERE kind = ? AND class = ? AND source_id IN (\(marks))
-                    """, arguments: StatementArguments([kind.rawValue, className] + part))
-                for r in rows { out[r[0]] = r[1] }
-            }
+        let ids = JSON.array(sourceIds.map(JSON.string)).printed()
+        return try read { db in
+            var out: [String: String] = Dictionary(minimumCapacity: sourceIds.count)
+            let stmt = try db.cachedStatement(sql: """
+                SELECT m.source_id, m.target_id FROM json_each(?1) AS j CROSS JOIN idmap AS m
+                WHERE m.kind = ?2 AND m.class = ?3 AND m.source_id = j.value
+                """)
+            let rows = try Row.fetchCursor(stmt, arguments: [ids, kind.rawValue, className])
+            while let r = try rows.next() { out[r[0]] = r[1] }
             return out
         }
     }
+
+    /// Declares that this run writes no more mappings of a kind and class (users after their phase, a class after its
+    /// copy): their look-ups are answered from memory from then on (pointers and ACLs name the same few users and
+    /// records again and again), at most ``settledCacheLimit`` mappings in all. A mapping written for them later
+    /// (by ``recordWritten(_:className:_:deferred:settling:)`` or ``recordUsers(_:password:)``) ends that.
+    func settle(_ kind: Kind, className: String) {
+        settledMappings.settle(kind, className: className)
+    }
+
+    /// How many settled mappings are kept in memory, in all.
+    public static let settledCacheLimit = 100_000
 
     /// The target id of one source id.
     public func targetId(_ kind: Kind, className: String, sourceId: String) throws(MBaaSError) -> String? {
@@ -274,6 +296,7 @@ public final class MigrationState: Sendable {
     func recordWritten(_ kind: Kind, className: String, _ items: [Written], deferred: Bool = false, settling batch: PendingBatch? = nil)
         throws(MBaaSError)
     {
+        settledMappings.unsettle(kind, className: className)
         guard deferred else { return try commitWritten([(kind, className, items)], settling: batch.map { [$0.token] } ?? []) }
         if behind.add(kind, className: className, items, settling: batch) >= Self.writeBehindLimit { try flushWritten() }
     }
@@ -289,14 +312,20 @@ public final class MigrationState: Sendable {
         try write { db in
             let settle = try db.cachedStatement(sql: "DELETE FROM pending_batches WHERE token = ?")
             for token in tokens { try settle.execute(arguments: [token]) }
-            let map = try db.cachedStatement(sql: "INSERT OR REPLACE INTO idmap(kind, class, source_id, target_id) VALUES (?, ?, ?, ?)")
+            // A group's mappings go in as one JSON array of [source, target] pairs, read by SQLite itself: one
+            // statement per group instead of one bound and stepped per record.
+            let map = try db.cachedStatement(sql: """
+                INSERT OR REPLACE INTO idmap(kind, class, source_id, target_id)
+                SELECT ?1, ?2, json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?3)
+                """)
             let unpend = try db.cachedStatement(sql: "DELETE FROM pending WHERE kind = ? AND class = ? AND source_id = ?")
             let fix = try db.cachedStatement(sql: "INSERT OR REPLACE INTO fixups(class, source_id, target_id, pointers) VALUES (?, ?, ?, ?)")
             let att = try db.cachedStatement(sql: "INSERT OR IGNORE INTO attachments(class, source_id, field, file, ref, original) VALUES (?, ?, ?, ?, ?, ?)")
-            for (kind, className, items) in groups {
+            for (kind, className, items) in groups where !items.isEmpty {
                 // In key order: neighbouring keys share pages, so the transaction touches each page once.
-                for item in items.sorted(by: { $0.sourceId < $1.sourceId }) {
-                    try map.execute(arguments: [kind.rawValue, className, item.sourceId, item.targetId])
+                let sorted = items.sorted(by: { $0.sourceId < $1.sourceId })
+                try map.execute(arguments: [kind.rawValue, className, JSON.array(sorted.map { .array([.string($0.sourceId), .string($0.targetId)]) }).printed()])
+                for item in sorted {
                     // Records are marked in flight by batch (settled above); users and files one by one.
                     if kind != .record { try unpend.execute(arguments: [kind.rawValue, className, item.sourceId]) }
                     if let f = item.fixups { try fix.execute(arguments: [className, item.sourceId, item.targetId, f.printed()]) }
@@ -401,8 +430,12 @@ public final class MigrationState: Sendable {
         }
     }
 
+    /// Records that a class's field holds file links; written once per class and field in a run.
     func addFileField(className: String, field: String) throws(MBaaSError) {
+        let key = className + "\u{0}" + field
+        guard !knownFileFields.withLock({ $0.contains(key) }) else { return }
         try write { db in try db.execute(sql: "INSERT OR IGNORE INTO file_fields(class, field) VALUES (?, ?)", arguments: [className, field]) }
+        knownFileFields.withLock { _ = $0.insert(key) }
     }
 
     func fileFields(className: String) throws(MBaaSError) -> Set<String> {
@@ -415,6 +448,7 @@ public final class MigrationState: Sendable {
     /// one transaction.
     func recordUsers(_ users: [(sourceId: String, targetId: String)], password: String) throws(MBaaSError) {
         guard !users.isEmpty else { return }
+        settledMappings.unsettle(.user, className: "_User")
         try write { db in
             let map = try db.cachedStatement(sql: "INSERT OR REPLACE INTO idmap(kind, class, source_id, target_id) VALUES ('user', '_User', ?, ?)")
             let clear = try db.cachedStatement(sql: "DELETE FROM pending WHERE kind = 'user' AND class = '_User' AND source_id = ?")
@@ -577,6 +611,60 @@ final class WriteBehind: @unchecked Sendable {
                 for item in items where !still.contains(item.sourceId) { map[item.sourceId] = nil }
                 index[key] = map.isEmpty ? nil : map
                 count -= items.count
+            }
+        }
+    }
+}
+
+/// The memory behind ``MigrationState/settle(_:className:)``: for each settled kind and class, the mappings found so
+/// far (only mappings: an id found unmapped is asked again), at most `limit` in all.
+final class SettledMappings: Sendable {
+    private struct Key: Hashable { var kind: MigrationState.Kind; var className: String }
+    private struct Contents {
+        var maps: [Key: [String: String]] = [:]
+        var count = 0
+    }
+    private let contents = Mutex(Contents())
+    private let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    func settle(_ kind: MigrationState.Kind, className: String) {
+        contents.withLock { c in
+            let key = Key(kind: kind, className: className)
+            if c.maps[key] == nil { c.maps[key] = [:] }
+        }
+    }
+
+    func unsettle(_ kind: MigrationState.Kind, className: String) {
+        contents.withLock { c in
+            if let gone = c.maps.removeValue(forKey: Key(kind: kind, className: className)) { c.count -= gone.count }
+        }
+    }
+
+    /// For a settled kind and class: the known mappings into `found`, the other ids into `missing`, and `true`.
+    /// Otherwise `false`, with both left as they are.
+    func lookup(_ kind: MigrationState.Kind, className: String, sourceIds: [String], found: inout [String: String], missing: inout [String]) -> Bool {
+        contents.withLock { c in
+            guard let map = c.maps[Key(kind: kind, className: className)] else { return false }
+            var rest: [String] = []
+            for id in sourceIds {
+                if let target = map[id] { found[id] = target } else { rest.append(id) }
+            }
+            missing = rest
+            return true
+        }
+    }
+
+    /// Keeps mappings looked up for a settled kind and class, while there is room.
+    func remember(_ kind: MigrationState.Kind, className: String, _ mappings: [String: String]) {
+        guard !mappings.isEmpty else { return }
+        contents.withLock { c in
+            let key = Key(kind: kind, className: className)
+            guard c.maps[key] != nil else { return }   // unsettled meanwhile
+            for (source, target) in mappings where c.count < limit {
+                if c.maps[key]![source] == nil { c.count += 1 }
+                c.maps[key]![source] = target
             }
         }
     }

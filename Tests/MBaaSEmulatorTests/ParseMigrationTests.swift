@@ -46,6 +46,8 @@ struct ParseMigrationTests {
         // The author pointer now names the user Parse created for taro_yamada.
         let taro = try #require(try await target.findUser(username: "taro_yamada"))
         #expect(taro.id != "gbeUrX7bd75kT5PX")
+        #expect(try await target.findUser(field: "sourceObjectId", equals: "gbeUrX7bd75kT5PX")?.id == taro.id)
+        #expect(try await target.findUser(field: "sourceObjectId", equals: "no-such-source-id") == nil)
         #expect(ramen["author"] == .pointer(Pointer(className: "_User", objectId: taro.id)))
         let category = try await bySource("Category", "M8qVv0jLxxF13OVQ")
         #expect(ramen["category"] == .pointer(Pointer(className: "Category", objectId: try #require(category.id))))

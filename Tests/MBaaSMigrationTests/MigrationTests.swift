@@ -279,6 +279,42 @@ struct MigrationTests {
         await local.close()
     }
 
+    @Test("users with neither a user name nor an e-mail: one an interrupted run imported is found by its source id, not imported twice")
+    func namelessUsersResume() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let export = try scratch.sampleExport()
+        // Five users with neither userName nor mailAddress (NCMB's anonymous users have none).
+        let users = (0..<5).map { i -> JSON in
+            .object(["objectId": .string("anon\(i)"), "createDate": "2023-10-01T00:00:00.000Z", "updateDate": "2023-10-02T00:00:00.000Z"])
+        }
+        try JSON.object(["results": .array(users)]).printed().write(to: export.appendingPathComponent("user.json"), atomically: true, encoding: .utf8)
+        let local = try openLocal(scratch.path("t.db"))
+        // An earlier run marked anon1 and anon3 pending and imported them before it died; the duplicate check of the
+        // retry path sees anon4 as already taken.
+        do {
+            let state = try MigrationState(directory: scratch.path("state"))
+            try state.addPending(.user, className: "_User", sourceIds: ["anon1", "anon3"])
+        }
+        var earlier: [String: String] = [:]
+        for id in ["anon1", "anon3", "anon4"] {
+            earlier[id] = try await local.importUser(DirectoryUser(id: id, fields: ["sourceObjectId": .string(id)]), password: .unusable).id
+        }
+        #expect(try await local.findUser(field: "sourceObjectId", equals: "anon3")?.id == earlier["anon3"])
+        #expect(try await local.findUser(field: "sourceObjectId", equals: "nobody") == nil)
+        await #expect(throws: MBaaSError.self) { try await local.findUser(field: "a.b", equals: "x") }
+        let options = MigrationOptions(classes: ["Category"], files: false)
+        let report = try await migrate(NCMBExportBackend(directory: export), local, state: scratch.path("state"), options: options)
+        #expect(report.users.failed == 0 && report.users.written == 5, "\(report.users) \(report.mismatches)")
+        let stored = try await local.listUsers(after: nil, limit: 100).users
+        #expect(stored.count == 5)
+        #expect(Set(stored.compactMap { $0.fields["sourceObjectId"]?.stringValue }) == ["anon0", "anon1", "anon2", "anon3", "anon4"])
+        let state = try MigrationState(directory: scratch.path("state"))
+        for (id, target) in earlier { #expect(try state.targetId(.user, className: "_User", sourceId: id) == target) }
+        #expect(try state.pending(.user, className: "_User").isEmpty)
+        await local.close()
+    }
+
     @Test("the mapping renames classes and fields, drops fields and turns file names into files")
     func mapping() async throws {
         let scratch = try Scratch()
@@ -630,6 +666,9 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     func findUser(username: String) async throws -> DirectoryUser? {
         if let e = findUserFault(username) { throw e }
         return try await inner.findUser(username: username)
+    }
+    func findUser(field: String, equals value: String) async throws -> DirectoryUser? {
+        try await inner.findUser(field: field, equals: value)
     }
     func importUser(_ user: DirectoryUser, password: ImportedPassword) async throws -> DirectoryUser {
         if let name = user.username, let e = userFault(name) { throw e }

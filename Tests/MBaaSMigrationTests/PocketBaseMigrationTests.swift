@@ -63,6 +63,10 @@ struct PocketBaseMigrationTests {
         let ramen = try #require(page.records.first)
         #expect(ramen.id != "KXBeNC7VSJ5zffgR" && ramen["title"] == "Ramen Jiro")
         let taro = try #require(try await target.findUser(username: "\(run)taro_yamada"))
+        // Users are found by their source id too (how a resumed run finds one without a user name or e-mail); other
+        // runs on this server imported a taro as well, so only the field is checked.
+        #expect(try await target.findUser(field: "sourceObjectId", equals: "gbeUrX7bd75kT5PX")?.fields["sourceObjectId"] == "gbeUrX7bd75kT5PX")
+        #expect(try await target.findUser(field: "sourceObjectId", equals: "no-such-source-id") == nil)
         #expect(ramen["author"] == .pointer(Pointer(className: "_User", objectId: taro.id)))
         let file = try #require(ramen["filename"]?.fileValue)
         #expect(try await target.download(file) == (try Data(contentsOf: sampleExport.appendingPathComponent("files/ramen-2023_10_01.png"))))

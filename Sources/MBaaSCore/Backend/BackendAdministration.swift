@@ -187,6 +187,9 @@ public enum ImportedPassword: Sendable, Hashable {
 ///   accepts ids from elsewhere) id, and returns it as stored, with the id the backend gave it. A taken user name
 ///   or e-mail is ``MBaaSError/Kind/duplicate``. It does not log anybody in.
 /// - ``findUser(username:)`` returns the user with that name or `nil` (so that an interrupted import can resume).
+/// - ``findUser(field:equals:)`` returns a user whose custom field holds that string, or `nil`: how a migration finds
+///   a user it imported with its source id (in the mapping file's `sourceIdField`) when the user has no user name
+///   or e-mail to look up. Adapters that cannot look users up by a field throw ``MBaaSError/Kind/unsupported``.
 /// - ``importRole(_:)`` creates the role if needed and adds the member users (ids of this backend); importing the
 ///   same role twice changes nothing.
 public protocol BackendAdministration: Sendable {
@@ -194,6 +197,7 @@ public protocol BackendAdministration: Sendable {
     func listUsers(after cursor: String?, limit: Int) async throws -> DirectoryUserPage
     func listRoles() async throws -> [DirectoryRole]
     func findUser(username: String) async throws -> DirectoryUser?
+    func findUser(field: String, equals value: String) async throws -> DirectoryUser?
     func importUser(_ user: DirectoryUser, password: ImportedPassword) async throws -> DirectoryUser
     func importRole(_ role: DirectoryRole) async throws
 }
@@ -210,6 +214,9 @@ extension BackendAdministration where Self: Backend {
     }
     public func findUser(username: String) async throws -> DirectoryUser? {
         throw MBaaSError.unsupported("finding users", by: adapterName, reason: capabilities.note(for: .listUsers))
+    }
+    public func findUser(field: String, equals value: String) async throws -> DirectoryUser? {
+        throw MBaaSError.unsupported("finding users by a field", by: adapterName, reason: capabilities.note(for: .listUsers))
     }
     public func importUser(_ user: DirectoryUser, password: ImportedPassword) async throws -> DirectoryUser {
         throw MBaaSError.unsupported("importing users", by: adapterName, reason: capabilities.note(for: .importUsers))

@@ -397,12 +397,13 @@ extension JSONWriter {
         case .object(let o):
             bytes.append(UInt8(ascii: "{"))
             var first = true
-            for key in o.keys.sorted() {
+            // Members sorted with their values (no second lookup of each key).
+            for (key, item) in o.sorted(by: { $0.key < $1.key }) {
                 if !first { bytes.append(UInt8(ascii: ",")) }
                 first = false
                 writeString(key)
                 bytes.append(UInt8(ascii: ":"))
-                write(o[key]!)
+                write(item)
             }
             bytes.append(UInt8(ascii: "}"))
         case .bytes, .pointer, .geoPoint, .file:
