@@ -174,7 +174,10 @@ let package = Package(
         .testTarget(name: "MBaaSLocalTests", dependencies: ["MBaaSCore", "MBaaSLocal", "MBaaSTesting"]),
         .testTarget(
             name: "MBaaSMigrationTests",
-            dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSMigration", "MBaaSLocal", "MBaaSNCMB", "MBaaSPocketBase", "MBaaSTesting"]),
+            dependencies: [
+                "MBaaSCore", "MBaaSReplay", "MBaaSMigration", "MBaaSLocal", "MBaaSNCMB", "MBaaSPocketBase", "MBaaSTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),   // to change the state database behind a test's back
+            ]),
         .testTarget(
             name: "MBaaSPocketBaseTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSPocketBase"]),
         .testTarget(

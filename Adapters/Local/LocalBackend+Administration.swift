@@ -95,15 +95,15 @@ extension LocalBackend {
                 throw Self.takenError(username: username, email: email, which: which)
             }
             var id = wanted
-            let taken = try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM users WHERE id = ?)", arguments: [wanted]) == true
+            let taken = try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS(SELECT 1 FROM users WHERE id = ?)"), arguments: [wanted]) == true
             if (try? LocalValidation.recordId(wanted)) == nil || taken {
                 id = LocalRandom.id()
             }
             let now = store.nowMillis
-            try db.execute(sql: """
+            try db.cachedStatement(sql: """
                 INSERT INTO users(id, username, email, password, roles, groups, fields, created_at, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [id, username, email, hash, JSON.array(roles.map(JSON.string)).printed(),
+                """).execute(arguments: [id, username, email, hash, JSON.array(roles.map(JSON.string)).printed(),
                                  JSON.array(groups.map(JSON.string)).printed(), fieldsText, created ?? now, updated ?? created ?? now])
             return id
         }

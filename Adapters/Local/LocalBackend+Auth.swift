@@ -152,10 +152,10 @@ extension LocalBackend {
 
     /// `"user name"`, `"e-mail"` or `nil`.
     static func isTaken(_ db: Database, username: String, email: String?) throws -> String? {
-        if try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM users WHERE username = ?)", arguments: [username]) == true {
+        if try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS(SELECT 1 FROM users WHERE username = ?)"), arguments: [username]) == true {
             return "user name"
         }
-        if let email, try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM users WHERE email = ?)", arguments: [email]) == true {
+        if let email, try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS(SELECT 1 FROM users WHERE email = ?)"), arguments: [email]) == true {
             return "e-mail"
         }
         return nil

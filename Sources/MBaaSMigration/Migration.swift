@@ -1,5 +1,8 @@
 import Crypto
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 public import MBaaSCore
 
 /// Settings of one migration run.
@@ -244,10 +247,22 @@ public final class Migration: Sendable {
         }
         if options.verify {
             observer(.phase("verify"))
+            releaseFreedMemory()
             try await verify(into: state)
         }
         return box.value
     }
+}
+
+/// Gives the heap's free pages back to the system (glibc keeps what the copy freed, in every thread's arena): without
+/// it, verification's working set stacks on what the copy left behind — measured on a 1M-record migration into
+/// SQLite, the peak was reached in verification. No-op where the C library has no `malloc_trim` (looked up at run
+/// time: Swift's Glibc module does not export `malloc.h`).
+func releaseFreedMemory() {
+    #if canImport(Glibc)
+    typealias Trim = @convention(c) (Int) -> Int32
+    if let symbol = dlsym(nil, "malloc_trim") { _ = unsafeBitCast(symbol, to: Trim.self)(0) }   // nil: RTLD_DEFAULT
+    #endif
 }
 
 /// The target's capabilities that decide how each record is prepared and checked.

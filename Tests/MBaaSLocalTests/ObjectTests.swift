@@ -115,6 +115,18 @@ extension ObjectTests {
         }
         #expect(try await b.count(Query("Memo")) == 1)
         #expect(try await b.get(className: "Memo", id: existing.id!) == existing)
+        // New records are checked before the transaction, but a problem is still reported at its position: an
+        // earlier failing operation is the one named.
+        let earlier = try await b.batch([
+            .create(Record(className: "Memo", id: "c1")),
+            .update(className: "Memo", id: "missing", RecordUpdate(changes: ["n": .set(1)])),
+            .create(Record(className: "Memo", fields: ["id": "reserved"])),
+        ])
+        for result in earlier {
+            guard case .failure(let e) = result else { Issue.record("expected failure, got \(result)"); continue }
+            #expect(e.kind == .notFound && e.message.contains("operation 2 of 3"), "\(e)")
+        }
+        #expect(try await b.count(Query("Memo")) == 1)
 
         let good = try await b.batch([
             .create(Record(className: "Memo", id: "b1", fields: ["n": 2])),
