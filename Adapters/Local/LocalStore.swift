@@ -186,6 +186,8 @@ struct LocalStore: Sendable {
         var fieldsText: String
         /// The given ACL's text; `nil` when the record has none (the principal's default is decided in the transaction).
         var aclText: String?
+        /// What is wrong with a given id, raised after the ACL check (the order an insert has always reported in).
+        var idProblem: MBaaSError?
     }
 
     /// The record checked and encoded for ``insert(_:_:principal:now:)``, or the `invalidRequest` naming what is
@@ -195,8 +197,14 @@ struct LocalStore: Sendable {
             try LocalValidation.className(record.className)
             try LocalValidation.fields(record.fields)
             var record = record
-            if let id = record.id { try LocalValidation.recordId(id) } else { record.id = LocalRecordIds.next() }
-            return .success(EncodedInsert(record: record, fieldsText: encodeFields(record.fields), aclText: encodeACL(record.acl)))
+            var idProblem: MBaaSError?
+            if let id = record.id {
+                do throws(MBaaSError) { try LocalValidation.recordId(id) } catch { idProblem = error }
+            } else {
+                record.id = LocalRecordIds.next()
+            }
+            return .success(EncodedInsert(record: record, fieldsText: encodeFields(record.fields), aclText: encodeACL(record.acl),
+                                          idProblem: idProblem))
         } catch {
             return .failure(error)
         }
@@ -209,6 +217,7 @@ struct LocalStore: Sendable {
         var record = encoded.record
         let given = record.acl
         record.acl = try effectiveACL(db, given, principal: principal)
+        if let problem = encoded.idProblem { throw problem }
         let id = record.id!
         let stmt = try db.cachedStatement(sql: """
             INSERT INTO records(class, id, created_at, updated_at, version, acl, fields) VALUES (?, ?, ?, ?, 1, ?, ?)

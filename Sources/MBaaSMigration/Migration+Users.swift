@@ -8,7 +8,8 @@ extension Migration {
     /// Users go in groups of ``userGroupSize``: the group's pending marks are committed in one transaction before any
     /// of its imports, and its mappings every ``userCommitEvery`` imports and when the group ends or fails. A run
     /// killed in between leaves imported users marked pending, which the next run finds on the target (by user name
-    /// or e-mail, checked against `sourceObjectId`) instead of creating them again.
+    /// or e-mail, checked against `sourceObjectId`, or by `sourceObjectId` for a user with neither: ``findImported(_:_:)``)
+    /// instead of creating them again.
     func copyUsers(_ state: MigrationState) async throws {
         let pending = Set(try state.pending(.user, className: "_User"))
         var passwordFile: NDJSONWriter?

@@ -315,6 +315,31 @@ struct MigrationTests {
         await local.close()
     }
 
+    @Test("into a bundle: a nameless user a killed export wrote is found by its source id, not written twice")
+    func namelessUsersResumeIntoBundle() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let export = try scratch.sampleExport()
+        let users = (0..<3).map { i -> JSON in
+            .object(["objectId": .string("anon\(i)"), "createDate": "2023-10-01T00:00:00.000Z", "updateDate": "2023-10-02T00:00:00.000Z"])
+        }
+        try JSON.object(["results": .array(users)]).printed().write(to: export.appendingPathComponent("user.json"), atomically: true, encoding: .utf8)
+        // The killed run: anon1 marked pending and written to users.ndjson, the bundle never finished.
+        do {
+            let state = try MigrationState(directory: scratch.path("state"))
+            try state.addPending(.user, className: "_User", sourceIds: ["anon1"])
+            let killed = try BundleBackend(directory: scratch.path("bundle"))
+            _ = try await killed.importUser(DirectoryUser(id: "anon1", fields: ["sourceObjectId": "anon1"]), password: .unusable)
+            #expect(try await killed.findUser(field: "sourceObjectId", equals: "anon1")?.id == "anon1")
+            #expect(try await killed.findUser(field: "sourceObjectId", equals: "anon2") == nil)
+        }
+        let report = try await migrate(NCMBExportBackend(directory: export), try BundleBackend(directory: scratch.path("bundle")),
+                                       state: scratch.path("state"), options: MigrationOptions(classes: ["Category"], files: false))
+        #expect(report.users.failed == 0 && report.users.written == 3, "\(report.users)")
+        let written = try await BundleBackend(directory: scratch.path("bundle")).listUsers(after: nil, limit: 100).users
+        #expect(written.map(\.id).sorted() == ["anon0", "anon1", "anon2"])
+    }
+
     @Test("the mapping renames classes and fields, drops fields and turns file names into files")
     func mapping() async throws {
         let scratch = try Scratch()

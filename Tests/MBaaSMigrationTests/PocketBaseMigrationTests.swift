@@ -67,6 +67,8 @@ struct PocketBaseMigrationTests {
         // runs on this server imported a taro as well, so only the field is checked.
         #expect(try await target.findUser(field: "sourceObjectId", equals: "gbeUrX7bd75kT5PX")?.fields["sourceObjectId"] == "gbeUrX7bd75kT5PX")
         #expect(try await target.findUser(field: "sourceObjectId", equals: "no-such-source-id") == nil)
+        // A field the users collection does not have (yet: a run killed before its first import) finds nobody.
+        #expect(try await target.findUser(field: "noSuchField\(run)", equals: "x") == nil)
         #expect(ramen["author"] == .pointer(Pointer(className: "_User", objectId: taro.id)))
         let file = try #require(ramen["filename"]?.fileValue)
         #expect(try await target.download(file) == (try Data(contentsOf: sampleExport.appendingPathComponent("files/ramen-2023_10_01.png"))))

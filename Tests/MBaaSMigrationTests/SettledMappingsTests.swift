@@ -29,4 +29,47 @@ struct SettledMappingsTests {
         try state.db.write { try $0.execute(sql: "DELETE FROM idmap WHERE source_id = 'm1'") }
         #expect(try state.mapped(.record, className: "Memo", sourceIds: ["m1"]).isEmpty)
     }
+
+    @Test("users' mappings committed by recordUsers and records' through the write-behind also end a settlement")
+    func unsettledByEveryWrite() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let state = try MigrationState(directory: scratch.path("state"))
+        try state.recordUsers([("u1", "t1")], password: "reset")
+        state.settle(.user, className: "_User")
+        #expect(try state.mapped(.user, className: "_User", sourceIds: ["u1"]) == ["u1": "t1"])
+        try state.db.write { try $0.execute(sql: "DELETE FROM idmap WHERE source_id = 'u1'") }
+        try state.recordUsers([("u2", "t2")], password: "reset")
+        #expect(try state.mapped(.user, className: "_User", sourceIds: ["u1", "u2"]) == ["u2": "t2"])
+
+        try state.recordWritten(.record, className: "Memo", [.init(sourceId: "m1", targetId: "x1", fixups: nil, attachments: [])])
+        state.settle(.record, className: "Memo")
+        #expect(try state.mapped(.record, className: "Memo", sourceIds: ["m1"]) == ["m1": "x1"])
+        try state.db.write { try $0.execute(sql: "DELETE FROM idmap WHERE source_id = 'm1'") }
+        try state.recordWritten(.record, className: "Memo", [.init(sourceId: "m2", targetId: "x2", fixups: nil, attachments: [])], deferred: true)
+        #expect(try state.mapped(.record, className: "Memo", sourceIds: ["m1", "m2"]) == ["m2": "x2"])
+    }
+
+    @Test("the memory keeps at most its limit of mappings, and forgets a kind and class unsettled meanwhile")
+    func limit() {
+        let memory = SettledMappings(limit: 2)
+        var found: [String: String] = [:]
+        var missing: [String] = []
+        #expect(!memory.lookup(.user, className: "_User", sourceIds: ["a"], found: &found, missing: &missing))
+        memory.settle(.user, className: "_User")
+        memory.remember(.user, className: "_User", ["a": "1", "b": "2", "c": "3"])
+        #expect(memory.lookup(.user, className: "_User", sourceIds: ["a", "b", "c"], found: &found, missing: &missing))
+        #expect(found.count == 2 && missing.count == 1)
+        memory.unsettle(.user, className: "_User")
+        memory.remember(.user, className: "_User", ["d": "4"])   // arrives after the unsettling: not kept
+        memory.settle(.user, className: "_User")
+        found = [:]
+        #expect(memory.lookup(.user, className: "_User", sourceIds: ["a", "d"], found: &found, missing: &missing))
+        #expect(found.isEmpty && missing == ["a", "d"])
+        // The room freed by unsettling is there again.
+        memory.remember(.record, className: "Memo", ["x": "1", "y": "2"])   // not settled: ignored
+        memory.settle(.record, className: "Memo")
+        memory.remember(.record, className: "Memo", ["x": "1", "y": "2"])
+        #expect(memory.lookup(.record, className: "Memo", sourceIds: ["x", "y"], found: &found, missing: &missing) && missing.isEmpty)
+    }
 }

@@ -339,6 +339,17 @@ public actor BundleBackend: Backend {
         return nil
     }
 
+    /// The first user in `users.ndjson` whose field `field` is the string `value`.
+    public func findUser(field: String, equals value: String) async throws -> DirectoryUser? {
+        var cursor: String?
+        repeat {
+            let page = try await listUsers(after: cursor, limit: 500)
+            if let u = page.users.first(where: { $0.fields[field]?.stringValue == value }) { return u }
+            cursor = page.nextCursor
+        } while cursor != nil
+        return nil
+    }
+
     /// Appends the user with its own id. The password choice is the migration's to record; a bundle holds none.
     public func importUser(_ user: DirectoryUser, password: ImportedPassword) async throws -> DirectoryUser {
         guard !isReadOnly else { throw readOnlyError() }
