@@ -234,7 +234,7 @@ extension Migration {
             try? state.flushWritten()
             throw error
         }
-        try state.flushWritten()
+        try await offPool { try state.flushWritten() }
         // Every record the last run left in flight was found above or has been written again: its marks go.
         if !pending.isEmpty { try state.settlePending(.record, className: cls, through: leftBehind) }
         func copyBatches() async throws {
@@ -285,7 +285,8 @@ extension Migration {
             }
             if seen.insert(id).inserted { unique.append(r) }
         }
-        let already = try state.mapped(.record, className: cls, sourceIds: unique.map { $0.id! })
+        let uniqueIds = unique.map { $0.id! }
+        let already = try await offPool { try state.mapped(.record, className: cls, sourceIds: uniqueIds) }
         box.update { $0.classes[index].skipped += already.count }
         let todo = unique.filter { already[$0.id!] == nil }
         guard !todo.isEmpty else { return records.count }
@@ -311,7 +312,8 @@ extension Migration {
         }
         for i in prepared.indices { for f in prepared[i].attachments + prepared[i].inlineFiles { try state.addFileField(className: cls, field: f.field) } }
         let toCreate = prepared.filter { $0.existingTargetId == nil }
-        let inFlight = toCreate.isEmpty ? nil : try state.beginWrites(.record, className: cls, sourceIds: toCreate.map(\.sourceId))
+        let creating = toCreate.map(\.sourceId)
+        let inFlight = creating.isEmpty ? nil : try await offPool { try state.beginWrites(.record, className: cls, sourceIds: creating) }
         let outcome = try await createWithRetry(toCreate, className: cls)
         var written: [MigrationState.Written] = []
         for p in prepared {
@@ -321,7 +323,8 @@ extension Migration {
         }
         // Failed writes stay in the batch's mark until it is settled with these mappings: nothing of them reached the
         // target, and the next run tries them again.
-        try state.recordWritten(.record, className: cls, written, deferred: true, settling: inFlight)
+        let done = written
+        try await offPool { try state.recordWritten(.record, className: cls, done, deferred: true, settling: inFlight) }
         box.update { report in
             report.classes[index].written += written.count
             report.classes[index].failed += outcome.failed.count

@@ -117,8 +117,9 @@ extension Migration {
         try state.resetVerification()
         // The target's side, keyed by source id.
         var rows: [(key: String, targetId: String, digest: Data)] = []
-        func flush() throws {
-            for dup in try state.addVerificationTargets(rows) {
+        func flush() async throws {
+            let taken = rows
+            for dup in try await offPool({ try state.addVerificationTargets(taken) }) {
                 box.update { $0.add(.init(kind: "unexpected", className: cls, sourceId: dup, detail: "the target holds this source record more than once")) }
             }
             rows = []
@@ -130,17 +131,18 @@ extension Migration {
                 rows.append((key, id, canonicalDigest(r, fileFields: fileFields)))
                 // Thousands per transaction: the keys arrive in no order, and small transactions rewrite the same
                 // pages over and over.
-                if rows.count >= 5000 { try flush() }
+                if rows.count >= 5000 { try await flush() }
             }
         } catch let e as MBaaSError where e.kind == .notFound {
             // The class does not exist on the target: every source record is missing.
         }
-        try flush()
+        try await flush()
         // The source's side, mapped as the migration maps it.
         var batch: [Record] = []
         func check() async throws {
             let maps = try maps(for: batch, state)
-            let found = try state.takeVerificationTargets(batch.compactMap(\.id))
+            let ids = batch.compactMap(\.id)
+            let found = try await offPool { try state.takeVerificationTargets(ids) }
             var verified = 0
             for r in batch {
                 guard let id = r.id else { continue }

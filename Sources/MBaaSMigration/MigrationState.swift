@@ -619,6 +619,20 @@ final class WriteBehind: @unchecked Sendable {
     }
 }
 
+/// Runs a state call that may wait (a commit of thousands of mappings, or a transaction another task holds) on a
+/// thread of its own, and suspends until it is done: waiting for the state database never holds one of Swift's
+/// cooperative threads, which would stall every other task of the process (a server in the same process, the
+/// migration's own reads) on a machine with few cores.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        stateCallQueue.async { continuation.resume(with: Result(catching: body)) }
+    }
+}
+
+/// Where ``offPool(_:)`` runs its calls: concurrent, so that a call waiting on the state database does not hold up
+/// another that would find it free; bounded in practice by the migration's concurrency.
+private let stateCallQueue = DispatchQueue(label: "mbaas-migration-state-calls", attributes: .concurrent)
+
 /// The memory behind ``MigrationState/settle(_:className:)``: for each settled kind and class, the mappings found so
 /// far (only mappings: an id found unmapped is asked again), at most `limit` in all.
 final class SettledMappings: Sendable {

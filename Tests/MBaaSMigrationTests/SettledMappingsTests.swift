@@ -73,3 +73,43 @@ struct SettledMappingsTests {
         #expect(memory.lookup(.record, className: "Memo", sourceIds: ["x", "y"], found: &found, missing: &missing) && missing.isEmpty)
     }
 }
+
+/// ``offPool(_:)``: a state call waiting on the state database holds a thread of its own, not a cooperative one.
+@Suite("State calls off the cooperative pool")
+struct OffPoolTests {
+    @Test("callers waiting on a held state database leave the cooperative pool free: a task started after them runs at once")
+    func heldDatabaseDoesNotStallThePool() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let state = try MigrationState(directory: scratch.path("state"))
+        let held = DispatchSemaphore(value: 0)
+        let probed = DispatchSemaphore(value: 0)
+        // Another thread holds the state database until the probe has run (or for 20 s at most).
+        let holder = Thread {
+            try? state.db.write { _ in
+                held.signal()
+                _ = probed.wait(timeout: .now() + 20)
+            }
+        }
+        holder.start()
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in DispatchQueue.global().async { held.wait(); c.resume() } }
+        // Twice as many callers as cooperative threads, each waiting for the database.
+        let callers = (0..<ProcessInfo.processInfo.activeProcessorCount * 2).map { i in
+            Task {
+                try await offPool {
+                    try state.recordWritten(.record, className: "C", [.init(sourceId: "s\(i)", targetId: "t\(i)", fixups: nil, attachments: [])])
+                }
+            }
+        }
+        let start = Date()
+        let probe = Task { () -> Date in
+            probed.signal()
+            return Date()
+        }
+        let ran = await probe.value
+        for caller in callers { try await caller.value }
+        // Had the callers blocked the pool, the probe would have waited for the holder's 20 s.
+        #expect(ran.timeIntervalSince(start) < 15)
+        #expect(try state.mappedCount(.record, className: "C") == callers.count)
+    }
+}
