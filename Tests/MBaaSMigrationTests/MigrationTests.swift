@@ -187,11 +187,17 @@ struct MigrationTests {
         try await expectNothingWritten(target)
     }
 
-    /// Replaces the export's users with `count` users: ids `u000…0<i>`, names `user<i>`.
-    func writeUsers(_ count: Int, into export: URL) throws {
+    /// Replaces the export's users with `count` users: ids `u000…0<i>`, names `user<i>`; or, not `named`, ids
+    /// `anon<i>` with neither userName nor mailAddress (NCMB's anonymous users have none).
+    func writeUsers(_ count: Int, into export: URL, named: Bool = true) throws {
         let users = (0..<count).map { i -> JSON in
-            .object(["objectId": .string(String(format: "u%015d", i)), "userName": .string("user\(i)"), "mailAddress": .string("user\(i)@example.com"),
-                     "createDate": "2023-10-01T00:00:00.000Z", "updateDate": "2023-10-02T00:00:00.000Z"])
+            var user: JSONObject = ["objectId": .string("anon\(i)"), "createDate": "2023-10-01T00:00:00.000Z", "updateDate": "2023-10-02T00:00:00.000Z"]
+            if named {
+                user["objectId"] = .string(String(format: "u%015d", i))
+                user["userName"] = .string("user\(i)")
+                user["mailAddress"] = .string("user\(i)@example.com")
+            }
+            return .object(user)
         }
         try JSON.object(["results": .array(users)]).printed().write(to: export.appendingPathComponent("user.json"), atomically: true, encoding: .utf8)
     }
@@ -284,11 +290,7 @@ struct MigrationTests {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let export = try scratch.sampleExport()
-        // Five users with neither userName nor mailAddress (NCMB's anonymous users have none).
-        let users = (0..<5).map { i -> JSON in
-            .object(["objectId": .string("anon\(i)"), "createDate": "2023-10-01T00:00:00.000Z", "updateDate": "2023-10-02T00:00:00.000Z"])
-        }
-        try JSON.object(["results": .array(users)]).printed().write(to: export.appendingPathComponent("user.json"), atomically: true, encoding: .utf8)
+        try writeUsers(5, into: export, named: false)
         let local = try openLocal(scratch.path("t.db"))
         // An earlier run marked anon1 and anon3 pending and imported them before it died; the duplicate check of the
         // retry path sees anon4 as already taken.
@@ -320,10 +322,7 @@ struct MigrationTests {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let export = try scratch.sampleExport()
-        let users = (0..<3).map { i -> JSON in
-            .object(["objectId": .string("anon\(i)"), "createDate": "2023-10-01T00:00:00.000Z", "updateDate": "2023-10-02T00:00:00.000Z"])
-        }
-        try JSON.object(["results": .array(users)]).printed().write(to: export.appendingPathComponent("user.json"), atomically: true, encoding: .utf8)
+        try writeUsers(3, into: export, named: false)
         // The killed run: anon1 marked pending and written to users.ndjson, the bundle never finished.
         do {
             let state = try MigrationState(directory: scratch.path("state"))
