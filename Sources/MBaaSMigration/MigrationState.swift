@@ -171,10 +171,9 @@ public final class MigrationState: Sendable {
         settledMappings.settle(kind, className: className)
     }
 
-    /// How many settled mappings are kept in memory, in all (about 130 bytes each with 16-character ids): enough for
-    /// the users and the referenced records pointers and ACLs name again and again. Pointers that each name a
-    /// different record would fill any size with mappings seen once; at 100,000 they raised the peak of a 1M-record
-    /// migration by 13 MB, spent in verification.
+    /// How many settled mappings are kept in memory, in all (about 130 bytes each with 16-character ids, so at most
+    /// about 2.6 MB): enough for the users and the referenced records that pointers and ACLs name again and again.
+    /// Pointers that each name a different record would fill any size with mappings seen once; the limit bounds that.
     public static let settledCacheLimit = 20_000
 
     /// The target id of one source id.
