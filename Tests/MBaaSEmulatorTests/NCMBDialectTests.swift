@@ -234,7 +234,9 @@ struct NCMBDialectTests {
         let dialect = try makeDialect()
         let running = try await EmulatorServer(dialect: dialect).start()
         defer { Task { await running.stop() } }
-        let url = try BackendURL(parsing: dialect.backendURL(host: "127.0.0.1", port: running.port))
+        // This suite runs beside every other one on two cores: a request may wait long for a thread of the cooperative
+        // pool (a CI run saw one wait over 30 s), which is not what it tests.
+        let url = try BackendURL(parsing: dialect.backendURL(host: "127.0.0.1", port: running.port) + "?timeout=120")
         let backend = try await NCMBBackendFactory().open(url, context: BackendContext())
         let created = try await backend.create(Record(className: "Memo", fields: ["title": "over http", "n": 3]))
         let page = try await backend.queryPage(Query("Memo").filter(Field("n") >= 3))
