@@ -57,12 +57,10 @@ extension PocketBaseBackend {
     /// `nil` when the collection has no such field (yet: the first import that sets it adds it).
     public func findUser(field: String, equals value: String) async throws -> DirectoryUser? {
         try requireSuperuser("finding users")
-        guard field.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }),
-              !field.isEmpty
-        else { throw MBaaSError(.invalidRequest, "'\(field)' is not a PocketBase field name") }
-        // PocketBase refuses a filter on an unknown field (400): no such field, no such user.
-        guard try await definition(configuration.usersCollection, refresh: true)?.field(named: field) != nil else { return nil }
-        let filter = "\(field) = \(PocketBaseFilter.Literal.text(value).text)"
+        // PocketBase refuses a filter on an unknown field (400): no such field, no such user. The filter names the
+        // collection's own field, so nothing the caller wrote goes into it but the literal.
+        guard let column = try await definition(configuration.usersCollection, refresh: true)?.field(named: field) else { return nil }
+        let filter = PocketBaseFilter.compare(column.name, .eq, .text(value)).text
         let json = try await sendJSON(.get, PocketBaseWire.recordsPath(configuration.usersCollection),
                                       query: [("filter", filter), ("sort", "id"), ("perPage", "1"), ("skipTotal", "1")], as: .superuser)
         return try json["items"]?.arrayValue?.first?.objectValue.map(directoryUser)

@@ -150,7 +150,9 @@ extension Migration {
     func findImported(_ user: DirectoryUser, _ importing: DirectoryUser) async throws -> String? {
         if let name = importing.username ?? importing.email {
             guard let existing = try await withRetry({ try await self.target.findUser(username: name) }) else { return nil }
-            return mapping.sourceIdField.map({ existing.fields[$0]?.stringValue == user.id }) ?? true ? existing.id : nil
+            // Without a source-id field there is nothing to check the name against.
+            if let field = mapping.sourceIdField, existing.fields[field]?.stringValue != user.id { return nil }
+            return existing.id
         }
         guard let field = mapping.sourceIdField else { return nil }
         do {

@@ -562,11 +562,17 @@ extension MigrationState {
 /// A batch of writes marked in flight (``MigrationState/beginWrites(_:className:sourceIds:)``).
 struct PendingBatch: Sendable { var token: Int64 }
 
+/// Which mappings: a kind and a source class (``WriteBehind`` and ``SettledMappings`` keep theirs by it).
+struct MappingKey: Hashable, Sendable {
+    var kind: MigrationState.Kind
+    var className: String
+}
+
 /// The mappings of written records not committed yet, with the in-flight batches they settle:
 /// ``MigrationState/recordWritten(_:className:_:deferred:settling:)``. Items leave only after their transaction
 /// commits, so a look-up finds a mapping in memory, in the database, or both; one flush runs at a time.
 final class WriteBehind: @unchecked Sendable {
-    private struct Key: Hashable { var kind: MigrationState.Kind; var className: String }
+    private typealias Key = MappingKey
     private let lock = NSLock()
     private let flushing = NSLock()
     private var waiting: [Key: [MigrationState.Written]] = [:]
@@ -635,7 +641,7 @@ private let stateCallQueue = DispatchQueue(label: "mbaas-migration-state-calls",
 /// The memory behind ``MigrationState/settle(_:className:)``: for each settled kind and class, the mappings found so
 /// far (only mappings: an id found unmapped is asked again), at most `limit` in all.
 final class SettledMappings: Sendable {
-    private struct Key: Hashable { var kind: MigrationState.Kind; var className: String }
+    private typealias Key = MappingKey
     private struct Contents {
         var maps: [Key: [String: String]] = [:]
         var count = 0

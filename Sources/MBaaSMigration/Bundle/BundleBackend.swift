@@ -330,21 +330,20 @@ public actor BundleBackend: Backend {
     }
 
     public func findUser(username: String) async throws -> DirectoryUser? {
-        var cursor: String?
-        repeat {
-            let page = try await listUsers(after: cursor, limit: 500)
-            if let u = page.users.first(where: { $0.username == username }) { return u }
-            cursor = page.nextCursor
-        } while cursor != nil
-        return nil
+        try await firstUser { $0.username == username }
     }
 
     /// The first user in `users.ndjson` whose field `field` is the string `value`.
     public func findUser(field: String, equals value: String) async throws -> DirectoryUser? {
+        try await firstUser { $0.fields[field]?.stringValue == value }
+    }
+
+    /// The first user in `users.ndjson` that matches, read page by page.
+    private func firstUser(where matches: (DirectoryUser) -> Bool) async throws -> DirectoryUser? {
         var cursor: String?
         repeat {
             let page = try await listUsers(after: cursor, limit: 500)
-            if let u = page.users.first(where: { $0.fields[field]?.stringValue == value }) { return u }
+            if let u = page.users.first(where: matches) { return u }
             cursor = page.nextCursor
         } while cursor != nil
         return nil
