@@ -628,9 +628,28 @@ final class WriteBehind: @unchecked Sendable {
 /// thread of its own, and suspends until it is done: waiting for the state database never holds one of Swift's
 /// cooperative threads, which would stall every other task of the process (a server in the same process, the
 /// migration's own reads) on a machine with few cores.
+///
+/// The call is dropped before the caller resumes: nothing it captured (the state, whose lock is released when it goes)
+/// outlives the `await` on the queue's thread, so a state folder is free again as soon as its last user returns.
 func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        stateCallQueue.async { continuation.resume(with: Result(catching: body)) }
+    let call = OffPoolCall(body)
+    return try await withCheckedThrowingContinuation { continuation in
+        stateCallQueue.async {
+            let result = call.run()
+            continuation.resume(with: result)
+        }
+    }
+}
+
+/// One ``offPool(_:)`` call, given up as it runs.
+private final class OffPoolCall<T: Sendable>: @unchecked Sendable {
+    private var body: (@Sendable () throws -> T)?
+    init(_ body: @escaping @Sendable () throws -> T) { self.body = body }
+
+    /// Runs the call once and lets go of it (and of what it captured) before returning.
+    func run() -> Result<T, any Error> {
+        guard let body = body.take() else { return .failure(CancellationError()) }
+        return Result(catching: body)
     }
 }
 

@@ -112,4 +112,28 @@ struct OffPoolTests {
         #expect(ran.timeIntervalSince(start) < 15)
         #expect(try state.mappedCount(.record, className: "C") == callers.count)
     }
+
+    @Test("nothing a call captured outlives its await: a state folder is free again as soon as its last user returns")
+    func callsLetGoBeforeResuming() async throws {
+        final class Captured: Sendable {}
+        for _ in 0..<200 {
+            weak var gone: Captured?
+            try await {
+                let captured = Captured()
+                gone = captured
+                try await offPool { _ = captured }
+            }()
+            #expect(gone == nil)
+        }
+        // The case that needs it: a migration's state closed, the same folder opened again at once.
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        for _ in 0..<50 {
+            try await {
+                let state = try MigrationState(directory: scratch.path("state"))
+                try await offPool { try state.flushWritten() }
+            }()
+            _ = try MigrationState(directory: scratch.path("state"))
+        }
+    }
 }
