@@ -208,8 +208,7 @@ extension Migration {
         observer(.classStarted(source: cls, target: plan.target, total: plan.count))
         // Writes an earlier run left in flight: find what reached the target before writing anything again.
         var resumed: [String: String] = [:]
-        let leftBehind = try state.lastPendingBatch(.record, className: cls)
-        let pending = try state.pending(.record, className: cls)
+        let (leftBehind, pending) = try await offPool { (try state.lastPendingBatch(.record, className: cls), try state.pending(.record, className: cls)) }
         if !pending.isEmpty {
             resumed = try await findExisting(className: plan.target, sourceIds: pending)
             observer(.note("\(cls): \(pending.count) writes were in flight when the last run stopped; \(resumed.count) reached the target"))
@@ -217,7 +216,7 @@ extension Migration {
         // A target class that already holds records this state does not know (a run with another state folder, or
         // one whose state was lost): every batch is looked up by source id before it is written.
         var found = false
-        if try state.mappedCount(.record, className: cls) == 0, target.capabilities.has(.count) {
+        if try await offPool({ try state.mappedCount(.record, className: cls) }) == 0, target.capabilities.has(.count) {
             found = ((try? await target.count(Query(plan.target))) ?? 0) > 0
         }
         let adopt = found
@@ -236,7 +235,7 @@ extension Migration {
         }
         try await offPool { try state.flushWritten() }
         // Every record the last run left in flight was found above or has been written again: its marks go.
-        if !pending.isEmpty { try state.settlePending(.record, className: cls, through: leftBehind) }
+        if !pending.isEmpty { try await offPool { try state.settlePending(.record, className: cls, through: leftBehind) } }
         func copyBatches() async throws {
             try await withThrowingTaskGroup(of: Int.self) { group in
                 var inFlight = 0
@@ -290,7 +289,9 @@ extension Migration {
         box.update { $0.classes[index].skipped += already.count }
         let todo = unique.filter { already[$0.id!] == nil }
         guard !todo.isEmpty else { return records.count }
-        let maps = try maps(for: todo, state)
+        // Pointers to records of classes still being copied are looked up in the state's database, which a
+        // mapping commit may hold: off the cooperative pool, like every other state call of a batch.
+        let maps = try await offPool { try self.maps(for: todo, state) }
         var prepared = todo.map { prepare($0, maps: maps) }
         let existing = adopt ? try await findExistingRetrying(className: mapping.targetClass(cls), sourceIds: todo.map { $0.id! }) : resumed
         for (i, source) in zip(prepared.indices, todo) {
@@ -322,7 +323,12 @@ extension Migration {
                                  attachments: p.attachments))
         }
         // Failed writes stay in the batch's mark until it is settled with these mappings: nothing of them reached the
-        // target, and the next run tries them again.
+        // target, and the next run tries them again. Those whose outcome is unknown get a mark of their own first,
+        // committed before the batch's goes: the next run looks them up on the target before writing them again.
+        if !outcome.unknown.isEmpty {
+            let unknown = outcome.unknown
+            _ = try await offPool { try state.beginWrites(.record, className: cls, sourceIds: unknown) }
+        }
         let done = written
         try await offPool { try state.recordWritten(.record, className: cls, done, deferred: true, settling: inFlight) }
         box.update { report in
@@ -338,6 +344,9 @@ extension Migration {
     struct CreateOutcome {
         var created: [String: String] = [:]
         var failed: [String: MBaaSError] = [:]
+        /// Failed writes whose outcome is unknown (the last attempt may have been applied, and the target could not
+        /// be asked): their in-flight mark must outlive this batch, so that the next run looks them up first.
+        var unknown: [String] = []
     }
 
     /// Creates the records, retrying transient failures; a write whose outcome is unknown is looked up on the target
@@ -359,6 +368,7 @@ extension Migration {
                         let single = try await createWithRetry([p], className: cls)
                         outcome.created.merge(single.created) { a, _ in a }
                         outcome.failed.merge(single.failed) { a, _ in a }
+                        outcome.unknown += single.unknown
                     }
                     return outcome
                 }
@@ -393,6 +403,7 @@ extension Migration {
                             let single = try await createWithRetry([p], className: cls)
                             outcome.created.merge(single.created) { a, _ in a }
                             outcome.failed.merge(single.failed) { a, _ in a }
+                            outcome.unknown += single.unknown
                         }
                         return outcome
                     }
@@ -405,7 +416,15 @@ extension Migration {
             guard !retry.isEmpty else { break }
             attempt += 1
             if attempt >= options.maxAttempts {
-                for p in retry { outcome.failed[p.sourceId] = lastError ?? MBaaSError(.unavailable, "gave up after \(attempt) attempts") }
+                // The last attempt may have been applied before it failed (a timeout, a reset): ask once more. What
+                // is found was written; what cannot be asked about stays unknown and keeps an in-flight mark.
+                let found: [String: String]?
+                do { found = try await findExisting(className: retry[0].record.className, sourceIds: retry.map(\.sourceId)) } catch { found = nil }
+                for p in retry {
+                    if let t = found?[p.sourceId] { outcome.created[p.sourceId] = t; continue }
+                    outcome.failed[p.sourceId] = lastError ?? MBaaSError(.unavailable, "gave up after \(attempt) attempts")
+                    if found == nil { outcome.unknown.append(p.sourceId) }
+                }
                 break
             }
             observer(.note("\(cls): retrying \(retry.count) writes (attempt \(attempt + 1)): \(lastError?.description ?? "")"))
@@ -683,7 +702,11 @@ extension Migration {
                     var aclUpdate: ACL?
                     for (field, json) in row.pointers {
                         if field == Self.aclFixupKey {
-                            aclUpdate = mapACL(try ACL(json: json), maps: maps, className: cls, sourceId: row.sourceId, reporting: false)
+                            let original = try ACL(json: json)
+                            let mapped = mapACL(original, maps: maps, className: cls, sourceId: row.sourceId, reporting: false)
+                            // As for pointers below: with kept ids, an ACL whose users all keep their ids was
+                            // written as it is (a target that cannot update, a bundle, is never asked to).
+                            if !(keepsIds && mapped == original) { aclUpdate = mapped }
                             continue
                         }
                         let original = try Value(json: json)

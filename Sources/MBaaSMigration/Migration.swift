@@ -126,6 +126,8 @@ public final class Migration: Sendable {
 
     /// The classes to move, in order.
     func sourceClasses() async throws -> [String] {
+        // A bundle is read only once finished: a missing or unfinished one is named as such, whatever the classes.
+        try (source as? BundleBackend)?.requireFinished()
         if let classes = options.classes { return classes }
         guard source.capabilities.has(.listClasses) else {
             throw MBaaSError(.invalidRequest,

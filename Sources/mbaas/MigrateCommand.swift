@@ -36,8 +36,11 @@ func openForMigration(_ text: String, verbose: Bool, asSource: Bool = false, rea
     let transport = RetryingTransport(URLSessionTransport(logger: global.logger))
     // Sources, dry-run and verification targets only read: a sqlite: file is opened read-only (nothing is written
     // to it, not even its write-ahead log; a missing one is notFound, or an empty stand-in for a dry run).
+    // A bundle read as a source is opened only to read: a missing or unfinished one is reported as such, and nothing
+    // is created in its place. (Not every source: a read-only context lets a missing sqlite: file stand in empty.)
+    let onlyReads = readOnly || (asSource && url.scheme == "bundle")
     return try await BuiltinAdapters.registry(localOpenMode: asSource || readOnly ? .readOnly : .create).open(
-        url, context: BackendContext(transport: transport, logger: global.logger, administrative: true, readOnly: readOnly))
+        url, context: BackendContext(transport: transport, logger: global.logger, administrative: true, readOnly: onlyReads))
 }
 
 /// Runs a migration with progress on stderr and the summary on stdout; exits 8 when something differs.
@@ -45,6 +48,10 @@ func runMigration(
     from: String, to: String, options: MigrationOptions, group: MigrationOptionGroup, verifyOnly: Bool = false
 ) async throws {
     try await runReportingErrors {
+        // The source first (it creates nothing): a mistyped source leaves no state folder and no target behind;
+        // then the state (its lock refuses a second run before the target is touched); then the target.
+        let source = try await openForMigration(from, verbose: group.verbose, asSource: true)
+        try (source as? BundleBackend)?.requireFinished()
         let state: MigrationState?
         let stateURL = group.stateDirectory.map { URL(fileURLWithPath: $0) } ?? MigrationState.defaultDirectory(from: from, to: to)
         if options.dryRun {
@@ -53,7 +60,6 @@ func runMigration(
             state = try MigrationState(directory: stateURL)
             printNote("state: \(stateURL.path)")
         }
-        let source = try await openForMigration(from, verbose: group.verbose, asSource: true)
         let target = try await openForMigration(to, verbose: group.verbose, readOnly: options.dryRun || verifyOnly)
         let progress = MigrationProgress(terminal: isatty(STDERR_FILENO) != 0)
         let migration = Migration(source: source, target: target, options: options, state: state,

@@ -339,6 +339,32 @@ struct MigrationTests {
         #expect(written.map(\.id).sorted() == ["anon0", "anon1", "anon2"])
     }
 
+    @Test("into a bundle: a record a killed export wrote is found, and its pointers and ACL need no update the bundle cannot make")
+    func resumedRecordsIntoBundle() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let export = try scratch.sampleExport()
+        let source = try NCMBExportBackend(directory: export)
+        let first = try #require(try await source.queryPage(Query("MemoClass", limit: 1)).records.first)
+        #expect(first.acl != nil && first.fields.values.contains { if case .pointer = $0 { true } else { false } })
+        // The killed run: the first memo marked in flight and written, the bundle never finished.
+        do {
+            let state = try MigrationState(directory: scratch.path("state"))
+            try state.addPending(.record, className: "MemoClass", sourceIds: [first.id!])
+            let killed = try BundleBackend(directory: scratch.path("bundle"))
+            var written = first
+            written.fields["sourceObjectId"] = .string(first.id!)
+            _ = try await killed.create(written)
+        }
+        let report = try await migrate(source, try BundleBackend(directory: scratch.path("bundle")), state: scratch.path("state"),
+                                       options: MigrationOptions(files: false))
+        #expect(report.ok, "\(report.mismatches.prefix(3)) \(report.problems)")
+        let memo = try #require(report.classes.first { $0.source == "MemoClass" })
+        #expect(memo.failed == 0 && memo.verified == 12, "\(memo)")
+        let bundle = try BundleBackend(directory: scratch.path("bundle"))
+        #expect(try await bundle.count(Query("MemoClass")) == 12)
+    }
+
     @Test("the mapping renames classes and fields, drops fields and turns file names into files")
     func mapping() async throws {
         let scratch = try Scratch()
@@ -591,10 +617,53 @@ struct MigrationTests {
         await local.close()
         await source.close()
     }
+
+    @Test("a write whose last attempt failed is looked up before it is called failed; one that cannot be looked up keeps an in-flight mark, so the next run does not write it twice")
+    func unknownOutcomeKeepsItsMark() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try openLocal(scratch.path("s.db"))
+        for i in 0..<6 { _ = try await source.create(Record(className: "Memo", id: "m\(i)", fields: ["n": .int(Int64(i))])) }
+        _ = try await source.create(Record(className: "Memo", id: "m9", fields: ["n": 9]))
+        // One attempt per write; every write is applied and its answer lost.
+        let options = MigrationOptions(mapping: MigrationMapping(keepSourceTimestamps: false), batchSize: 3, concurrency: 1,
+                                       verify: false, users: false, files: false, maxAttempts: 1)
+        // m9 was mapped by an earlier run: the class is not matched wholesale ("adopted"), only marks are looked up.
+        func premapped(_ name: String, _ target: LocalBackend) async throws {
+            let state = try MigrationState(directory: scratch.path(name))
+            try state.recordWritten(.record, className: "Memo", [.init(sourceId: "m9", targetId: "other9", fixups: nil, attachments: [])])
+            _ = try await target.create(Record(className: "Memo", id: "other9", fields: ["n": 9, "sourceObjectId": "m9"]))
+        }
+
+        // The target can be asked: the lost writes are found and mapped, none is failed.
+        let first = try openLocal(scratch.path("t1.db"))
+        try await premapped("s1", first)
+        var report = try await migrate(source, FlakyBackend(first, seed: 0, rate: 100, afterOnly: true), state: scratch.path("s1"), options: options)
+        var memo = try #require(report.classes.first)
+        #expect(memo.written == 6 && memo.failed == 0, "\(memo) \(report.mismatches)")
+        #expect(try await first.count(Query("Memo")) == 7)
+
+        // The target cannot be asked either: the six are failed, and stay marked in flight.
+        let second = try openLocal(scratch.path("t2.db"))
+        try await premapped("s2", second)
+        let blind = FlakyBackend(second, seed: 0, rate: 100, afterOnly: true)
+        blind.queriesFail = true
+        report = try await migrate(source, blind, state: scratch.path("s2"), options: options)
+        memo = try #require(report.classes.first)
+        #expect(memo.written == 0 && memo.failed == 6)
+        #expect(try MigrationState(directory: scratch.path("s2")).pending(.record, className: "Memo").sorted() == (0..<6).map { "m\($0)" })
+        // The next run finds them on the target: nothing is written twice.
+        report = try await migrate(source, FlakyBackend(second, seed: 0, rate: 0), state: scratch.path("s2"),
+                                   options: MigrationOptions(mapping: MigrationMapping(keepSourceTimestamps: false), users: false, files: false))
+        memo = try #require(report.classes.first)
+        #expect(try await second.count(Query("Memo")) == 7)
+        #expect(memo.failed == 0 && memo.verified == 7 && memo.mismatched == 0, "\(report.mismatches)")
+        await first.close()
+        await second.close()
+        await source.close()
+    }
 }
 
-/// Wraps a backend and fails some writes: before writing (503, 429 with Retry-After) and after writing (a reset
-/// whose write happened), deterministically for a seed.
 /// A thread-safe call counter for test doubles.
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
@@ -608,6 +677,8 @@ final class Counter: @unchecked Sendable {
     }
 }
 
+/// Wraps a backend and fails some writes: before writing (503, 429 with Retry-After) and after writing (a reset
+/// whose write happened), deterministically for a seed.
 final class FlakyBackend: Backend, @unchecked Sendable {
     let inner: any Backend
     private let lock = NSLock()
@@ -620,12 +691,23 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     let userFault: @Sendable (String) -> MBaaSError?
     let findUserFault: @Sendable (String) -> MBaaSError?
 
-    /// `rate`: percent of writes that fail (half before, half after the write).
-    init(_ inner: any Backend, seed: UInt64, rate: UInt64 = 10, userFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil },
+    /// Every injected fault comes after the write happened (a lost response).
+    let afterOnly: Bool
+    /// Queries fail with a 503 while set.
+    var queriesFail: Bool {
+        get { lock.withLock { failQueries } }
+        set { lock.withLock { failQueries = newValue } }
+    }
+    private var failQueries = false
+
+    /// `rate`: percent of writes that fail (half before, half after the write; all after with `afterOnly`).
+    init(_ inner: any Backend, seed: UInt64, rate: UInt64 = 10, afterOnly: Bool = false,
+         userFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil },
          findUserFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil }) {
         self.inner = inner
         rng = seed
         self.rate = rate
+        self.afterOnly = afterOnly
         self.userFault = userFault
         self.findUserFault = findUserFault
     }
@@ -645,7 +727,7 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         defer { lock.unlock() }
         rng = rng &* 6364136223846793005 &+ 1442695040888963407
         let r = (rng >> 33) % 100
-        if r < rate / 2 { injected += 1; return 1 }
+        if r < rate / 2 { injected += 1; return afterOnly ? 2 : 1 }
         if r < rate { injected += 1; return 2 }
         return 0
     }
@@ -670,7 +752,10 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     func delete(className: String, id: String, expectedVersion: String?) async throws {
         try await inner.delete(className: className, id: id, expectedVersion: expectedVersion)
     }
-    func queryPage(_ query: Query) async throws -> RecordPage { try await inner.queryPage(query) }
+    func queryPage(_ query: Query) async throws -> RecordPage {
+        if queriesFail { throw MBaaSError(.unavailable, "injected 503 on a query", httpStatus: 503) }
+        return try await inner.queryPage(query)
+    }
     func count(_ query: Query) async throws -> Int { try await inner.count(query) }
     func upload(_ upload: FileUpload) async throws -> FileReference { try await inner.upload(upload) }
     func download(_ file: FileReference) async throws -> Data { try await inner.download(file) }

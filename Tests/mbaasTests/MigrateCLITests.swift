@@ -75,6 +75,22 @@ struct MigrateCLITests {
                                     "--state", cli.directory.appendingPathComponent("s2").path, "--format", "json"], sessionOption: false)
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(try imported.json()["classes"]?.arrayValue?.first { $0["source"] == "MemoClass" }?["verified"] == 12)
+
+        // A mistyped bundle is not found (exit 3), an unfinished one is refused (exit 2); neither run creates the
+        // directory, a state folder or the target.
+        let mistyped = cli.directory.appendingPathComponent("bundel").path
+        let state = cli.directory.appendingPathComponent("s3")
+        let other = "sqlite:" + cli.directory.appendingPathComponent("other.db").path
+        let missing = try cli.run(["import", "--from", mistyped, "--to", other, "--state", state.path], sessionOption: false)
+        #expect(missing.status == 3 && missing.stderr.contains("there is no bundle at \(mistyped)"), "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: mistyped) && !FileManager.default.fileExists(atPath: state.path))
+        #expect(!FileManager.default.fileExists(atPath: cli.directory.appendingPathComponent("other.db").path))
+        let unfinished = cli.directory.appendingPathComponent("unfinished")
+        try FileManager.default.createDirectory(at: unfinished, withIntermediateDirectories: false)
+        let refused = try cli.run(["import", "--from", unfinished.path, "--to", other, "--state", state.path], sessionOption: false)
+        #expect(refused.status == 2 && refused.stderr.contains("has no manifest.json"), "\(refused.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: unfinished.path).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: state.path))
     }
 
     @Test("a second run on a state folder in use is refused (exit 5)")

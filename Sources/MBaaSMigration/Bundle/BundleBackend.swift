@@ -156,8 +156,18 @@ public actor BundleBackend: Backend {
         MBaaSError.unsupported("writing", by: "bundle", reason: "the bundle at \(directory.path) is finished (it has a manifest.json)")
     }
 
+    /// Throws unless this is a finished bundle that can be read: `notFound` when its directory does not exist,
+    /// `invalidRequest` when it has no `manifest.json` (an export that did not finish).
+    public nonisolated func requireFinished() throws(MBaaSError) {
+        if manifest == nil { throw unfinishedError() }
+    }
+
     nonisolated func unfinishedError() -> MBaaSError {
-        MBaaSError(.invalidRequest, "the bundle at \(directory.path) has no manifest.json: it was not finished; run the export again to resume it")
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            return MBaaSError(.notFound, "there is no bundle at \(directory.path): the directory does not exist")
+        }
+        return MBaaSError(.invalidRequest, "the bundle at \(directory.path) has no manifest.json: it was not finished; run the export again to resume it")
     }
 
     // MARK: Records
