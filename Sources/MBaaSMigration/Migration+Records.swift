@@ -331,8 +331,12 @@ extension Migration {
         }
         let done = written
         try await offPool { try state.recordWritten(.record, className: cls, done, deferred: true, settling: inFlight) }
+        // A record an earlier run wrote (found by its in-flight mark, or matched on an adopted target) is already on
+        // the target: skipped, as the report says, not written.
+        let resumedCount = prepared.count { $0.existingTargetId != nil }
         box.update { report in
-            report.classes[index].written += written.count
+            report.classes[index].written += written.count - resumedCount
+            report.classes[index].skipped += resumedCount
             report.classes[index].failed += outcome.failed.count
             for (id, error) in outcome.failed.sorted(by: { $0.key < $1.key }) {
                 report.add(.init(kind: "failed", className: cls, sourceId: id, detail: error.description))

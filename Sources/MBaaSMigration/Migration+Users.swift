@@ -66,7 +66,8 @@ extension Migration {
             todo.append((user, imported, password))
         }
         try state.recordUsers(adopted, password: mapping.passwords.rawValue)
-        box.update { $0.users.written += adopted.count }
+        // Created by an earlier run: already on the target, as the report's "skipped" says.
+        box.update { $0.users.skipped += adopted.count }
         guard !todo.isEmpty else { return }
         // A temporary password is on disk before the user who has it exists.
         passwordFile?.sync()

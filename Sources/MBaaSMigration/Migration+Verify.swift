@@ -18,7 +18,13 @@ extension Migration {
         if let bundle = target as? BundleBackend, !bundle.isReadOnly {
             target = try BundleBackend(directory: bundle.directory)   // the finished bundle, read back
         }
-        box.update { $0.verified = true }
+        box.update { report in
+            report.verified = true
+            // Counts of this verification only (a second `verify()` after `run()` does not add to the first's).
+            for i in report.classes.indices { (report.classes[i].verified, report.classes[i].mismatched) = (0, 0) }
+            (report.users.verified, report.users.mismatched) = (0, 0)
+            (report.files.verified, report.files.mismatched) = (0, 0)
+        }
         for cls in try await sourceClasses() where !mapping.isSkipped(cls) {
             do { try await verifyClass(cls, target: target, state) } catch {
                 let e = MBaaSError.wrap(error)
@@ -37,7 +43,10 @@ extension Migration {
             for try await user in target.allUsers() { onTarget.insert(user.id) }
             for try await user in source.allUsers() {
                 guard let mapped = try state.targetId(.user, className: "_User", sourceId: user.id) else {
-                    box.update { $0.add(.init(kind: "missing", className: "_User", sourceId: user.id, detail: "user \(user.username ?? "") was not migrated")) }
+                    box.update {
+                        $0.users.mismatched += 1
+                        $0.add(.init(kind: "missing", className: "_User", sourceId: user.id, detail: "user \(user.username ?? "") was not migrated"))
+                    }
                     continue
                 }
                 if onTarget.contains(mapped) { box.update { $0.users.verified += 1 } } else {
@@ -120,7 +129,10 @@ extension Migration {
         func flush() async throws {
             let taken = rows
             for dup in try await offPool({ try state.addVerificationTargets(taken) }) {
-                box.update { $0.add(.init(kind: "unexpected", className: cls, sourceId: dup, detail: "the target holds this source record more than once")) }
+                box.update {
+                    $0.classes[index].mismatched += 1
+                    $0.add(.init(kind: "unexpected", className: cls, sourceId: dup, detail: "the target holds this source record more than once"))
+                }
             }
             rows = []
         }

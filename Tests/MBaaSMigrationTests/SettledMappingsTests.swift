@@ -137,3 +137,11 @@ struct OffPoolTests {
         }
     }
 }
+
+extension MigrationState {
+    /// Runs SQL on the state database behind the state's back (tests only; GRDB is imported here, not where
+    /// `MBaaSCore.Record` is used, whose name GRDB also has).
+    func executeBehindItsBack(_ sql: String) throws {
+        try db.write { try $0.execute(sql: sql) }
+    }
+}
