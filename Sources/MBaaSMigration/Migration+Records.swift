@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+import Synchronization
 
 extension ACL.Principal {
     var isRoleOrGroup: Bool {
@@ -513,10 +514,26 @@ extension Migration {
     // MARK: Files
 
     /// Copies one source file into the target's store (once per source file), returning the target's reference;
-    /// `nil` (reported) when the source does not have it.
+    /// `nil` (reported) when the source does not have it. Batches that link the same file at the same time share
+    /// one copy.
     func copyFile(_ ref: FileReference, linked: Bool, className: String, sourceId: String?, _ state: MigrationState) async throws -> FileReference? {
         let key = ref.attachment.map { "\($0.className)/\($0.objectId)/\($0.field)/\(ref.name)" } ?? ref.name
-        if let copied = try state.copiedFile(key) { return copied.target }
+        return try await fileCopies.once(key) {
+            try await self.copyFileOnce(ref, key: key, linked: linked, className: className, sourceId: sourceId, state)
+        }
+    }
+
+    /// The state's class name for the in-flight marks of linked files.
+    static let linkedFiles = "(linked files)"
+
+    /// One file's copy. Its mark is committed before the upload and cleared with the file's record: a run killed in
+    /// between leaves it, and the next run adopts the target's file with that name and content instead of uploading
+    /// it again (where the target can list its files; a store whose names are unique answers `duplicate`, which is
+    /// resolved the same way).
+    func copyFileOnce(_ ref: FileReference, key: String, linked: Bool, className: String, sourceId: String?, _ state: MigrationState)
+        async throws -> FileReference?
+    {
+        if let copied = try await offPool({ try state.copiedFile(key) }) { return copied.target }
         box.update { $0.files.read += 1 }
         let data: Data
         do { data = try await withRetry { try await self.source.download(ref) } } catch let e as MBaaSError where e.kind == .notFound {
@@ -526,9 +543,27 @@ extension Migration {
             }
             return nil
         }
+        let size = Int64(data.count)
+        let sha = sha256Hex(data)
+        func record(_ stored: FileReference) async throws {
+            let copied = MigrationState.CopiedFile(sourceName: key, target: stored, sha256: sha, size: size, linked: linked)
+            try await offPool { try state.recordFile(copied, clearingPendingIn: Self.linkedFiles) }
+        }
+        if try await offPool({ try state.isPending(.file, className: Self.linkedFiles, sourceId: key) }),
+           let existing = try await findCopiedFile(ref.name, size: size, sha256: sha)
+        {
+            try await record(existing)
+            box.update { $0.files.skipped += 1 }
+            return existing
+        }
+        try await offPool { try state.addPending(.file, className: Self.linkedFiles, sourceIds: [key]) }
         let upload = FileUpload(name: ref.name, source: .data(data), contentType: ref.contentType ?? guessContentType(forFileName: ref.name))
-        let stored = try await withRetry { try await self.target.upload(upload) }
-        try state.recordFile(.init(sourceName: key, target: stored, sha256: sha256Hex(data), size: Int64(data.count), linked: linked))
+        let stored: FileReference
+        do { stored = try await withRetry { try await self.target.upload(upload) } } catch let e as MBaaSError where e.kind == .duplicate {
+            guard let existing = try await findCopiedFile(ref.name, size: size, sha256: sha) else { throw e }
+            stored = existing
+        }
+        try await record(stored)
         box.update { $0.files.written += 1 }
         return stored
     }
@@ -622,8 +657,8 @@ extension Migration {
                 // An upload an earlier run made just before it died (or that reached the target before a failure):
                 // the target's file with this name, size and content is adopted, not uploaded twice.
                 if pending.contains(name), let existing = try await findCopiedFile(name, size: Int64(data.count), sha256: sha) {
-                    try state.recordFile(.init(sourceName: name, target: existing, sha256: sha, size: Int64(data.count), linked: false))
-                    try state.clearPending(.file, className: Self.standaloneFiles, sourceIds: [name])
+                    try state.recordFile(.init(sourceName: name, target: existing, sha256: sha, size: Int64(data.count), linked: false),
+                                         clearingPendingIn: Self.standaloneFiles)
                     box.update { $0.files.skipped += 1 }
                     continue
                 }
@@ -635,8 +670,8 @@ extension Migration {
                     guard let existing = try await findCopiedFile(name, size: Int64(data.count), sha256: sha) else { throw e }
                     stored = existing
                 }
-                try state.recordFile(.init(sourceName: name, target: stored, sha256: sha, size: Int64(data.count), linked: false))
-                try state.clearPending(.file, className: Self.standaloneFiles, sourceIds: [name])
+                try state.recordFile(.init(sourceName: name, target: stored, sha256: sha, size: Int64(data.count), linked: false),
+                                     clearingPendingIn: Self.standaloneFiles)
                 box.update { $0.files.written += 1 }
             } catch {
                 let e = MBaaSError.wrap(error)
@@ -790,5 +825,25 @@ extension Migration {
         case .array(let items): items.map(describe).joined(separator: ", ")
         default: v.typeName
         }
+    }
+}
+
+/// Copies in progress, by key: a caller that finds one running waits for it instead of starting another. An entry
+/// lives only while its copy runs (the copy records its result in the state first, where later callers find it).
+final class SharedFileCopies: Sendable {
+    private let running = Mutex<[String: Task<FileReference?, any Error>]>([:])
+
+    func once(_ key: String, _ body: @escaping @Sendable () async throws -> FileReference?) async throws -> FileReference? {
+        let task = running.withLock { running in
+            if let task = running[key] { return task }
+            // Created and entered under the lock: the task's own removal waits for the entry to exist.
+            let task = Task {
+                defer { self.running.withLock { $0[key] = nil } }
+                return try await body()
+            }
+            running[key] = task
+            return task
+        }
+        return try await task.value
     }
 }

@@ -95,6 +95,8 @@ public final class Migration: Sendable {
     let links = LinkTable()
     /// What the target keeps, read once (every record asks).
     let traits: TargetTraits
+    /// Linked files being copied: batches in flight that link the same file share one copy.
+    let fileCopies = SharedFileCopies()
 
     /// `state` may be `nil` only for a dry run.
     public init(

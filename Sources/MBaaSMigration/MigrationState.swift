@@ -425,10 +425,24 @@ public final class MigrationState: Sendable {
         return CopiedFile(sourceName: r[0], target: ref, sha256: r[2], size: r[3], linked: (r[4] as Int) != 0)
     }
 
-    func recordFile(_ f: CopiedFile) throws(MBaaSError) {
+    /// Records a copied file; with `pendingClass`, clears the file's in-flight mark (``Kind/file``, that class, the
+    /// file's source name) in the same transaction.
+    func recordFile(_ f: CopiedFile, clearingPendingIn pendingClass: String? = nil) throws(MBaaSError) {
         try write { db in
             try db.execute(sql: "INSERT OR REPLACE INTO files(source_name, target, sha256, size, linked) VALUES (?, ?, ?, ?, ?)",
                            arguments: [f.sourceName, Value.file(f.target).json.printed(), f.sha256, f.size, f.linked ? 1 : 0])
+            if let pendingClass {
+                try db.execute(sql: "DELETE FROM pending WHERE kind = ? AND class = ? AND source_id = ?",
+                               arguments: [Kind.file.rawValue, pendingClass, f.sourceName])
+            }
+        }
+    }
+
+    /// Whether one source id is marked in flight (one look-up, where ``pending(_:className:)`` lists them all).
+    func isPending(_ kind: Kind, className: String, sourceId: String) throws(MBaaSError) -> Bool {
+        try read { db in
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM pending WHERE kind = ? AND class = ? AND source_id = ?",
+                              arguments: [kind.rawValue, className, sourceId]) ?? false
         }
     }
 

@@ -140,6 +140,38 @@ struct MigrationTests {
         await target.close()
     }
 
+    @Test("into a file store with unique names: batches linking the same file share one upload; a file a killed run uploaded is adopted, not uploaded again")
+    func linkedFilesOnce() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try NCMBExportBackend(directory: sampleExport)
+        // One record per batch, four at a time, slow uploads: the two memos sharing an image are copied together.
+        let options = MigrationOptions(batchSize: 1, concurrency: 4)
+        let local = try openLocal(scratch.path("t1.db"))
+        let store = FlakyBackend(local, seed: 0, rate: 0, plainFileStore: true, uploadDelay: .milliseconds(200))
+        var report = try await migrate(source, store, state: scratch.path("s1"), options: options)
+        #expect(report.ok && report.files.failed == 0, "\(report.mismatches.prefix(3)) \(report.problems)")
+        #expect(store.uploadedNames.count { $0 == "ramen-2023_10_01.png" } == 1, "\(store.uploadedNames)")
+        #expect(Set(store.uploadedNames).count == store.uploadedNames.count)
+
+        // The killed run: the image uploaded under its mark, the run gone before recording it.
+        let image = try Data(contentsOf: sampleExport.appendingPathComponent("files/ramen-2023_10_01.png"))
+        let other = try openLocal(scratch.path("t2.db"))
+        do {
+            let state = try MigrationState(directory: scratch.path("s2"))
+            try state.addPending(.file, className: Migration.linkedFiles, sourceIds: ["ramen-2023_10_01.png"])
+            _ = try await other.upload(FileUpload(name: "ramen-2023_10_01.png", source: .data(image), contentType: "image/png"))
+        }
+        let resumed = FlakyBackend(other, seed: 0, rate: 0, plainFileStore: true)
+        report = try await migrate(source, resumed, state: scratch.path("s2"), options: options)
+        #expect(report.ok && report.files.failed == 0 && report.files.skipped >= 1, "\(report.files) \(report.mismatches.prefix(3))")
+        #expect(!resumed.uploadedNames.contains("ramen-2023_10_01.png"), "\(resumed.uploadedNames)")
+        #expect(try await other.listFiles(prefix: "ramen", limit: nil).count == 1)
+        #expect(try MigrationState(directory: scratch.path("s2")).pending(.file, className: Migration.linkedFiles).isEmpty)
+        await local.close()
+        await other.close()
+    }
+
     @Test("a dry run plans and writes nothing anywhere")
     func dryRun() async throws {
         let scratch = try Scratch()
@@ -726,6 +758,14 @@ final class FlakyBackend: Backend, @unchecked Sendable {
 
     /// Every injected fault comes after the write happened (a lost response).
     let afterOnly: Bool
+    /// Without ``Capabilities/Feature/fileAttachment``: files go to the file store (names unique there) and records
+    /// hold File values, as on NCMB or Parse.
+    let plainFileStore: Bool
+    /// How long each upload takes before it reaches the inner store.
+    let uploadDelay: Duration
+    /// The names of the uploads that reached the inner store, in order.
+    var uploadedNames: [String] { lock.withLock { uploaded } }
+    private var uploaded: [String] = []
     /// Queries fail with a 503 while set.
     var queriesFail: Bool {
         get { lock.withLock { failQueries } }
@@ -734,13 +774,16 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     private var failQueries = false
 
     /// `rate`: percent of writes that fail (half before, half after the write; all after with `afterOnly`).
-    init(_ inner: any Backend, seed: UInt64, rate: UInt64 = 10, afterOnly: Bool = false,
+    init(_ inner: any Backend, seed: UInt64, rate: UInt64 = 10, afterOnly: Bool = false, plainFileStore: Bool = false,
+         uploadDelay: Duration = .zero,
          userFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil },
          findUserFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil }) {
         self.inner = inner
         rng = seed
         self.rate = rate
         self.afterOnly = afterOnly
+        self.plainFileStore = plainFileStore
+        self.uploadDelay = uploadDelay
         self.userFault = userFault
         self.findUserFault = findUserFault
     }
@@ -751,6 +794,7 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     var capabilities: Capabilities {
         var c = inner.capabilities
         c.features.remove(.clientIds)
+        if plainFileStore { c.features.remove(.fileAttachment) }
         return c
     }
 
@@ -790,7 +834,12 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         return try await inner.queryPage(query)
     }
     func count(_ query: Query) async throws -> Int { try await inner.count(query) }
-    func upload(_ upload: FileUpload) async throws -> FileReference { try await inner.upload(upload) }
+    func upload(_ upload: FileUpload) async throws -> FileReference {
+        if uploadDelay > .zero { try await Task.sleep(for: uploadDelay) }
+        let stored = try await inner.upload(upload)
+        lock.withLock { uploaded.append(upload.name) }
+        return stored
+    }
     func download(_ file: FileReference) async throws -> Data { try await inner.download(file) }
     func deleteFile(_ file: FileReference) async throws { try await inner.deleteFile(file) }
     func listFiles(prefix: String?, limit: Int?) async throws -> [FileInfo] { try await inner.listFiles(prefix: prefix, limit: limit) }
