@@ -73,6 +73,7 @@ public actor PocketBaseBackend: Backend {
                 .anonymousAuth: "PocketBase has no anonymous users: a guest simply sends no token",
                 .serverLogout: "PocketBase tokens are stateless JWTs with no logout endpoint; logging out clears the session locally",
                 .roles: "PocketBase has no roles or groups; ACLs name everyone and user ids",
+                .mixedFieldTypes: "a PocketBase field is a typed column, made from the first value written; a value of another type is refused",
                 .operator(.regex): regexNote,
                 .operator(.containsAll): containsAllNote,
                 .valueType("int"): "integers within ±2^53 only: PocketBase numbers are 64-bit floats; larger integers are refused (unsupported)",

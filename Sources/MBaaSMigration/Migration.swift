@@ -175,6 +175,9 @@ public final class Migration: Sendable {
                     plan.conversions.append("\(cls).\(field) holds names of files in the source's file store: copied as file links (\"fileLink\": false in the mapping keeps it a string)")
                 }
                 links.set(cls, Set(cp.fileLinks))
+                if !target.capabilities.has(.mixedFieldTypes) {
+                    plan.unsupported += mixedTypeNotes(cp, sampled: page.records.count)
+                }
             }
             plan.classes.append(cp)
         }
@@ -210,6 +213,22 @@ public final class Migration: Sendable {
         }
         plan.conversions.append("pointers and ACL user ids are rewritten through the id map")
         return plan
+    }
+
+    /// The source fields of a class whose sampled values have more than one type (numbers are one type; nulls none),
+    /// for a target that keeps one type per field: the records whose value differs from the field's type will be
+    /// refused there.
+    func mixedTypeNotes(_ cp: MigrationPlan.ClassPlan, sampled: Int) -> [String] {
+        var notes: [String] = []
+        for (field, types) in cp.fieldTypes.sorted(by: { $0.key < $1.key }) where !cp.drops.contains(field) && !cp.fileLinks.contains(field) {
+            let kinds = Set(types.compactMap { $0 == "null" ? nil : ($0 == "int" || $0 == "double") ? "number" : $0 })
+            guard kinds.count > 1 else { continue }
+            let name = cp.renames[field] ?? field
+            notes.append("\(cp.source).\(field) holds \(kinds.sorted().joined(separator: " and ")) values (among the first \(sampled) records): "
+                         + "\(target.adapterName) keeps one type per field\(target.capabilities.note(for: .mixedFieldTypes).map { " (\($0))" } ?? ""); "
+                         + "records whose \(name) has another type than the field's are refused and reported failed")
+        }
+        return notes
     }
 
     // MARK: Run

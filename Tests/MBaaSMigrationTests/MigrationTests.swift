@@ -187,6 +187,14 @@ struct MigrationTests {
         #expect(try await target.listClasses().isEmpty)
         #expect(try await target.listUsers(after: nil, limit: 10).users.isEmpty)
         #expect(report.classes.isEmpty)
+        // The embedded store lets a field hold several types: nothing to say about money's.
+        #expect(!plan.unsupported.contains { $0.contains("MemoClass.money") }, "\(plan.unsupported)")
+        // A store that keeps one type per field is warned, naming the field and the types (numbers are one type).
+        let typed = FlakyBackend(target, seed: 0, rate: 0, without: [.mixedFieldTypes])
+        let typedPlan = try #require(try await Migration(source: source, target: typed, options: MigrationOptions(dryRun: true), state: nil).run().plan)
+        let notes = typedPlan.unsupported.filter { $0.contains("keeps one type per field") }
+        #expect(notes.count == 1 && notes[0].hasPrefix("MemoClass.money holds number and string values (among the first 12 records)"), "\(notes)")
+        #expect(try await target.listClasses().isEmpty)
         await target.close()
     }
 
@@ -774,8 +782,11 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     private var failQueries = false
 
     /// `rate`: percent of writes that fail (half before, half after the write; all after with `afterOnly`).
+    /// Features taken away from the inner backend's.
+    let without: Set<Capabilities.Feature>
+
     init(_ inner: any Backend, seed: UInt64, rate: UInt64 = 10, afterOnly: Bool = false, plainFileStore: Bool = false,
-         uploadDelay: Duration = .zero,
+         uploadDelay: Duration = .zero, without: Set<Capabilities.Feature> = [],
          userFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil },
          findUserFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil }) {
         self.inner = inner
@@ -784,6 +795,7 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         self.afterOnly = afterOnly
         self.plainFileStore = plainFileStore
         self.uploadDelay = uploadDelay
+        self.without = without
         self.userFault = userFault
         self.findUserFault = findUserFault
     }
@@ -795,6 +807,7 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         var c = inner.capabilities
         c.features.remove(.clientIds)
         if plainFileStore { c.features.remove(.fileAttachment) }
+        c.features.subtract(without)
         return c
     }
 

@@ -37,6 +37,7 @@ public enum AppPotWire {
             .anonymousAuth: "AppPot's anonymous token only serves login, device registration and schema creation; it is not a user session",
             .atomicBatch: "AppPot batch writes report each row (objectId -1 for a failed row); they are not all-or-nothing",
             .selectKeys: "the AppPot query body has no column selection; whole rows are returned",
+            .mixedFieldTypes: "AppPot columns are typed by the class's schema (varchar, integer, long; reference A6)",
             .fieldOperations: "AppPot has no atomic field operations (increment, add, remove); only set and delete (null)",
             .nestedKeys: "AppPot columns are flat; there are no object fields to query into",
             .fileNames: "the AppPot server stores a file under a generated prefix plus the name given: keep the name the upload returns",

@@ -17,6 +17,9 @@ public enum KiiWire {
         let features: Set<Capabilities.Feature> = Set(valueTypes).union([
             .objects, .count, .optimisticLocking, .files, .fileDelete, .fileList, .fileAttachment, .auth, .signUp,
             .fileNames, .unicodeFileNames,
+            // An object is a JSON body in a bucket that appears with its first object; nothing declares a key's type
+            // [inferred: kii.md §3 names no schema or type call, only size and indexing limits].
+            .mixedFieldTypes,
         ])
         var notes: [Capabilities.Feature: String] = [
             .multiKeySort: "Kii's orderBy takes a single field",

@@ -26,6 +26,7 @@ public enum NCMBWire {
             .batch: "NCMB has no batch endpoint; batch(_:) throws unsupported (apply the operations one by one yourself)",
             .atomicBatch: "NCMB has no batch endpoint, so nothing is atomic across records",
             .selectKeys: "NCMB queries have no 'keys' projection",
+            .mixedFieldTypes: "not known whether NCMB refuses a value whose type differs from the field's earlier values (no document, SDK test or capture found): treated as typed",
             .optimisticLocking: "NCMB records have no version and no conditional update",
             .operator(.not): "NCMB has no $not or $nor",
             .operator(.and): "NCMB has no $and: conditions on distinct keys and one $or group are merged into one where object; an and of two or groups is refused",

@@ -59,6 +59,7 @@ public enum ParseWire {
             .atomicBatch: "a Parse batch is not atomic unless 'transaction' is set, which needs a MongoDB replica set or Postgres; this client does not send it",
             .optimisticLocking: "Parse objects carry no version and PUT has no precondition",
             .fileList: "Parse's REST API cannot list files",
+            .mixedFieldTypes: "a Parse class's schema fixes a field's type when it is first written; another type is refused (111 'schema mismatch')",
             .fileNames: "Parse Server stores an upload as '<32 hex>_<name>': keep the returned name",
             .unicodeFileNames: unicodeFileNamesNote,
             .valueType("int"): "integers within ±2^53 only: Parse numbers are JavaScript doubles; larger integers are refused (unsupported)",

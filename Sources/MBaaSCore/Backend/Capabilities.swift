@@ -62,6 +62,10 @@ public struct Capabilities: Sendable, Hashable {
         public static let serverLogout: Feature = "serverLogout"
         /// Roles or groups on users.
         public static let roles: Feature = "roles"
+        /// A field may hold values of different types in different records of a class (a schemaless store). Without
+        /// it, a field's type is fixed (by the class's schema, or by the first value written) and a record whose
+        /// value has another type is refused; a migration's plan names the source fields this concerns.
+        public static let mixedFieldTypes: Feature = "mixedFieldTypes"
 
         /// The feature of one query operator.
         public static func `operator`(_ op: QueryOperator) -> Feature { Feature(rawValue: "operator.\(op.rawValue)") }
