@@ -22,12 +22,23 @@ public struct MigrationOptions: Sendable {
     /// Copy users, roles and files (each only where both sides can).
     public var users: Bool
     public var files: Bool
-    /// Attempts per write on transient failures (429, 5xx, resets), with backoff honouring `Retry-After`.
-    public var maxAttempts: Int
+    /// How writes and look-ups are tried again on transient failures (429, 5xx, resets): the core's policy, its
+    /// backoff and its cap on `Retry-After`. Batches are not idempotent, so the migration retries them itself (after
+    /// looking up what an attempt may have written) rather than through a ``MBaaSCore/RetryingTransport``.
+    public var retry: RetryPolicy
+    /// Attempts per write on transient failures (``retry``'s `maxAttempts`).
+    public var maxAttempts: Int {
+        get { retry.maxAttempts }
+        set { retry.maxAttempts = newValue }
+    }
+
+    /// The default ``retry``: eight attempts, backoff from 50 ms doubling up to 10 s, `Retry-After` honoured up to 60 s.
+    public static let defaultRetry = RetryPolicy(maxAttempts: 8, baseDelay: 0.05, maxDelay: 10)
 
     public init(
         classes: [String]? = nil, mapping: MigrationMapping = MigrationMapping(), batchSize: Int = 1000, concurrency: Int = 4,
-        dryRun: Bool = false, verify: Bool = true, users: Bool = true, files: Bool = true, maxAttempts: Int = 8
+        dryRun: Bool = false, verify: Bool = true, users: Bool = true, files: Bool = true, maxAttempts: Int? = nil,
+        retry: RetryPolicy = MigrationOptions.defaultRetry
     ) {
         self.classes = classes
         self.mapping = mapping
@@ -37,7 +48,8 @@ public struct MigrationOptions: Sendable {
         self.verify = verify
         self.users = users
         self.files = files
-        self.maxAttempts = maxAttempts
+        self.retry = retry
+        if let maxAttempts { self.retry.maxAttempts = maxAttempts }
     }
 }
 
@@ -348,10 +360,14 @@ func isTransient(_ error: MBaaSError) -> Bool {
     [.rateLimited, .unavailable, .transport].contains(error.kind)
 }
 
-/// Waits before attempt `attempt` (0-based): the server's `Retry-After` when it gave one, else exponential backoff
-/// with jitter, capped at 10 s.
-func backoff(attempt: Int, error: MBaaSError?) async throws {
-    let base = min(10, 0.05 * pow(2, Double(attempt)))
-    let delay = error?.retryAfter.map { min($0, 30) } ?? base * Double.random(in: 0.5...1.0)
-    try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+extension Migration {
+    /// Waits after `attempt` failed attempts (1 after the first): the server's `Retry-After` when it gave one, else
+    /// the policy's exponential backoff with jitter (``MigrationOptions/retry``).
+    func backoff(attempt: Int, error: MBaaSError?) async throws {
+        try await Task.sleep(nanoseconds: UInt64(retryDelay(attempt: attempt, error: error) * 1_000_000_000))
+    }
+
+    func retryDelay(attempt: Int, error: MBaaSError?) -> TimeInterval {
+        max(0, options.retry.delay(afterAttempt: max(0, attempt - 1), retryAfter: error?.retryAfter))
+    }
 }

@@ -172,6 +172,23 @@ struct MigrationTests {
         await other.close()
     }
 
+    @Test("retries wait as the core retry policy says: Retry-After up to its cap, else backoff doubling from its base")
+    func retryDelays() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let local = try openLocal(scratch.path("t.db"))
+        let policy = RetryPolicy(maxAttempts: 3, baseDelay: 0.5, maxDelay: 1.5, maxRetryAfter: 20, random: { 0.5 })
+        let migration = Migration(source: local, target: local, options: MigrationOptions(retry: policy), state: nil)
+        #expect(migration.options.maxAttempts == 3)
+        #expect(MigrationOptions(maxAttempts: 5, retry: policy).maxAttempts == 5)
+        #expect(MigrationOptions().retry.maxRetryAfter == 60 && MigrationOptions().maxAttempts == 8)
+        #expect(migration.retryDelay(attempt: 1, error: MBaaSError(.rateLimited, "slow down", retryAfter: 90)) == 20)
+        #expect(migration.retryDelay(attempt: 1, error: MBaaSError(.rateLimited, "slow down", retryAfter: 3)) == 3)
+        #expect(migration.retryDelay(attempt: 1, error: MBaaSError(.unavailable, "503")) == 0.25)
+        #expect(migration.retryDelay(attempt: 2, error: nil) == 0.5)
+        #expect(migration.retryDelay(attempt: 4, error: nil) == 0.75)   // 0.5 × 2³ capped at 1.5, times the jitter 0.5
+    }
+
     @Test("a dry run plans and writes nothing anywhere")
     func dryRun() async throws {
         let scratch = try Scratch()
