@@ -574,11 +574,13 @@ extension Migration {
         var announced = false
         while true {
             // A page at a time, so memory stays flat however many records link files.
-            let todo = try state.attachments(className: cls, done: false, after: after, limit: 500)
+            let page = after
+            let todo = try await offPool { try state.attachments(className: cls, done: false, after: page, limit: 500) }
             guard let last = todo.last else { break }
             after = last.sourceId
             if !announced { observer(.phase("attachments")); announced = true }
-            let ids = try state.mapped(.record, className: cls, sourceIds: Array(Set(todo.map(\.sourceId))))
+            let sourceIds = Array(Set(todo.map(\.sourceId)))
+            let ids = try await offPool { try state.mapped(.record, className: cls, sourceIds: sourceIds) }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 var inFlight = 0
                 for a in todo {
@@ -606,7 +608,8 @@ extension Migration {
                 kept = "the target's field cannot hold the name (\(MBaaSError.wrap(error).message)), so it stays empty"
                 outcome = MigrationState.droppedOriginal
             }
-            try state.attachmentDone(a, sha256: nil, size: nil, targetName: outcome)
+            let done = outcome
+            try await offPool { try state.attachmentDone(a, sha256: nil, size: nil, targetName: done) }
             box.update {
                 $0.warn(.init(kind: "sourceFile", className: a.className, sourceId: a.sourceId,
                              detail: "file '\(a.ref.name)' (field \(a.field)) is not in the source's file store; \(kept)"))
@@ -623,7 +626,8 @@ extension Migration {
                                 attachment: FileAttachment(className: targetClass, objectId: targetId, field: a.field))
         do {
             let stored = try await withRetry { try await self.target.upload(upload) }
-            try state.attachmentDone(a, sha256: sha256Hex(data), size: Int64(data.count), targetName: Value.file(stored).json.printed())
+            let (sha, size, name) = (sha256Hex(data), Int64(data.count), Value.file(stored).json.printed())
+            try await offPool { try state.attachmentDone(a, sha256: sha, size: size, targetName: name) }
             box.update { $0.files.written += 1 }
         } catch {
             box.update {
@@ -721,7 +725,8 @@ extension Migration {
             let targetClass = mapping.targetClass(cls)
             var after = ""
             while true {
-                let rows = try state.fixups(className: cls, after: after, limit: 200)
+                let page = after
+                let rows = try await offPool { try state.fixups(className: cls, after: page, limit: 200) }
                 guard let last = rows.last else { break }
                 after = last.sourceId
                 var probes: [Record] = []
@@ -732,7 +737,8 @@ extension Migration {
                     }
                     probes.append(probe)
                 }
-                let maps = try maps(for: probes, state)
+                let probed = probes
+                let maps = try await offPool { try self.maps(for: probed, state) }
                 var done: [String] = []
                 var updates: [(String, String, RecordUpdate)] = []
                 for row in rows {
@@ -768,7 +774,8 @@ extension Migration {
                     if resolved { done.append(row.sourceId) }
                 }
                 let failed = try await applyUpdates(updates, className: cls, targetClass: targetClass)
-                try state.removeFixups(className: cls, sourceIds: done.filter { !failed.contains($0) })
+                let settled = done.filter { !failed.contains($0) }
+                try await offPool { try state.removeFixups(className: cls, sourceIds: settled) }
             }
         }
     }

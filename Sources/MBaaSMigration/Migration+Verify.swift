@@ -116,14 +116,16 @@ extension Migration {
     func verifyClass(_ cls: String, target: any Backend, _ state: MigrationState) async throws {
         let targetClass = mapping.targetClass(cls)
         let index = box.update { $0.counts(for: cls, target: targetClass) }
-        var fileFields = try state.fileFields(className: cls)
+        // The state's calls that can wait or run long go off the cooperative pool (``offPool(_:)``).
+        let (recordedFields, dropped) = try await offPool {
+            (try state.fileFields(className: cls), try state.attachments(className: cls, done: true, targetName: MigrationState.droppedOriginal))
+        }
+        var fileFields = recordedFields
         // Fields a missing source file left empty because the target could not hold the name.
         var emptied: Set<String> = []
-        for a in try state.attachments(className: cls, done: true, targetName: MigrationState.droppedOriginal) {
-            emptied.insert("\(a.sourceId)\u{1}\(a.field)")
-        }
+        for a in dropped { emptied.insert("\(a.sourceId)\u{1}\(a.field)") }
         for f in mapping.fileLinkFields(cls) { fileFields.insert(mapping.rule(className: cls, field: f)?.rename ?? f) }
-        try state.resetVerification()
+        try await offPool { try state.resetVerification() }
         // The target's side, keyed by source id.
         var rows: [(key: String, targetId: String, digest: Data)] = []
         func flush() async throws {
@@ -139,7 +141,12 @@ extension Migration {
         do {
             for try await r in target.records(matching: Query(targetClass), pageSize: target.capabilities.maxPageSize).readingAhead() {
                 let id = r.id ?? ""
-                let key = try mapping.sourceIdField.flatMap { r.fields[$0]?.stringValue } ?? state.sourceId(.record, className: cls, targetId: id) ?? id
+                let key: String
+                if let field = mapping.sourceIdField, let s = r.fields[field]?.stringValue {
+                    key = s
+                } else {
+                    key = try await offPool { try state.sourceId(.record, className: cls, targetId: id) } ?? id
+                }
                 rows.append((key, id, canonicalDigest(r, fileFields: fileFields)))
                 // Thousands per transaction: the keys arrive in no order, and small transactions rewrite the same
                 // pages over and over.
@@ -152,7 +159,8 @@ extension Migration {
         // The source's side, mapped as the migration maps it.
         var batch: [Record] = []
         func check() async throws {
-            let maps = try maps(for: batch, state)
+            let sources = batch
+            let maps = try await offPool { try self.maps(for: sources, state) }
             let ids = batch.compactMap(\.id)
             let found = try await offPool { try state.takeVerificationTargets(ids) }
             var verified = 0
@@ -191,9 +199,12 @@ extension Migration {
         }
         if !batch.isEmpty { try await check() }
         while true {
-            let extra = try state.unseenVerificationTargets(limit: 500)
+            let extra = try await offPool {
+                let extra = try state.unseenVerificationTargets(limit: 500)
+                _ = try state.takeVerificationTargets(extra.map(\.0))
+                return extra
+            }
             guard !extra.isEmpty else { break }
-            _ = try state.takeVerificationTargets(extra.map(\.0))
             box.update { report in
                 for (key, targetId) in extra {
                     report.add(.init(kind: "unexpected", className: cls, sourceId: key,
