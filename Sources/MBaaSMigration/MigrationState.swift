@@ -547,12 +547,18 @@ func closeDescriptor(_ fd: Int32) {
 }
 
 extension MigrationState {
-    /// The default state folder of a migration between two URLs: `$XDG_DATA_HOME/mbaas/migrations/<name>` (or
-    /// `~/.local/share/...`), the name derived from both URLs without their secrets.
+    /// The default state folder of a migration between two URLs: `<data>/mbaas/migrations/<name>`, the name derived
+    /// from both URLs without their secrets. `<data>` is `$XDG_DATA_HOME` when set, else the platform's user data
+    /// directory in the home directory (`$HOME`): `~/.local/share` on Linux, `~/Library/Application Support` on macOS.
     public static func defaultDirectory(from: String, to: String) -> URL {
         let env = ProcessInfo.processInfo.environment
-        let base = env["XDG_DATA_HOME"].map { URL(fileURLWithPath: $0) }
-            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share")
+        let home = env["HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
+        #if os(macOS)
+        let platform = home.appendingPathComponent("Library/Application Support")
+        #else
+        let platform = home.appendingPathComponent(".local/share")
+        #endif
+        let base = env["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) } ?? platform
         return base.appendingPathComponent("mbaas/migrations/\(folderName(from: from, to: to))")
     }
 

@@ -93,6 +93,25 @@ struct MigrateCLITests {
         #expect(!FileManager.default.fileExists(atPath: state.path))
     }
 
+    @Test("without --state, the state folder is under $XDG_DATA_HOME, else under the platform's user data directory")
+    func defaultStateFolder() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let data = cli.directory.appendingPathComponent("data")
+        let arguments = ["migrate", "--from", "ncmb-export:\(sampleExportDirectory)", "--to", cli.url, "--classes", "Category", "--format", "json"]
+        let out = try cli.run(arguments, sessionOption: false, environment: ["XDG_DATA_HOME": data.path])
+        #expect(out.status == 0, "\(out.stderr)")
+        let migrations = data.appendingPathComponent("mbaas/migrations")
+        let folders = try FileManager.default.contentsOfDirectory(atPath: migrations.path)
+        #expect(folders.count == 1 && out.stderr.contains("mbaas: state: \(migrations.path)/\(folders.first ?? "?")"), "\(out.stderr)")
+        #if os(Linux)
+        let home = cli.directory.appendingPathComponent("home")
+        let again = try cli.run(arguments, sessionOption: false, environment: ["XDG_DATA_HOME": "", "HOME": home.path])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("mbaas: state: \(home.path)/.local/share/mbaas/migrations/"), "\(again.stderr)")
+        #endif
+    }
+
     @Test("a second run on a state folder in use is refused (exit 5)")
     func concurrentRunRefused() throws {
         let cli = try CLIHarness()
