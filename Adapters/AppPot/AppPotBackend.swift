@@ -241,7 +241,8 @@ extension AppPotBackend {
         if let t = token.value { headers["apppot-token"] = t }
         let url: URL
         do { url = try configuration.url(path, query: query) } catch { throw MBaaSError.wrap(error) }
-        let request = TransportRequest(method: method, url: url, headers: headers, body: data, idempotencyKey: idempotencyKey)
+        let request = TransportRequest(method: method, url: url, headers: headers, body: data, timeout: configuration.timeout,
+                                       idempotencyKey: idempotencyKey)
         logger.debug("apppot request", metadata: ["method": "\(method)", "path": "\(path.first ?? "")"])
         do {
             return (try await context.transport.send(request), token)

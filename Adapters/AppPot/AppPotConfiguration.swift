@@ -21,6 +21,7 @@ public import MBaaSCore
 ///   (see ``AppPotBackend``).
 /// - `generation=v2|v3|v4|auto`: the server API generation (default `v2`; see ``AppPotGeneration`` for what
 ///   differs and what `auto` can detect).
+/// - `timeout=SECONDS`: how long each request may take (default: the transport's).
 /// - `clientGroupIds=true`: an ACL granting a subset of the writer's groups is written as group scope with the
 ///   record's `groupIds` set by the client (docs 05.2 shows a client-sent `groupIds`; whether every server
 ///   honours it is not verified, hence opt-in). Without it such ACLs are `unsupported`.
@@ -53,6 +54,8 @@ public struct AppPotConfiguration: Sendable, Hashable {
     public var untypedReads: Bool
     /// Send `groupIds` for ACLs that grant a subset of the writer's groups.
     public var clientGroupIds: Bool
+    /// Seconds each request may take (URL option `timeout`); the transport's default when `nil`.
+    public var timeout: Double?
 
     public static let defaultContextRoot = "apppot"
     public static let defaultDeviceUDID = "mbaaskit"
@@ -62,7 +65,7 @@ public struct AppPotConfiguration: Sendable, Hashable {
         appId: String, appVersion: String, appKey: String, deviceUDID: String = AppPotConfiguration.defaultDeviceUDID,
         loginUser: String? = nil, loginPassword: String? = nil, anonymousData: Bool = false, transactionIds: Bool = false,
         generation: AppPotGeneration = .v2, detectGeneration: Bool = false, defaultScope: AppPotScope = .group,
-        untypedReads: Bool = false, clientGroupIds: Bool = false
+        untypedReads: Bool = false, clientGroupIds: Bool = false, timeout: Double? = nil
     ) {
         self.serverBase = serverBase
         self.contextRoot = contextRoot
@@ -80,6 +83,7 @@ public struct AppPotConfiguration: Sendable, Hashable {
         self.defaultScope = defaultScope
         self.untypedReads = untypedReads
         self.clientGroupIds = clientGroupIds
+        self.timeout = timeout
     }
 
     /// Reads a backend URL (see the type's documentation); errors name the missing or wrong part.
@@ -102,7 +106,7 @@ public struct AppPotConfiguration: Sendable, Hashable {
         let version = try required("version", "app version")
         let root = url.path.split(separator: "/").joined(separator: "/")
         let known: Set<String> = ["company", "app", "version", "device", "user", "anonymousData", "transactions",
-                                   "generation", "defaultScope", "untypedReads", "clientGroupIds"]
+                                   "generation", "defaultScope", "untypedReads", "clientGroupIds", "timeout"]
         if let unknown = url.options.keys.sorted().first(where: { !known.contains($0) }) {
             throw MBaaSError(.invalidRequest, "unknown AppPot URL option '\(unknown)' (known: \(known.sorted().joined(separator: ", ")))")
         }
@@ -143,7 +147,7 @@ public struct AppPotConfiguration: Sendable, Hashable {
             loginUser: user, loginPassword: user == nil ? nil : url.secret, anonymousData: try flag("anonymousData"),
             transactionIds: try flag("transactions"), generation: generation, detectGeneration: detect,
             defaultScope: scope, untypedReads: try flag("untypedReads"),
-            clientGroupIds: try flag("clientGroupIds"))
+            clientGroupIds: try flag("clientGroupIds"), timeout: try url.timeoutOption())
     }
 
     /// The API base path: `/{contextRoot}/api/{companyId}/{appId}/{appVersion}` (each segment percent-encoded).

@@ -87,10 +87,7 @@ public struct NCMBConfiguration: Sendable, Hashable {
             default: throw MBaaSError(.invalidRequest, "currentUserRoles must be true or false, got '\(v)'")
             }
         }
-        if let v = url.option("timeout") {
-            guard let t = TimeInterval(v), t > 0 else { throw MBaaSError(.invalidRequest, "timeout must be a positive number of seconds") }
-            timeout = t
-        }
+        if let t = try url.timeoutOption() { timeout = t }
     }
 
     /// `https://host[:port]`

@@ -100,7 +100,7 @@ extension PocketBaseBackend {
         headers["Content-Type"] = "application/json"
         let request = TransportRequest(
             method: .post, url: try URL.build(base: configuration.baseURL, path: "/api/collections/\(percentEncode(collection))/auth-refresh"),
-            headers: headers, body: Data("{}".utf8))
+            headers: headers, body: Data("{}".utf8), timeout: configuration.timeout)
         let response: TransportResponse
         do { response = try await context.transport.send(request) } catch { throw MBaaSError.wrap(error) }
         guard response.isSuccess else {

@@ -176,7 +176,7 @@ public actor PocketBaseBackend: Backend {
             if let token { headers["Authorization"] = token }
             let request = TransportRequest(
                 method: method, url: try URL.build(base: configuration.baseURL, path: path, query: query),
-                headers: headers, body: body)
+                headers: headers, body: body, timeout: configuration.timeout)
             let response: TransportResponse
             do { response = try await context.transport.send(request) } catch { throw MBaaSError.wrap(error) }
             if response.isSuccess { return response }

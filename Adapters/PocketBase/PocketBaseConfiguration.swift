@@ -28,6 +28,7 @@ public import MBaaSCore
 /// - `users=<collection>`: the auth collection for sign-up and log-in, and the one ACL user ids refer to (default
 ///   `users`, or the `auth=` collection).
 /// - `files=<collection>`: the collection that holds standalone uploads (default `mbaas_files`).
+/// - `timeout=SECONDS`: how long each request may take (default: the transport's).
 public struct PocketBaseConfiguration: Sendable, Hashable {
     /// Whom the credentials in the URL belong to.
     public enum Credentials: Sendable, Hashable {
@@ -45,10 +46,12 @@ public struct PocketBaseConfiguration: Sendable, Hashable {
     public var filesCollection: String
     /// Record calls without a session act as the superuser.
     public var dataAsSuperuser: Bool
+    /// Seconds each request may take (URL option `timeout`); the transport's default when `nil`.
+    public var timeout: Double?
 
     public init(
         baseURL: String, credentials: Credentials = .none, usersCollection: String = "users",
-        filesCollection: String = "mbaas_files", dataAsSuperuser: Bool = false
+        filesCollection: String = "mbaas_files", dataAsSuperuser: Bool = false, timeout: Double? = nil
     ) {
         var base = baseURL
         while base.hasSuffix("/") { base.removeLast() }
@@ -57,10 +60,11 @@ public struct PocketBaseConfiguration: Sendable, Hashable {
         self.usersCollection = usersCollection
         self.filesCollection = filesCollection
         self.dataAsSuperuser = dataAsSuperuser
+        self.timeout = timeout
     }
 
     /// The option names a URL may carry.
-    public static let knownOptions: Set<String> = ["auth", "data", "users", "files"]
+    public static let knownOptions: Set<String> = ["auth", "data", "users", "files", "timeout"]
 
     /// Reads a `pocketbase://` or `pocketbase+http://` URL; errors name the part that is wrong.
     public init(url: BackendURL) throws(MBaaSError) {
@@ -110,7 +114,7 @@ public struct PocketBaseConfiguration: Sendable, Hashable {
         var base = url.httpBase + url.path.split(separator: "/").map { percentEncode(String($0)) }.map { "/" + $0 }.joined()
         while base.hasSuffix("/") { base.removeLast() }
         self.init(baseURL: base, credentials: credentials, usersCollection: users, filesCollection: files,
-                  dataAsSuperuser: dataAsSuperuser)
+                  dataAsSuperuser: dataAsSuperuser, timeout: try url.timeoutOption())
     }
 
     /// Whether the adapter may change the schema (superuser credentials).

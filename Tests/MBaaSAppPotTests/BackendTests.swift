@@ -36,6 +36,8 @@ struct URLTests {
         let u = try BackendURL(parsing: "apppot://K:secret@h/ctx/root?company=1&app=a&version=1&user=alice")
         let l = try AppPotConfiguration(url: u)
         #expect(l.loginUser == "alice" && l.loginPassword == "secret" && l.contextRoot == "ctx/root")
+        #expect(l.timeout == nil)
+        #expect(try AppPotConfiguration(url: try BackendURL(parsing: "apppot://K@h?company=1&app=a&version=1&timeout=45")).timeout == 45)
         #expect(!u.description.contains("secret"))
     }
 
@@ -47,6 +49,7 @@ struct URLTests {
         ("apppot://K@h/apppot?company=1&app=a&version=1&colour=red", "colour"),
         ("apppot://K@h/apppot?company=1&app=a&version=1&user=alice", "password"),
         ("ncmb://K@h/apppot?company=1&app=a&version=1", "not an AppPot URL"),
+        ("apppot://K@h/apppot?company=1&app=a&version=1&timeout=0", "timeout"),
     ])
     func bad(_ text: String, _ named: String) throws {
         let e = try #require(throws: MBaaSError.self) { try AppPotConfiguration(url: try BackendURL(parsing: text)) }

@@ -244,7 +244,8 @@ struct KiiDialectHTTPTests {
         let dialect = try makeKiiDialect()
         let running = try await EmulatorServer(dialect: dialect).start()
         do {
-            let url = try BackendURL(parsing: dialect.backendURL(host: running.host, port: running.port))
+            // 120 s per request: in a full parallel run on two cores, the server may wait long for the cooperative pool.
+            let url = try BackendURL(parsing: dialect.backendURL(host: running.host, port: running.port) + "?timeout=120")
             let kii = try KiiBackend(url: url)
             let session = try await kii.signUp(username: "httpuser", password: "pw-http", email: nil, fields: [:])
             let memo = try await kii.create(Record(className: "Memo", fields: ["title": "over http", "n": 1]))

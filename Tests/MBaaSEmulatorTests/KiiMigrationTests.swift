@@ -13,7 +13,8 @@ struct KiiMigrationTests {
     func toLocal() async throws {
         let dialect = try makeKiiDialect()
         let running = try await EmulatorServer(dialect: dialect).start()
-        let url = try BackendURL(parsing: dialect.backendURL(host: "127.0.0.1", port: running.port))
+        // 120 s per request: in a full parallel run on two cores, the server may wait long for the cooperative pool.
+        let url = try BackendURL(parsing: dialect.backendURL(host: "127.0.0.1", port: running.port) + "?timeout=120")
         let source = try await KiiBackendFactory().open(url, context: BackendContext())
         let run = String(UUID().uuidString.lowercased().filter(\.isLetter).prefix(6))
         _ = try await source.signUp(username: "kii\(run)", password: "pw-kii-user", email: nil, fields: [:])

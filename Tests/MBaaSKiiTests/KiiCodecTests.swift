@@ -23,8 +23,14 @@ import Testing
         let admin = try KiiConfiguration(url: BackendURL(parsing: "kii://app1:s3cret@jp?clientID=cid"))
         #expect(admin.adminCredentials == .init(clientID: "cid", clientSecret: "s3cret"))
         #expect(admin.appKey == "app1", "the client secret is never sent as the app key")
+        // ?timeout= gives every request its time; without it the transport's default applies.
+        let slow = try KiiConfiguration(url: BackendURL(parsing: "kii://app1:k@jp?timeout=120"))
+        #expect(slow.timeout == 120 && local.timeout == nil)
+        let bucket = KiiBucketAddress(scope: .app, bucket: "memo")
+        #expect(try KiiRequestBuilder(configuration: slow).getObject(bucket, id: "o1").timeout == 120)
+        #expect(try KiiRequestBuilder(configuration: local).getObject(bucket, id: "o1").timeout == nil)
         for bad in ["kii://api-jp.kii.com", "kii://a:b@jp?filesBucket=_files", "kii://a:b@jp?colour=red", "kii://a@jp?clientID=x",
-                    "ncmb://a:b@jp"] {
+                    "ncmb://a:b@jp", "kii://a:b@jp?timeout=0", "kii://a:b@jp?timeout=soon"] {
             #expect(throws: MBaaSError.self, "\(bad)") { try KiiConfiguration(url: BackendURL(parsing: bad)) }
         }
     }

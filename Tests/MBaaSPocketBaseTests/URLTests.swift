@@ -25,6 +25,26 @@ struct URLTests {
         #expect(c.filesCollection == "uploads")
         #expect(c.usersCollection == "members")
         #expect(c.dataAsSuperuser)
+        #expect(c.timeout == nil)
+        #expect(try config("pocketbase://pb.example.com?timeout=2.5").timeout == 2.5)
+    }
+
+    @Test func timeoutReachesEveryRequest() async throws {
+        /// Keeps the timeouts of the requests it is sent, and answers an empty page.
+        final class Timeouts: HTTPTransport, @unchecked Sendable {
+            let lock = NSLock()
+            var seen: [TimeInterval?] = []
+            func send(_ request: TransportRequest) async throws -> TransportResponse {
+                lock.withLock { seen.append(request.timeout) }
+                let page = JSON.object(["items": .array([]), "page": .int(1), "perPage": .int(30), "totalItems": .int(0), "totalPages": .int(0)])
+                return TransportResponse(status: .init(code: 200), headers: HTTPFields([("Content-Type", "application/json")]), body: page.data())
+            }
+        }
+        let transport = Timeouts()
+        let backend = PocketBaseBackend(configuration: try config("pocketbase+http://127.0.0.1:8090?timeout=90"),
+                                        context: BackendContext(transport: transport))
+        _ = try? await backend.queryPage(Query("memo"))
+        #expect(!transport.seen.isEmpty && transport.seen.allSatisfy { $0 == 90 }, "\(transport.seen)")
     }
 
     @Test func appUserAndAnonymous() throws {
@@ -47,6 +67,8 @@ struct URLTests {
         "pocketbase://a:b@host?auth=users&data=superuser",
         "pocketbase://a:b@host?files=bad-name",
         "pocketbase://a:b@host?users=_superusers",
+        "pocketbase://a:b@host?timeout=-1",
+        "pocketbase://a:b@host?timeout=inf",
     ])
     func invalidURLs(_ text: String) throws {
         #expect(throws: MBaaSError.self) { try config(text) }

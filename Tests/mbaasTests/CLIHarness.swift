@@ -32,6 +32,14 @@ struct CLIHarness {
 
     func cleanUp() { try? FileManager.default.removeItem(at: directory) }
 
+    /// Runs blocking work (child processes waited for) on a dispatch thread: a long wait does not hold one of Swift's
+    /// cooperative threads (two on a two-core machine), which servers run by tests in parallel need to answer.
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
     /// The executable: next to the test bundle (the products directory), or `.build/debug/mbaas` of this package.
     static func binary() throws -> URL {
         var candidates: [URL] = []

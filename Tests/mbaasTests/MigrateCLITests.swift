@@ -126,7 +126,7 @@ struct MigrateCLITests {
     }
 
     @Test("killed with SIGKILL at random points and resumed, the target ends equal to the source with no duplicate")
-    func killAndResume() throws {
+    func killAndResume() async throws {
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
         let export = cli.directory.appendingPathComponent("export").path
@@ -134,21 +134,24 @@ struct MigrateCLITests {
         #expect(samples.status == 0, "\(samples.stderr)")
         let state = cli.directory.appendingPathComponent("state").path
         let arguments = ["migrate", "--from", "ncmb-export:\(export)", "--to", cli.url, "--state", state, "--batch", "50", "--format", "json"]
-        let kills = try Self.killRepeatedly(arguments, in: cli, state: URL(fileURLWithPath: state), className: "MemoClass")
-        let last = try cli.run(arguments, sessionOption: false)
+        // Minutes of waiting for child processes: off the cooperative pool.
+        let (kills, log) = try await CLIHarness.offPool { try Self.killRepeatedly(arguments, in: cli, state: URL(fileURLWithPath: state), className: "MemoClass") }
+        let last = try await CLIHarness.offPool { try cli.run(arguments, sessionOption: false) }
         #expect(last.status == 0, "\(last.stderr)")
         let json = try last.json()
         let memo = json["classes"]?.arrayValue?.first { $0["source"] == "MemoClass" }
         #expect(memo?["verified"] == 3000 && memo?["mismatched"] == 0 && memo?["failed"] == 0, "\(json)")
         // Every source record exactly once.
-        let all = try cli.json(["objects", "query", cli.url, "MemoClass", "--all", "--keys", "sourceObjectId"])
+        let queried = try await CLIHarness.offPool { try cli.run(["objects", "query", cli.url, "MemoClass", "--all", "--keys", "sourceObjectId", "--format", "json"]) }
+        #expect(queried.status == 0, "\(queried.stderr)")
+        let all = try queried.json()
         let ids = all["results"]?.arrayValue?.compactMap { $0["fields"]?["sourceObjectId"]?.stringValue } ?? []
         #expect(ids.count == 3000 && Set(ids).count == 3000)
-        #expect(kills >= 1, "no run was killed with writes in flight; the test proved nothing")
+        #expect(kills >= 1, "no run was killed with writes in flight; the test proved nothing: \(log)")
     }
 
     @Test("exported into a bundle, killed with SIGKILL at random points and resumed: every record once, though nothing refuses a second line")
-    func killAndResumeIntoBundle() throws {
+    func killAndResumeIntoBundle() async throws {
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
         let export = cli.directory.appendingPathComponent("export").path
@@ -160,25 +163,28 @@ struct MigrateCLITests {
         // marks, looked up in the bundle on resume, keep a killed run's records from being written again.
         let arguments = ["migrate", "--from", "ncmb-export:\(export)", "--to", "bundle:\(bundle.path)", "--state", state, "--batch", "50",
                          "--format", "json"]
-        let kills = try Self.killRepeatedly(arguments, in: cli, state: URL(fileURLWithPath: state), className: "MemoClass")
-        let last = try cli.run(arguments, sessionOption: false)
+        // Minutes of waiting for child processes: off the cooperative pool.
+        let (kills, log) = try await CLIHarness.offPool { try Self.killRepeatedly(arguments, in: cli, state: URL(fileURLWithPath: state), className: "MemoClass") }
+        let last = try await CLIHarness.offPool { try cli.run(arguments, sessionOption: false) }
         #expect(last.status == 0, "\(last.stderr)")
         let memo = try last.json()["classes"]?.arrayValue?.first { $0["source"] == "MemoClass" }
         #expect(memo?["verified"] == 3000 && memo?["mismatched"] == 0 && memo?["failed"] == 0, "\(String(describing: memo))")
         let lines = try String(contentsOf: bundle.appendingPathComponent("records/MemoClass.ndjson"), encoding: .utf8)
             .split(separator: "\n").map { try JSON.parse(Data($0.utf8))["id"]?.stringValue ?? "" }
         #expect(lines.count == 3000 && Set(lines).count == 3000, "\(lines.count) lines, \(Set(lines).count) ids")
-        #expect(kills >= 1, "no run was killed with writes in flight; the test proved nothing")
+        #expect(kills >= 1, "no run was killed with writes in flight; the test proved nothing: \(log)")
     }
 
-    /// Runs the CLI four times, each killed (if still going) at a random moment within 1.2 s after its copy of
-    /// `className` starts (its line on stderr); returns how many were killed with writes of that class in flight, as
-    /// the state's marks show: the runs whose resumption the test then proves.
-    static func killRepeatedly(_ arguments: [String], in cli: CLIHarness, state: URL, className: String) throws -> Int {
+    /// Runs the CLI up to six times (until two runs were killed with writes in flight), each killed, if still going,
+    /// at a random moment 0.3-2 s after its copy of `className` starts (its line on stderr); returns how many were
+    /// killed with writes of that class in flight, as the state's marks show: the runs whose resumption the test then
+    /// proves. (A kill before a run's first batch is marked proves nothing; under load that can take a second.)
+    static func killRepeatedly(_ arguments: [String], in cli: CLIHarness, state: URL, className: String) throws -> (inFlight: Int, log: [String]) {
         var generator = SystemRandomNumberGenerator()
         var inFlight = 0
+        var log: [String] = []
         let marker = Data("records \(className) -> ".utf8)
-        for _ in 0..<4 {
+        for _ in 0..<6 where inFlight < 2 {
             let process = Process()
             process.executableURL = try CLIHarness.binary()
             process.arguments = arguments
@@ -193,15 +199,19 @@ struct MigrateCLITests {
                 if chunk.isEmpty { break }   // the run ended first
                 seen.append(chunk)
             }
-            usleep(UInt32.random(in: 0...1_200_000, using: &generator))
+            let pause = UInt32.random(in: 300_000...2_000_000, using: &generator)
+            usleep(pause)
             var killed = false
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
                 killed = true
             }
             process.waitUntilExit()
-            if killed, try !MigrationState(directory: state).pending(.record, className: className).isEmpty { inFlight += 1 }
+            let marked = killed ? try MigrationState(directory: state).pending(.record, className: className).count : 0
+            if marked > 0 { inFlight += 1 }
+            log.append("pause \(pause / 1000) ms, \(killed ? "killed" : "ended (\(process.terminationStatus))"), \(marked) marked; stderr: "
+                       + String(decoding: seen.suffix(300), as: UTF8.self))
         }
-        return inFlight
+        return (inFlight, log)
     }
 }

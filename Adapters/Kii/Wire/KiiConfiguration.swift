@@ -14,6 +14,7 @@ public import MBaaSCore
 ///   not start with `_`, kii.md §3.1).
 /// - `dataType=NAME`: the data type of created objects, sent as `application/vnd.{appID}.{NAME}+json`
 ///   (default `mydata`, kii.md §3.2).
+/// - `timeout=SECONDS`: how long each request may take (default: the transport's).
 /// - `clientID=CLIENT_ID`: **admin mode**. The URL's secret is then the app's ClientSecret (not an app key), and
 ///   calls made without a user session use the app admin token (`{client_id, client_secret}` on
 ///   `/api/oauth2/token`, as the JS SDK and python3-kii ask for it; kii.md §2.1) instead of acting anonymously. Kii lets anonymous callers only read and query app-scope buckets (creating objects needs
@@ -29,6 +30,8 @@ public struct KiiConfiguration: Sendable, Hashable {
     public var dataType: String
     /// Admin mode: the ClientID and ClientSecret used for calls without a user session.
     public var adminCredentials: AdminCredentials?
+    /// Seconds each request may take (URL option `timeout`); the transport's default when `nil`.
+    public var timeout: Double?
 
     /// The app admin's client credentials (kii.md §2.1).
     public struct AdminCredentials: Sendable, Hashable {
@@ -48,7 +51,7 @@ public struct KiiConfiguration: Sendable, Hashable {
 
     public init(
         appID: String, appKey: String? = nil, baseURL: String = "https://api-jp.kii.com/api", filesBucket: String = "mbaas_files",
-        dataType: String = "mydata", adminCredentials: AdminCredentials? = nil
+        dataType: String = "mydata", adminCredentials: AdminCredentials? = nil, timeout: Double? = nil
     ) {
         self.appID = appID
         self.appKey = appKey ?? appID
@@ -56,6 +59,7 @@ public struct KiiConfiguration: Sendable, Hashable {
         self.filesBucket = filesBucket
         self.dataType = dataType
         self.adminCredentials = adminCredentials
+        self.timeout = timeout
     }
 
     /// Reads a `kii://` or `kii+http://` backend URL; errors name the part that is wrong.
@@ -70,9 +74,9 @@ public struct KiiConfiguration: Sendable, Hashable {
         if let siteHost = KiiConfiguration.sites[host.lowercased()] { host = siteHost }
         var base = BackendURL(scheme: "kii", isSecure: url.isSecure, host: host, port: url.port).httpBase
         base += url.path.isEmpty || url.path == "/" ? "/api" : (url.path.hasSuffix("/") ? String(url.path.dropLast()) : url.path)
-        let known: Set<String> = ["filesBucket", "dataType", "clientID"]
+        let known: Set<String> = ["filesBucket", "dataType", "clientID", "timeout"]
         if let unknown = url.options.keys.sorted().first(where: { !known.contains($0) }) {
-            throw MBaaSError(.invalidRequest, "Kii URL option '\(unknown)' is unknown (known: clientID, filesBucket, dataType)")
+            throw MBaaSError(.invalidRequest, "Kii URL option '\(unknown)' is unknown (known: clientID, filesBucket, dataType, timeout)")
         }
         let files = url.option("filesBucket") ?? "mbaas_files"
         if let problem = KiiBucketAddress.problem(withBucketName: files) {
@@ -93,6 +97,6 @@ public struct KiiConfiguration: Sendable, Hashable {
         // In admin mode the secret is the ClientSecret; it is never sent as the app key. Kii no longer checks the app
         // key (kii.md §1.2), so the app ID stands in when there is none.
         self.init(appID: appID, appKey: admin == nil ? (secret ?? appID) : appID, baseURL: base, filesBucket: files,
-                  dataType: dataType, adminCredentials: admin)
+                  dataType: dataType, adminCredentials: admin, timeout: try url.timeoutOption())
     }
 }

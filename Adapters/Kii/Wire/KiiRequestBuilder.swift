@@ -19,7 +19,7 @@ public struct KiiRequestBuilder: Sendable {
         }
         var h = HTTPFields([("X-Kii-AppID", configuration.appID), ("X-Kii-AppKey", configuration.appKey)])
         for (n, v) in headers { h.add(n, v) }
-        return TransportRequest(method: method, url: url, headers: h, body: body)
+        return TransportRequest(method: method, url: url, headers: h, body: body, timeout: configuration.timeout)
     }
 
     func jsonRequest(_ method: TransportRequest.Method, _ path: String, contentType: String, _ json: JSON, headers: [(String, String)] = [])

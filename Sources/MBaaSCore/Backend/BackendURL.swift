@@ -122,4 +122,14 @@ public struct BackendURL: Sendable, Hashable, CustomStringConvertible {
 
     /// An option, or a default.
     public func option(_ name: String) -> String? { options[name] }
+
+    /// The `timeout` option, the seconds each HTTP request may take (`?timeout=120`): `nil` when absent (the
+    /// transport's default applies); a value that is not a positive number is ``MBaaSError/Kind/invalidRequest``.
+    public func timeoutOption() throws(MBaaSError) -> Double? {
+        guard let v = option("timeout") else { return nil }
+        guard let t = Double(v), t > 0, t.isFinite else {
+            throw MBaaSError(.invalidRequest, "URL option timeout must be a positive number of seconds, got '\(v)'")
+        }
+        return t
+    }
 }
