@@ -11,7 +11,7 @@ extension Migration {
     /// or e-mail, checked against `sourceObjectId`, or by `sourceObjectId` for a user with neither: ``findImported(_:_:)``)
     /// instead of creating them again.
     func copyUsers(_ state: MigrationState) async throws {
-        let pending = Set(try state.pending(.user, className: "_User"))
+        let pending = Set(try await offPool { try state.pending(.user, className: "_User") })
         var passwordFile: NDJSONWriter?
         defer { passwordFile?.close() }
         var group: [DirectoryUser] = []
@@ -23,7 +23,7 @@ extension Migration {
             }
         }
         if !group.isEmpty { try await copyUserGroup(group, pending: pending, passwordFile: &passwordFile, state) }
-        let outcomes = try state.userPasswords().map { MigrationReport.UserOutcome(sourceId: $0.0, targetId: $0.1, password: $0.2) }
+        let outcomes = try await offPool { try state.userPasswords() }.map { MigrationReport.UserOutcome(sourceId: $0.0, targetId: $0.1, password: $0.2) }
         box.update { $0.userOutcomes = outcomes }
     }
 
@@ -32,7 +32,8 @@ extension Migration {
 
     func copyUserGroup(_ users: [DirectoryUser], pending: Set<String>, passwordFile: inout NDJSONWriter?, _ state: MigrationState) async throws {
         box.update { $0.users.read += users.count }
-        let known = try state.mapped(.user, className: "_User", sourceIds: users.map(\.id))
+        let ids = users.map(\.id)
+        let known = try await offPool { try state.mapped(.user, className: "_User", sourceIds: ids) }
         var seen = Set<String>()
         var adopted: [(sourceId: String, targetId: String)] = []
         var todo: [(user: DirectoryUser, importing: DirectoryUser, password: ImportedPassword)] = []
@@ -65,52 +66,57 @@ extension Migration {
             }
             todo.append((user, imported, password))
         }
-        try state.recordUsers(adopted, password: mapping.passwords.rawValue)
+        let (found, passwords) = (adopted, mapping.passwords.rawValue)
+        try await offPool { try state.recordUsers(found, password: passwords) }
         // Created by an earlier run: already on the target, as the report's "skipped" says.
         box.update { $0.users.skipped += adopted.count }
         guard !todo.isEmpty else { return }
         // A temporary password is on disk before the user who has it exists.
         passwordFile?.sync()
-        try state.addPending(.user, className: "_User", sourceIds: todo.map(\.user.id))
+        let marking = todo.map(\.user.id)
+        try await offPool { try state.addPending(.user, className: "_User", sourceIds: marking) }
         // Mappings are committed every ``userCommitEvery`` imports and when the group ends, also when it fails: a run
         // killed in between leaves at most that many imported users to be found again by their marks.
         var imported: [(sourceId: String, targetId: String)] = []
         var rejected: [String] = []
-        func commit() throws {
-            try state.recordUsers(imported, password: mapping.passwords.rawValue)
-            // A user the target refused never reached it: the mark goes, and the next run tries again. A user whose
-            // import ended in doubt (retries used up, cancelled) keeps it, to be looked up first next time.
-            try state.clearPending(.user, className: "_User", sourceIds: rejected)
-            box.update { $0.users.written += imported.count }
+        func commit() async throws {
+            let (done, refused, passwords) = (imported, rejected, mapping.passwords.rawValue)
+            try await offPool {
+                try state.recordUsers(done, password: passwords)
+                // A user the target refused never reached it: the mark goes, and the next run tries again. A user
+                // whose import ended in doubt (retries used up, cancelled) keeps it, to be looked up first next time.
+                try state.clearPending(.user, className: "_User", sourceIds: refused)
+            }
+            box.update { $0.users.written += done.count }
             imported = []
             rejected = []
         }
-        func take(_ outcome: (String, ImportOutcome)) throws {
+        func take(_ outcome: (String, ImportOutcome)) async throws {
             switch outcome.1 {
             case .imported(let target): imported.append((outcome.0, target))
             case .rejected: rejected.append(outcome.0)
             case .inDoubt: break
             }
-            if imported.count >= Self.userCommitEvery { try commit() }
+            if imported.count >= Self.userCommitEvery { try await commit() }
         }
         do {
             try await withThrowingTaskGroup(of: (String, ImportOutcome).self) { group in
                 var inFlight = 0
                 for item in todo {
                     if inFlight >= max(1, options.concurrency), let outcome = try await group.next() {
-                        try take(outcome)
+                        try await take(outcome)
                         inFlight -= 1
                     }
                     group.addTask { (item.user.id, try await self.importOne(item.user, item.importing, password: item.password)) }
                     inFlight += 1
                 }
-                while let outcome = try await group.next() { try take(outcome) }
+                while let outcome = try await group.next() { try await take(outcome) }
             }
         } catch {
-            try? commit()
+            try? await commit()
             throw error
         }
-        try commit()
+        try await commit()
     }
 
     /// Imported mappings committed at a time within a group of ``copyUsers(_:)``.
@@ -177,11 +183,12 @@ extension Migration {
     func copyRoles(_ state: MigrationState) async throws {
         for role in try await withRetry({ try await self.source.listRoles() }) {
             box.update { $0.roles.read += 1 }
-            if try state.isDone("role:\(role.name)") {
+            if try await offPool({ try state.isDone("role:\(role.name)") }) {
                 box.update { $0.roles.skipped += 1 }
                 continue
             }
-            let mapped = try state.mapped(.user, className: "_User", sourceIds: role.users)
+            let members = role.users
+            let mapped = try await offPool { try state.mapped(.user, className: "_User", sourceIds: members) }
             for id in role.users where mapped[id] == nil {
                 box.update { $0.warn(.init(kind: "role", className: "_Role", sourceId: role.id,
                                           detail: "role \(role.name): member \(id) was not migrated")) }
@@ -194,7 +201,8 @@ extension Migration {
             let importing = imported
             do {
                 try await withRetry { try await self.target.importRole(importing) }
-                try state.markDone("role:\(role.name)")
+                let step = "role:\(role.name)"
+                try await offPool { try state.markDone(step) }
                 box.update { $0.roles.written += 1 }
             } catch let e as MBaaSError where e.kind == .unsupported {
                 // A target whose roles cannot be created (AppPot's are fixed names held per group) skips them, said.
