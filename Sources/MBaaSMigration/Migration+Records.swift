@@ -231,7 +231,7 @@ extension Migration {
         do {
             try await copyBatches()
         } catch {
-            try? state.flushWritten()
+            _ = try? await offPool { try state.flushWritten() }
             throw error
         }
         try await offPool { try state.flushWritten() }
@@ -312,7 +312,8 @@ extension Migration {
                 }
             }
         }
-        for i in prepared.indices { for f in prepared[i].attachments + prepared[i].inlineFiles { try state.addFileField(className: cls, field: f.field) } }
+        let linkFields = Set(prepared.flatMap { ($0.attachments + $0.inlineFiles).map(\.field) })
+        if !linkFields.isEmpty { try await offPool { for f in linkFields { try state.addFileField(className: cls, field: f) } } }
         let toCreate = prepared.filter { $0.existingTargetId == nil }
         let creating = toCreate.map(\.sourceId)
         let inFlight = creating.isEmpty ? nil : try await offPool { try state.beginWrites(.record, className: cls, sourceIds: creating) }
@@ -518,9 +519,17 @@ extension Migration {
     /// one copy.
     func copyFile(_ ref: FileReference, linked: Bool, className: String, sourceId: String?, _ state: MigrationState) async throws -> FileReference? {
         let key = ref.attachment.map { "\($0.className)/\($0.objectId)/\($0.field)/\(ref.name)" } ?? ref.name
-        return try await fileCopies.once(key) {
-            try await self.copyFileOnce(ref, key: key, linked: linked, className: className, sourceId: sourceId, state)
+        let copied = try await fileCopies.once(key) {
+            try await self.copyFileOnce(ref, key: key, linked: linked, state)
         }
+        // Each record linking a missing file is named, also those that waited for another batch's attempt.
+        if copied == nil {
+            box.update {
+                $0.warn(.init(kind: "sourceFile", className: className, sourceId: sourceId,
+                             detail: "file '\(ref.name)' is not in the source's file store; the field keeps its value"))
+            }
+        }
+        return copied
     }
 
     /// The state's class name for the in-flight marks of linked files.
@@ -530,17 +539,12 @@ extension Migration {
     /// between leaves it, and the next run adopts the target's file with that name and content instead of uploading
     /// it again (where the target can list its files; a store whose names are unique answers `duplicate`, which is
     /// resolved the same way).
-    func copyFileOnce(_ ref: FileReference, key: String, linked: Bool, className: String, sourceId: String?, _ state: MigrationState)
-        async throws -> FileReference?
-    {
+    /// `nil` when the source does not have the file (its callers report it, each for its own record).
+    func copyFileOnce(_ ref: FileReference, key: String, linked: Bool, _ state: MigrationState) async throws -> FileReference? {
         if let copied = try await offPool({ try state.copiedFile(key) }) { return copied.target }
         box.update { $0.files.read += 1 }
         let data: Data
         do { data = try await withRetry { try await self.source.download(ref) } } catch let e as MBaaSError where e.kind == .notFound {
-            box.update {
-                $0.warn(.init(kind: "sourceFile", className: className, sourceId: sourceId,
-                             detail: "file '\(ref.name)' is not in the source's file store; the field keeps its value"))
-            }
             return nil
         }
         let size = Int64(data.count)
@@ -641,17 +645,16 @@ extension Migration {
     func copyStandaloneFiles(_ state: MigrationState) async throws {
         guard source.capabilities.has(.fileList) else { return }
         let files = try await withRetry { try await self.source.listFiles(prefix: nil, limit: nil) }
-        var standalone: [FileInfo] = []
-        for info in files where info.reference.attachment == nil {
-            if try state.copiedFile(info.reference.name) != nil || state.isLinkedByAttachment(info.reference.name) { continue }
-            standalone.append(info)
+        let unattached = files.filter { $0.reference.attachment == nil }
+        let standalone = try await offPool {
+            try unattached.filter { try state.copiedFile($0.reference.name) == nil && !state.isLinkedByAttachment($0.reference.name) }
         }
         guard !standalone.isEmpty else { return }
         guard target.capabilities.has(.files) else {
             box.update { $0.problem("\(standalone.count) files no record links to were not copied: \(target.adapterName) has no separate file store") }
             return
         }
-        let pending = Set(try state.pending(.file, className: Self.standaloneFiles))
+        let pending = Set(try await offPool { try state.pending(.file, className: Self.standaloneFiles) })
         for info in standalone {
             let name = info.reference.name
             do {
@@ -660,13 +663,16 @@ extension Migration {
                 let sha = sha256Hex(data)
                 // An upload an earlier run made just before it died (or that reached the target before a failure):
                 // the target's file with this name, size and content is adopted, not uploaded twice.
+                func record(_ stored: FileReference) async throws {
+                    let copied = MigrationState.CopiedFile(sourceName: name, target: stored, sha256: sha, size: Int64(data.count), linked: false)
+                    try await offPool { try state.recordFile(copied, clearingPendingIn: Self.standaloneFiles) }
+                }
                 if pending.contains(name), let existing = try await findCopiedFile(name, size: Int64(data.count), sha256: sha) {
-                    try state.recordFile(.init(sourceName: name, target: existing, sha256: sha, size: Int64(data.count), linked: false),
-                                         clearingPendingIn: Self.standaloneFiles)
+                    try await record(existing)
                     box.update { $0.files.skipped += 1 }
                     continue
                 }
-                try state.addPending(.file, className: Self.standaloneFiles, sourceIds: [name])
+                try await offPool { try state.addPending(.file, className: Self.standaloneFiles, sourceIds: [name]) }
                 let upload = FileUpload(name: name, source: .data(data),
                                         contentType: info.reference.contentType ?? guessContentType(forFileName: name), acl: info.acl)
                 let stored: FileReference
@@ -674,8 +680,7 @@ extension Migration {
                     guard let existing = try await findCopiedFile(name, size: Int64(data.count), sha256: sha) else { throw e }
                     stored = existing
                 }
-                try state.recordFile(.init(sourceName: name, target: stored, sha256: sha, size: Int64(data.count), linked: false),
-                                     clearingPendingIn: Self.standaloneFiles)
+                try await record(stored)
                 box.update { $0.files.written += 1 }
             } catch {
                 let e = MBaaSError.wrap(error)
@@ -721,7 +726,7 @@ extension Migration {
     /// Sets the pointer fields phase 1 left, through the id map; reports pointers to records that were not migrated.
     func rewritePointers(_ state: MigrationState) async throws {
         let keepsIds = target.capabilities.has(.clientIds)
-        for cls in try state.fixupClasses() {
+        for cls in try await offPool({ try state.fixupClasses() }) {
             let targetClass = mapping.targetClass(cls)
             var after = ""
             while true {
@@ -851,6 +856,7 @@ final class SharedFileCopies: Sendable {
             running[key] = task
             return task
         }
-        return try await task.value
+        // A cancelled caller (its task group failed) cancels the copy rather than wait for its retries.
+        return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
     }
 }

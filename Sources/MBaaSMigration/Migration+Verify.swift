@@ -7,6 +7,11 @@ extension Migration {
     /// counts per class; per record, a checksum over the mapped content (fields, pointers resolved through the id map,
     /// ACL where the target keeps ACLs, timestamps where it keeps them); files by size and sha256; users by id map.
     /// Writes only to the state's scratch table.
+    ///
+    /// Called again on the same `Migration` (after ``run()``, or a second time), the verified and mismatched counts
+    /// are this verification's, but the mismatch list, ``MigrationReport/mismatchCount`` and so
+    /// ``MigrationReport/ok`` keep what the copy and earlier verifications found: verify with a new `Migration` on the
+    /// same state for a report of this verification alone (as `mbaas verify` does).
     public func verify() async throws -> MigrationReport {
         guard let state else { throw MBaaSError(.invalidRequest, "verification needs the migration's state folder") }
         try await verify(into: state)
@@ -42,7 +47,8 @@ extension Migration {
             var onTarget: Set<String> = []
             for try await user in target.allUsers() { onTarget.insert(user.id) }
             for try await user in source.allUsers() {
-                guard let mapped = try state.targetId(.user, className: "_User", sourceId: user.id) else {
+                let id = user.id
+                guard let mapped = try await offPool({ try state.targetId(.user, className: "_User", sourceId: id) }) else {
                     box.update {
                         $0.users.mismatched += 1
                         $0.add(.init(kind: "missing", className: "_User", sourceId: user.id, detail: "user \(user.username ?? "") was not migrated"))
@@ -234,11 +240,12 @@ extension Migration {
 
     /// Every copied file: downloaded from the target and compared with the source's size and sha256.
     func verifyFiles(target: any Backend, _ state: MigrationState) async throws {
-        for f in try state.copiedFiles() { try await verifyFile(target: target, "(files)", f.sourceName, f.target, f.sha256, f.size) }
+        for f in try await offPool({ try state.copiedFiles() }) { try await verifyFile(target: target, "(files)", f.sourceName, f.target, f.sha256, f.size) }
         for cls in try await sourceClasses() {
             var after = ""
             while true {
-                let page = try state.attachments(className: cls, done: true, after: after, limit: 500)
+                let from = after
+                let page = try await offPool { try state.attachments(className: cls, done: true, after: from, limit: 500) }
                 guard let last = page.last else { break }
                 after = last.sourceId
                 for a in page {

@@ -549,7 +549,8 @@ func closeDescriptor(_ fd: Int32) {
 extension MigrationState {
     /// The default state folder of a migration between two URLs: `<data>/mbaas/migrations/<name>`, the name derived
     /// from both URLs without their secrets. `<data>` is `$XDG_DATA_HOME` when set, else the platform's user data
-    /// directory in the home directory (`$HOME`): `~/.local/share` on Linux, `~/Library/Application Support` on macOS.
+    /// directory in the home directory (`$HOME`): `~/.local/share` on Linux, `~/Library/Application Support` on macOS
+    /// (where a folder earlier versions made under `~/.local/share` is still used, so that its migration resumes).
     public static func defaultDirectory(from: String, to: String) -> URL {
         let env = ProcessInfo.processInfo.environment
         let home = env["HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) } ?? FileManager.default.homeDirectoryForCurrentUser
@@ -558,8 +559,14 @@ extension MigrationState {
         #else
         let platform = home.appendingPathComponent(".local/share")
         #endif
-        let base = env["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) } ?? platform
-        return base.appendingPathComponent("mbaas/migrations/\(folderName(from: from, to: to))")
+        let name = "mbaas/migrations/\(folderName(from: from, to: to))"
+        if let xdg = env["XDG_DATA_HOME"], !xdg.isEmpty { return URL(fileURLWithPath: xdg).appendingPathComponent(name) }
+        #if os(macOS)
+        // Earlier versions used ~/.local/share on macOS too: a migration begun there resumes there.
+        let earlier = home.appendingPathComponent(".local/share").appendingPathComponent(name)
+        if FileManager.default.fileExists(atPath: earlier.path) { return earlier }
+        #endif
+        return platform.appendingPathComponent(name)
     }
 
     /// `<from>__<to>-<hash>`: readable parts of both URLs without user, secret or options, plus a hash of both
