@@ -539,6 +539,7 @@ extension Migration {
     /// between leaves it, and the next run adopts the target's file with that name and content instead of uploading
     /// it again (where the target can list its files; a store whose names are unique answers `duplicate`, which is
     /// resolved the same way).
+    ///
     /// `nil` when the source does not have the file (its callers report it, each for its own record).
     func copyFileOnce(_ ref: FileReference, key: String, linked: Bool, _ state: MigrationState) async throws -> FileReference? {
         if let copied = try await offPool({ try state.copiedFile(key) }) { return copied.target }
