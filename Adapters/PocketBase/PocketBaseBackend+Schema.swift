@@ -167,6 +167,9 @@ extension PocketBaseBackend {
             // A collection an earlier version of the adapter created lacks the id index: the next write adds it.
             let indexing = existing.isManaged && !existing.hasCaseInsensitiveIdIndex
             guard !added.isEmpty || indexing else { return schema(of: existing) }
+            // A PATCH replaces the whole field list: it is built on a definition read just now, never on a cached
+            // one another client (or another instance in this process) may have changed since.
+            if !refresh { return try await applyWrite(className: className, changes: changes, acl: acl, refresh: true) }
             var updated = existing
             updated.fields = existing.fields + added
             var patch: JSONObject = ["fields": updated.raw["fields"]!]
@@ -220,6 +223,8 @@ extension PocketBaseBackend {
             if existing.field(named: PocketBaseWire.tagColumn(for: field)) == nil { added.append(.text(PocketBaseWire.tagColumn(for: field))) }
         }
         guard !added.isEmpty else { return schema(of: existing) }
+        // Built on a definition read just now (a PATCH replaces the whole field list).
+        if !refresh { return try await applyFileField(className: className, field: field, refresh: true) }
         var updated = existing
         updated.fields = existing.fields + added
         let json = try await sendJSON(
@@ -272,6 +277,9 @@ extension PocketBaseBackend {
             changed = true
         }
         if changed {
+            // Built on a definition read just now: a cached one may predate fields other clients added since, and
+            // this PATCH would drop them (or make the e-mail required again).
+            if !refresh { return try await applyUsersCollection(refresh: true) }
             users.fields = fields
             logger.info("preparing PocketBase users collection for user names", metadata: ["collection": "\(name)"])
             let json = try await sendJSON(

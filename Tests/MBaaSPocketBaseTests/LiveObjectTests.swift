@@ -64,6 +64,25 @@ struct LiveObjectTests {
         }
     }
 
+    @Test("two clients adding fields to one collection keep each other's: a field list is patched from a definition read just now")
+    func concurrentSchemaChanges() async throws {
+        let first = try await Live.backend()
+        let second = try await Live.backend()
+        let cls = "Fields_\(Live.runId())"
+        _ = try await first.create(Record(className: cls, fields: ["a": 1]))
+        _ = try await second.create(Record(className: cls, fields: ["a": 2]))   // the second caches the definition
+        let withB = try await first.create(Record(className: cls, fields: ["a": 3, "b": "kept"]))
+        // The second's cached definition has no 'b': a field list built on it would drop 'b' and its values.
+        _ = try await second.create(Record(className: cls, fields: ["a": 4, "c": true]))
+        let fields = try #require(try await first.definition(cls, refresh: true)).fields.map(\.name)
+        #expect(fields.contains("b") && fields.contains("c"), "\(fields)")
+        #expect(try await first.get(className: cls, id: withB.id!)["b"] == "kept")
+        // The users collection, shared by every client: plain sign-ups still work after both clients prepared it.
+        let run = Live.runId()
+        _ = try await first.signUp(username: "f\(run)", password: "pw-12345678", email: nil, fields: [:])
+        _ = try await second.signUp(username: "s\(run)", password: "pw-12345678", email: nil, fields: [:])
+    }
+
     @Test("collections the adapter creates carry the case-insensitive id index; one made without it gains it on the next write")
     func idIndex() async throws {
         let backend = try await Live.backend()
