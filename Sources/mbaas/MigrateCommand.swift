@@ -201,14 +201,19 @@ struct SamplesCommand: AsyncParsableCommand {
     }
 }
 
-/// Progress of a migration on stderr: a bar per class with rate and ETA on a terminal, else one line per class and
-/// phase.
+/// Progress of a migration on stderr: a bar per class with rate and ETA on a terminal; else (a log, CI) a line per
+/// phase, one when a class starts and ends, and one each time a tenth of the class's records is handled (every
+/// ``logStep`` records when the count is unknown), so that a long copy shows it is moving.
 final class MigrationProgress: @unchecked Sendable {
+    /// Records between two progress lines in a log when the class's count is unknown.
+    static let logStep = 10_000
     private let terminal: Bool
     private let lock = NSLock()
     private var started = Date()
     private var current: String?
     private var lastDraw = Date.distantPast
+    /// The decile of the class's count (or the multiple of ``logStep``) last logged.
+    private var lastLogged = 0
 
     init(terminal: Bool) { self.terminal = terminal }
 
@@ -223,9 +228,22 @@ final class MigrationProgress: @unchecked Sendable {
             endLine()
             started = Date()
             current = source
+            lastLogged = 0
             if !terminal { write("mbaas: records \(source) -> \(target): \(total.map { "\($0) to read" } ?? "count unknown")\n") }
+        case .progress(let source, let done, let total) where !terminal:
+            // Deciles of the count (at most nine lines), or steps of logStep records.
+            let mark = total.map { $0 > 0 ? done * 10 / $0 : 0 } ?? done / Self.logStep
+            guard mark > lastLogged, done != total else { return }
+            lastLogged = mark
+            let elapsed = max(0.001, Date().timeIntervalSince(started))
+            let rate = String(format: "%.0f rec/s", Double(done) / elapsed)
+            if let total, total > 0 {
+                write("mbaas: \(source): \(done) of \(total) (\(done * 100 / total)%, \(rate))\n")
+            } else {
+                write("mbaas: \(source): \(done) (\(rate))\n")
+            }
         case .progress(let source, let done, let total):
-            guard terminal, Date().timeIntervalSince(lastDraw) > 0.1 || done == total else { return }
+            guard Date().timeIntervalSince(lastDraw) > 0.1 || done == total else { return }
             lastDraw = Date()
             let elapsed = max(0.001, Date().timeIntervalSince(started))
             let rate = Double(done) / elapsed

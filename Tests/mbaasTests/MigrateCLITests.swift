@@ -176,15 +176,17 @@ struct MigrateCLITests {
     }
 
     /// Runs the CLI up to six times (until two runs were killed with writes in flight), each killed, if still going,
-    /// at a random moment 0.3-2 s after its copy of `className` starts (its line on stderr); returns how many were
-    /// killed with writes of that class in flight, as the state's marks show: the runs whose resumption the test then
-    /// proves. (A kill before a run's first batch is marked proves nothing; under load that can take a second.)
+    /// at a random point of its copy of `className`: 0-150 ms after its progress line on stderr reaches a random
+    /// 10-70% of the class (`mbaas: MemoClass: 900 of 3000 (30%, …)`). The point is set by the copy's progress, not
+    /// by the clock, so a loaded machine moves it no later. Returns how many runs were killed with writes of that
+    /// class in flight, as the state's marks show: the runs whose resumption the test then proves.
     static func killRepeatedly(_ arguments: [String], in cli: CLIHarness, state: URL, className: String) throws -> (inFlight: Int, log: [String]) {
         var generator = SystemRandomNumberGenerator()
         var inFlight = 0
         var log: [String] = []
-        let marker = Data("records \(className) -> ".utf8)
+        let prefix = "mbaas: \(className): "
         for _ in 0..<6 where inFlight < 2 {
+            let target = Int.random(in: 1...7, using: &generator) * 10
             let process = Process()
             process.executableURL = try CLIHarness.binary()
             process.arguments = arguments
@@ -194,12 +196,18 @@ struct MigrateCLITests {
             process.standardError = errors
             try process.run()
             var seen = Data()
-            while seen.range(of: marker) == nil {
+            var reached = false
+            while !reached {
                 let chunk = errors.fileHandleForReading.availableData
                 if chunk.isEmpty { break }   // the run ended first
                 seen.append(chunk)
+                reached = String(decoding: seen, as: UTF8.self).split(separator: "\n").contains { line in
+                    guard line.hasPrefix(prefix), let open = line.firstIndex(of: "("), let percent = line[line.index(after: open)...].split(separator: "%").first
+                    else { return false }
+                    return (Int(percent) ?? 0) >= target
+                }
             }
-            let pause = UInt32.random(in: 300_000...2_000_000, using: &generator)
+            let pause = UInt32.random(in: 0...150_000, using: &generator)
             usleep(pause)
             var killed = false
             if process.isRunning {
@@ -209,7 +217,7 @@ struct MigrateCLITests {
             process.waitUntilExit()
             let marked = killed ? try MigrationState(directory: state).pending(.record, className: className).count : 0
             if marked > 0 { inFlight += 1 }
-            log.append("pause \(pause / 1000) ms, \(killed ? "killed" : "ended (\(process.terminationStatus))"), \(marked) marked; stderr: "
+            log.append("at \(target)% + \(pause / 1000) ms, \(killed ? "killed" : "ended (\(process.terminationStatus))"), \(marked) marked; stderr: "
                        + String(decoding: seen.suffix(300), as: UTF8.self))
         }
         return (inFlight, log)
