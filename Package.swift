@@ -179,7 +179,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),   // to change the state database behind a test's back
             ]),
         .testTarget(
-            name: "MBaaSPocketBaseTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSPocketBase"]),
+            name: "MBaaSPocketBaseTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSPocketBase", "MBaaSTesting"]),
         .testTarget(
             name: "MBaaSNCMBTests",
             dependencies: [

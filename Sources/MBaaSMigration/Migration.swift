@@ -129,7 +129,7 @@ public final class Migration: Sendable {
         var log: NDJSONWriter?
         if let state, !options.dryRun {
             let url = state.directory.appendingPathComponent("mismatches.ndjson")
-            FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
+            _ = FileManager.default.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600])
             log = try? NDJSONWriter(url: url)
             if log != nil { report.mismatchesFile = url.path }
         }

@@ -56,7 +56,7 @@ public final class MigrationState: Sendable {
         lockDescriptor = fd
         let path = directory.appendingPathComponent("state.db").path
         do {
-            if !fm.fileExists(atPath: path) { fm.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) }
+            if !fm.fileExists(atPath: path) { _ = fm.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) }
             var config = Configuration()
             config.label = "mbaas-migration-state"
             // Write-ahead log with synchronous=NORMAL: a committed batch survives the process being killed (kill -9,
@@ -272,10 +272,13 @@ public final class MigrationState: Sendable {
     }
 
     func clearPending(_ kind: Kind, className: String, sourceIds: [String]) throws(MBaaSError) {
-        try write { db in
-            let stmt = try db.cachedStatement(sql: "DELETE FROM pending WHERE kind = ? AND class = ? AND source_id = ?")
-            for id in sourceIds { try stmt.execute(arguments: [kind.rawValue, className, id]) }
-        }
+        try write { db in try Self.deletePending(db, kind, className: className, sourceIds: sourceIds) }
+    }
+
+    /// Removes pending marks inside the caller's transaction.
+    private static func deletePending(_ db: Database, _ kind: Kind, className: String, sourceIds: some Sequence<String>) throws {
+        let stmt = try db.cachedStatement(sql: "DELETE FROM pending WHERE kind = ? AND class = ? AND source_id = ?")
+        for id in sourceIds { try stmt.execute(arguments: [kind.rawValue, className, id]) }
     }
 
     /// One written record: its id mapping, the pointers left to rewrite and the attachments left to copy, with the
@@ -289,6 +292,8 @@ public final class MigrationState: Sendable {
         var attachments: [(field: String, ref: FileReference, original: Value)]
     }
 
+    /// Records written items (``Written``): their id mappings, the pointers and attachments left for later phases,
+    /// and the removal of their pending marks, in one transaction.
     ///
     /// With `deferred`, the items wait in memory with others and are committed together once
     /// ``writeBehindLimit`` records wait (or at ``flushWritten()``); until then ``mapped(_:className:sourceIds:)``
@@ -431,10 +436,7 @@ public final class MigrationState: Sendable {
         try write { db in
             try db.execute(sql: "INSERT OR REPLACE INTO files(source_name, target, sha256, size, linked) VALUES (?, ?, ?, ?, ?)",
                            arguments: [f.sourceName, Value.file(f.target).json.printed(), f.sha256, f.size, f.linked ? 1 : 0])
-            if let pendingClass {
-                try db.execute(sql: "DELETE FROM pending WHERE kind = ? AND class = ? AND source_id = ?",
-                               arguments: [Kind.file.rawValue, pendingClass, f.sourceName])
-            }
+            if let pendingClass { try Self.deletePending(db, .file, className: pendingClass, sourceIds: [f.sourceName]) }
         }
     }
 

@@ -507,7 +507,7 @@ struct MigrationTests {
         defer { scratch.remove() }
         let first = try MigrationState(directory: scratch.path("state"))
         #expect(throws: MBaaSError.self) { try MigrationState(directory: scratch.path("state")) }
-        do { _ = try MigrationState(directory: scratch.path("state")) } catch let error as MBaaSError { #expect(error.kind == .conflict && error.message.contains("another migration")) }
+        do { _ = try MigrationState(directory: scratch.path("state")) } catch { #expect(error.kind == .conflict && error.message.contains("another migration")) }
         _ = first
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import MBaaSTesting
 import Testing
 import MBaaSCore
 @testable import MBaaSPocketBase
@@ -27,6 +28,8 @@ enum Live {
 
 /// Every live test, one at a time: they share one server, and PocketBase's in-memory collection cache can lose a
 /// collection when several clients change the schema at the same moment (the adapter works around it, but the
-/// suite should not depend on winning that race).
-@Suite("PocketBase live", .serialized, .enabled(if: Live.isAvailable, Live.skipReason))
+/// suite should not depend on winning that race). The suite also holds the process-wide "pocketbase-users" lock, as
+/// the migration suites do: its sign-ups add fields (`nick`, `age`) to the shared users collection, and PocketBase
+/// can refuse another client's user create while that collection changes.
+@Suite("PocketBase live", .serialized, .enabled(if: Live.isAvailable, Live.skipReason), .exclusive("pocketbase-users"))
 struct LiveTests {}

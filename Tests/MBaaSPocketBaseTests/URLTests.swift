@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+import MBaaSTesting
 import Testing
 @testable import MBaaSPocketBase
 
@@ -30,21 +31,13 @@ struct URLTests {
     }
 
     @Test func timeoutReachesEveryRequest() async throws {
-        /// Keeps the timeouts of the requests it is sent, and answers an empty page.
-        final class Timeouts: HTTPTransport, @unchecked Sendable {
-            let lock = NSLock()
-            var seen: [TimeInterval?] = []
-            func send(_ request: TransportRequest) async throws -> TransportResponse {
-                lock.withLock { seen.append(request.timeout) }
-                let page = JSON.object(["items": .array([]), "page": .int(1), "perPage": .int(30), "totalItems": .int(0), "totalPages": .int(0)])
-                return TransportResponse(status: .init(code: 200), headers: HTTPFields([("Content-Type", "application/json")]), body: page.data())
-            }
-        }
-        let transport = Timeouts()
+        let page = JSON.object(["items": .array([]), "page": .int(1), "perPage": .int(30), "totalItems": .int(0), "totalPages": .int(0)])
+        let transport = StubTransport { _ in .json(200, page) }
         let backend = PocketBaseBackend(configuration: try config("pocketbase+http://127.0.0.1:8090?timeout=90"),
                                         context: BackendContext(transport: transport))
-        _ = try? await backend.queryPage(Query("memo"))
-        #expect(!transport.seen.isEmpty && transport.seen.allSatisfy { $0 == 90 }, "\(transport.seen)")
+        _ = try await backend.queryPage(Query("memo"))
+        let timeouts: [TimeInterval?] = transport.requests.map { $0.timeout }
+        #expect(!timeouts.isEmpty && timeouts.allSatisfy { $0 == 90 }, "\(timeouts)")
     }
 
     @Test func appUserAndAnonymous() throws {
