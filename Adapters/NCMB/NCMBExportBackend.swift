@@ -204,12 +204,56 @@ public actor NCMBExportBackend: Backend {
         let url = try fileURL(forClass: query.className)
         let limit = min(query.limit ?? capabilities.defaultPageSize, capabilities.maxPageSize)
         guard limit > 0 else { return RecordPage(records: []) }
-        var records: [Record] = []
-        let next = try scan(url, cursor: query.cursor) { object, line in
-            records.append(try decode(object, className: query.className, file: url.lastPathComponent, line: line))
-            return records.count < limit
+        // The page's elements are cut out of the file in order (a fast scan for where each ends), then parsed and
+        // decoded in chunks on every core: reading is the serial stage in front of a migration's writers.
+        let name = url.lastPathComponent
+        var reader = try openReader(url, cursor: query.cursor)
+        defer { reader.close() }
+        var raw: [JSONArrayFileReader.RawElement] = []
+        var readerError: MBaaSError?
+        do {
+            while raw.count < limit, let element = try reader.nextRaw() { raw.append(element) }
+        } catch let e as JSONArrayFileReader.Failure {
+            readerError = Self.malformed(name, e)
         }
-        return RecordPage(records: records, nextCursor: next)
+        let next = raw.count == limit ? reader.resumePoint : nil
+        // A malformed element is reported before what the reader found wrong after it, as a front-to-back read would.
+        let records = try await decodeAll(raw, className: query.className, file: name)
+        if let readerError { throw readerError }
+        return RecordPage(records: records, nextCursor: next.map { "\($0.offset):\($0.line)" })
+    }
+
+    /// Parses and decodes raw elements in order, in parallel chunks when there are many; the error of the earliest
+    /// malformed element, if any.
+    nonisolated func decodeAll(_ raw: [JSONArrayFileReader.RawElement], className: String, file: String) async throws -> [Record] {
+        func decodeChunk(_ slice: ArraySlice<JSONArrayFileReader.RawElement>) throws -> [Record] {
+            var records: [Record] = []
+            records.reserveCapacity(slice.count)
+            for element in slice {
+                do {
+                    records.append(try decode(try Self.object(try element.parse(), file: file, line: element.line), className: className,
+                                              file: file, line: element.line))
+                } catch let e as JSONArrayFileReader.Failure {
+                    throw Self.malformed(file, e)
+                }
+            }
+            return records
+        }
+        let width = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        let chunkSize = max(128, (raw.count + width - 1) / width)
+        guard raw.count > chunkSize else { return try decodeChunk(raw[...]) }
+        return try await withThrowingTaskGroup(of: (Int, Result<[Record], any Error>).self) { group in
+            for (index, start) in stride(from: 0, to: raw.count, by: chunkSize).enumerated() {
+                let slice = raw[start..<min(raw.count, start + chunkSize)]
+                group.addTask { (index, Result { try decodeChunk(slice) }) }
+            }
+            var chunks = [Result<[Record], any Error>?](repeating: nil, count: (raw.count + chunkSize - 1) / chunkSize)
+            for try await (index, result) in group { chunks[index] = result }
+            var records: [Record] = []
+            records.reserveCapacity(raw.count)
+            for chunk in chunks { records += try chunk!.get() }   // in order: the earliest error is thrown
+            return records
+        }
     }
 
     /// Reads and checks every object of the class, as ``queryPage(_:)`` decodes it, on every core (the first call;
@@ -228,9 +272,10 @@ public actor NCMBExportBackend: Backend {
     public func get(className: String, id: String) async throws -> Record {
         let url = try fileURL(forClass: className)
         var found: Record?
+        let name = url.lastPathComponent
         _ = try scan(url, cursor: nil) { object, line in
             guard object["objectId"]?.stringValue == id else { return true }
-            found = try decode(object, className: className, file: url.lastPathComponent, line: line)
+            found = try decode(object, className: className, file: name, line: line)
             return false
         }
         guard let found else { throw MBaaSError(.notFound, "ncmb-export: \(className)/\(id) not found") }

@@ -276,6 +276,50 @@ struct MigrationTests {
         try await expectNothingWritten(target)
     }
 
+    @Test("an export's pages are parsed in parallel chunks: every record once and in file order across cursors; in a page, the earliest malformed record is named")
+    func pagesInParallel() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let export = scratch.path("export")
+        try NCMBExportSample.write(records: 3_000, seed: 12, fileEvery: 0, to: export)
+        let memo = export.appendingPathComponent("MemoClass.json")
+        // The order a plain front-to-back read gives.
+        var reader = try JSONArrayFileReader(url: memo, member: "results")
+        var expected: [String] = []
+        while let element = try reader.next() { expected.append(element.value["objectId"]?.stringValue ?? "?") }
+        reader.close()
+        #expect(expected.count == 3_000)
+        for pageSize in [1_000, 700, 90] {   // 1,000 and 700 are cut into chunks; 90 is decoded in one
+            var ids: [String] = []
+            var pages = 0
+            for try await record in try NCMBExportBackend(directory: export).records(matching: Query("MemoClass"), pageSize: pageSize) {
+                ids.append(record.id ?? "")
+                if ids.count % pageSize == 1 { pages += 1 }
+            }
+            #expect(ids == expected, "pages of \(pageSize)")
+            #expect(pages == (3_000 + pageSize - 1) / pageSize)
+        }
+        // Record i is on line i + 3. In the second page of 1,000: a date that is not one in record 1,200 (its first
+        // chunk) and broken JSON in record 1,900 (its last): the first is named, as a front-to-back read would.
+        var lines = try String(contentsOf: memo, encoding: .utf8).components(separatedBy: "\n")
+        let good = lines[1_200 + 2]
+        lines[1_200 + 2] = good.replacingOccurrences(of: "\"iso\":\"20", with: "\"iso\":\"2X")
+        #expect(lines[1_200 + 2] != good)
+        lines[1_900 + 2] = lines[1_900 + 2].replacingOccurrences(of: "\"title\":", with: "\"title\" ")
+        try lines.joined(separator: "\n").write(to: memo, atomically: true, encoding: .utf8)
+        let source = try NCMBExportBackend(directory: export)
+        let first = try await source.queryPage(Query("MemoClass", limit: 1_000))
+        #expect(first.records.count == 1_000 && first.nextCursor != nil)
+        var page2 = Query("MemoClass", limit: 1_000)
+        page2.cursor = first.nextCursor
+        let error = await #expect(throws: MBaaSError.self) { try await source.queryPage(page2) }
+        #expect(error?.message.hasPrefix("ncmb-export: MemoClass.json line 1203:") == true, "\(String(describing: error))")
+        lines[1_200 + 2] = good
+        try lines.joined(separator: "\n").write(to: memo, atomically: true, encoding: .utf8)
+        let second = await #expect(throws: MBaaSError.self) { try await source.queryPage(page2) }
+        #expect(second?.message.hasPrefix("ncmb-export: MemoClass.json line 1903:") == true, "\(String(describing: second))")
+    }
+
     /// Replaces the export's users with `count` users: ids `u000…0<i>`, names `user<i>`; or, not `named`, ids
     /// `anon<i>` with neither userName nor mailAddress (NCMB's anonymous users have none).
     func writeUsers(_ count: Int, into export: URL, named: Bool = true) throws {

@@ -71,6 +71,10 @@ public struct JSONArrayFileReader {
 
     public func close() { try? handle.close() }
 
+    /// Where the reader stands after the elements read so far, as ``Element/endOffset`` and ``Element/endLine`` of
+    /// the last one: what ``init(url:resumingAt:line:)`` resumes from, also after ``nextRaw()``.
+    public var resumePoint: (offset: Int64, line: Int) { (bufferStart + Int64(position), line) }
+
     /// The next element, or `nil` after the closing bracket.
     public mutating func next() throws -> Element? {
         guard let (startLine, startOffset, end, newlines) = try nextBounds() else { return nil }
