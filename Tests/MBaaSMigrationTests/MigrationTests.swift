@@ -584,6 +584,76 @@ struct MigrationTests {
         await target.close()
     }
 
+    @Test("a bundle's file index: links merged per file in first-seen order and once each across a resumed export, placeholders without bytes, prefix and limit; its scratch database goes with the bundle")
+    func bundleFileIndex() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let dir = scratch.path("bundle")
+        let a = Data("photo a".utf8), b = Data("photo b".utf8), other = Data("another a".utf8)
+        func records(_ range: Range<Int>) -> [BatchOperation] {
+            range.map { i in
+                var fields: [String: Value] = ["photo": .file(FileReference(name: "a.png")), "n": .int(Int64(i))]
+                if i % 3 == 0 { fields["thumb"] = .file(FileReference(name: "b.png")) }
+                if i == 7 { fields["lost"] = .file(FileReference(name: "missing.png")) }
+                return .create(Record(className: "Memo", id: "r\(i)", fields: fields))
+            }
+        }
+        var bundle: BundleBackend? = try BundleBackend(directory: dir)
+        _ = try await bundle!.upload(FileUpload(name: "a.png", source: .data(a)))
+        _ = try await bundle!.upload(FileUpload(name: "b.png", source: .data(b)))
+        for start in stride(from: 0, to: 3_000, by: 500) {
+            for case .failure(let e) in try await bundle!.batch(records(start..<start + 500)) { throw e }
+        }
+        #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("files/.index.sqlite").path))
+        await bundle!.close()
+        bundle = nil
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("files/.index.sqlite").path))
+        // Resumed: the index is rebuilt from files/index.ndjson; records 2,990-2,999 are written again (their links
+        // too), the same bytes under a known name add nothing, other bytes under it get a name of their own.
+        let resumed = try BundleBackend(directory: dir)
+        #expect(!resumed.isReadOnly)
+        for case .failure(let e) in try await resumed.batch(records(2_990..<3_010)) { throw e }
+        #expect(try await resumed.upload(FileUpload(name: "a.png", source: .data(a))).name == "a.png")
+        let renamed = try await resumed.upload(FileUpload(name: "a.png", source: .data(other))).name
+        #expect(renamed.hasSuffix("-a.png") && renamed.count == 8 + 1 + 5)
+        try await resumed.finish()
+        await resumed.close()
+
+        let lines = try String(contentsOf: dir.appendingPathComponent("files/index.ndjson"), encoding: .utf8).split(separator: "\n")
+            .map { try BundleFileEntry(json: JSON.parse(Data($0.utf8))) }
+        #expect(lines.map(\.name) == ["a.png", "b.png", "missing.png", renamed])
+        #expect(lines[0].linkedBy.map(\.id) == (0..<3_010).map { "r\($0)" } && lines[0].linkedBy.allSatisfy { $0.field == "photo" })
+        #expect(lines[1].linkedBy.map(\.id) == stride(from: 0, to: 3_010, by: 3).map { "r\($0)" })
+        #expect(lines[2].sha256 == nil && lines[2].linkedBy.map(\.id) == ["r7"])
+        #expect(lines[3].linkedBy.isEmpty && lines[0].size == Int64(a.count))
+        #expect(try BundleManifest.read(dir.appendingPathComponent("manifest.json")).files == 3)
+
+        let reader = try BundleBackend(directory: dir)
+        #expect(reader.isReadOnly)
+        #expect(try await reader.listFiles(prefix: nil, limit: nil).map(\.reference.name) == ["a.png", "b.png", renamed])
+        #expect(try await reader.listFiles(prefix: "b", limit: nil).map(\.reference.name) == ["b.png"])
+        #expect(try await reader.listFiles(prefix: nil, limit: 1).map(\.reference.name) == ["a.png"])
+        #expect(try await reader.download(FileReference(name: renamed)) == other)
+        let lost = await #expect(throws: MBaaSError.self) { try await reader.download(FileReference(name: "missing.png")) }
+        #expect(lost?.kind == .notFound && lost?.message.contains("bytes are not in the bundle") == true)
+        await reader.close()
+        #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("files/.index.sqlite").path))
+
+        // A line of the index that is not a file entry is named when the bundle opens.
+        let unfinished = scratch.path("unfinished")
+        let writer = try BundleBackend(directory: unfinished)
+        _ = try await writer.upload(FileUpload(name: "a.png", source: .data(a)))
+        await writer.close()
+        let index = unfinished.appendingPathComponent("files/index.ndjson")
+        try (String(contentsOf: index, encoding: .utf8) + "{\"size\":3}\n").write(to: index, atomically: true, encoding: .utf8)
+        do {
+            _ = try BundleBackend(directory: unfinished)
+            Issue.record("an index line without a name was accepted")
+        } catch {
+            #expect(error.kind == .decoding && error.message.hasPrefix("files/index.ndjson line 2:"), "\(error)")
+        }
+    }
+
     @Test("a damaged bundle is refused before import")
     func damagedBundle() async throws {
         let scratch = try Scratch()

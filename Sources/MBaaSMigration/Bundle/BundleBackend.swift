@@ -29,8 +29,9 @@ public struct BundleBackendFactory: BackendFactory {
 /// (``Capabilities/Feature/clientIds``, ``Capabilities/Feature/clientTimestamps``), never updated or deleted.
 /// ``close()`` writes the compacted file index and the manifest; only then does the bundle read.
 ///
-/// Records, users and roles are read and written as streams (one line at a time); the file index is held in memory
-/// (one entry per file and per link).
+/// Records, users and roles are read and written as streams (one line at a time); the file index is held in a scratch
+/// SQLite database (`files/.index.sqlite` while writing, a temporary file while reading), rebuilt from
+/// `files/index.ndjson` when the bundle opens: memory stays flat however many files and links a bundle has.
 public actor BundleBackend: Backend {
     public nonisolated let adapterName = "bundle"
     public nonisolated let directory: URL
@@ -42,8 +43,7 @@ public actor BundleBackend: Backend {
 
     private let clock: @Sendable () -> Date
     private var writers: [String: NDJSONWriter] = [:]
-    private var files: [String: BundleFileEntry] = [:]
-    private var fileOrder: [String] = []
+    private let files: BundleFileIndex
     /// Describes the source in the manifest (set by the migration).
     public private(set) var sourceDescription: String = ""
 
@@ -84,13 +84,18 @@ public actor BundleBackend: Backend {
             manifest = read
             isReadOnly = true
             capabilities = Self.readCapabilities
-            (files, fileOrder) = try Self.loadIndex(directory)
+            // The bundle's directory may not be writable: the scratch index goes to the temporary directory.
+            files = try BundleFileIndex.load(directory, scratch: FileManager.default.temporaryDirectory
+                .appendingPathComponent("mbaas-bundle-index-\(UUID().uuidString).sqlite"))
         } else {
             manifest = nil
             isReadOnly = false
             capabilities = Self.writeCapabilities
             // Opened only to read (a dry run): nothing is created.
-            if context.readOnly { return }
+            if context.readOnly {
+                files = try BundleFileIndex(scratch: nil)
+                return
+            }
             do {
                 for sub in ["", "records", "files", "files/blobs"] {
                     try fm.createDirectory(at: directory.appendingPathComponent(sub), withIntermediateDirectories: true,
@@ -100,7 +105,7 @@ public actor BundleBackend: Backend {
                 throw MBaaSError(.unavailable, "cannot create the bundle directory \(directory.path): \(error.localizedDescription)")
             }
             for url in Self.lineFiles(directory) { try Self.cutPartialLine(url) }
-            (files, fileOrder) = try Self.loadIndex(directory)
+            files = try BundleFileIndex.load(directory, scratch: directory.appendingPathComponent("files/.index.sqlite"))
         }
     }
 
@@ -270,7 +275,7 @@ public actor BundleBackend: Backend {
         var byClass: [String: [JSON]] = [:]
         var order: [String] = []
         var results: [BatchResult] = []
-        var links: [JSON] = []
+        var links: [(name: String, link: BundleFileEntry.Link)] = []
         let now = clock()
         for op in operations {
             guard case .create(var record) = op else {
@@ -284,7 +289,7 @@ public actor BundleBackend: Backend {
             record.version = nil
             for key in record.fields.keys.sorted() {
                 if case .file(let ref) = record.fields[key]! {
-                    links.append(link(ref.name, className: record.className, id: record.id!, field: key))
+                    links.append((ref.name, BundleFileEntry.Link(className: record.className, id: record.id!, field: key)))
                 }
             }
             if byClass[record.className] == nil { order.append(record.className) }
@@ -295,7 +300,7 @@ public actor BundleBackend: Backend {
             _ = try recordsURL(className)
             try writer("records/\(className).ndjson").append(lines: byClass[className]!)
         }
-        if !links.isEmpty { try writer("files/index.ndjson").append(lines: links) }
+        if !links.isEmpty { try writer("files/index.ndjson").append(lines: try files.link(links)) }
         return results
     }
 
@@ -398,29 +403,19 @@ public actor BundleBackend: Backend {
             }
         }
         var name = upload.name
-        if let existing = files[name], existing.sha256 != sha { name = "\(sha.prefix(8))-\(upload.name)" }
+        if let existing = try files.entry(name), existing.sha256 != sha { name = "\(sha.prefix(8))-\(upload.name)" }
         let entry = BundleFileEntry(name: name, size: Int64(data.count), sha256: sha,
                                     contentType: upload.contentType ?? guessContentType(forFileName: name), acl: upload.acl)
-        if files[name] == nil {
-            files[name] = entry
-            fileOrder.append(name)
+        if try files.entry(name) == nil {
+            try files.add(entry)
             try writer("files/index.ndjson").append(entry.json)
         }
         upload.progress?(TransferProgress(completedBytes: Int64(data.count), totalBytes: Int64(data.count)))
         return entry.reference
     }
 
-    func link(_ name: String, className: String, id: String, field: String) -> JSON {
-        var entry = files[name] ?? BundleFileEntry(name: name)
-        let l = BundleFileEntry.Link(className: className, id: id, field: field)
-        entry.linkedBy = [l]
-        if files[name] == nil { fileOrder.append(name); files[name] = BundleFileEntry(name: name) }
-        files[name]!.linkedBy.append(l)
-        return entry.json
-    }
-
     public func download(_ file: FileReference) async throws -> Data {
-        guard let entry = files[file.name] else { throw MBaaSError(.notFound, "file '\(file.name)' is not in the bundle") }
+        guard let entry = try files.entry(file.name) else { throw MBaaSError(.notFound, "file '\(file.name)' is not in the bundle") }
         guard let sha = entry.sha256 else { throw MBaaSError(.notFound, "file '\(file.name)' is linked but its bytes are not in the bundle") }
         let data: Data
         do { data = try Data(contentsOf: directory.appendingPathComponent("files/blobs/\(sha)")) } catch {
@@ -435,38 +430,10 @@ public actor BundleBackend: Backend {
         throw isReadOnly ? readOnlyError() : MBaaSError.unsupported("deletes", by: adapterName, reason: capabilities.note(for: .fieldOperations))
     }
 
-    /// Every indexed file with its bytes, and names records link to whose bytes are missing (no sha256).
+    /// Every indexed file with its bytes, in the order they were first seen (names records link to whose bytes are
+    /// missing are not files of the bundle).
     public func listFiles(prefix: String?, limit: Int?) async throws -> [FileInfo] {
-        var out: [FileInfo] = []
-        for name in fileOrder where prefix.map(name.hasPrefix) ?? true {
-            guard let entry = files[name], entry.sha256 != nil else { continue }
-            out.append(FileInfo(reference: entry.reference, acl: entry.acl))
-            if let limit, out.count >= limit { break }
-        }
-        return out
-    }
-
-    static func loadIndex(_ directory: URL) throws(MBaaSError) -> ([String: BundleFileEntry], [String]) {
-        let url = directory.appendingPathComponent("files/index.ndjson")
-        guard FileManager.default.fileExists(atPath: url.path) else { return ([:], []) }
-        var reader = try NDJSONReader(url: url)
-        defer { reader.close() }
-        var files: [String: BundleFileEntry] = [:]
-        var order: [String] = []
-        while let l = try reader.next() {
-            let entry: BundleFileEntry
-            do { entry = try BundleFileEntry(json: l.value) } catch {
-                throw MBaaSError(.decoding, "files/index.ndjson line \(l.number): \(error.message)")
-            }
-            if var existing = files[entry.name] {
-                existing.merge(entry)
-                files[entry.name] = existing
-            } else {
-                files[entry.name] = entry
-                order.append(entry.name)
-            }
-        }
-        return (files, order)
+        try files.list(prefix: prefix, limit: limit).map { FileInfo(reference: $0.reference, acl: $0.acl) }
     }
 
     // MARK: Finishing
@@ -481,13 +448,9 @@ public actor BundleBackend: Backend {
         // Compacted index: one line per file, links merged.
         let indexURL = directory.appendingPathComponent("files/index.ndjson")
         let tmpIndex = directory.appendingPathComponent("files/.index.ndjson.partial")
-        var text = ""
-        for name in fileOrder { if let e = files[name] { text += e.json.printed([.sortedKeys]) + "\n" } }
-        do {
-            try Data(text.utf8).write(to: tmpIndex)
-            guard rename(tmpIndex.path, indexURL.path) == 0 else { throw MBaaSError(.unavailable, String(cString: strerror(errno))) }
-        } catch {
-            throw MBaaSError(.unavailable, "cannot write files/index.ndjson: \(error.localizedDescription)")
+        try files.writeCompacted(to: tmpIndex)
+        guard rename(tmpIndex.path, indexURL.path) == 0 else {
+            throw MBaaSError(.unavailable, "cannot write files/index.ndjson: \(String(cString: strerror(errno)))")
         }
         var classes: [BundleManifest.ClassEntry] = []
         let recordsDir = directory.appendingPathComponent("records")
@@ -499,13 +462,15 @@ public actor BundleBackend: Backend {
         let roles = try BundleManifest.checksum(directory.appendingPathComponent("roles.ndjson")).0
         let manifest = BundleManifest(
             formatVersion: BundleManifest.currentVersion, source: sourceDescription, createdAt: clock(), classes: classes,
-            users: users, roles: roles, files: fileOrder.filter { files[$0]?.sha256 != nil }.count)
+            users: users, roles: roles, files: try files.countWithBytes())
         try manifest.write(directory.appendingPathComponent("manifest.json"))
     }
 
+    /// Closes the files and removes the scratch file index; the bundle cannot be used afterwards.
     public func close() async {
         for w in writers.values { w.close() }
         writers = [:]
+        files.close()
     }
 
     // MARK: Auth (a bundle has none)
