@@ -302,12 +302,43 @@ extension Migration {
                 prepared[i].inlineFiles = []
             }
         }
-        // File values go into the target's store before the records that hold them.
+        // File values go into the target's store before the records that hold them. Those already copied (by this
+        // run or an earlier one) are looked up for the whole batch at once, since many records often link one file;
+        // the others are copied side by side, up to `concurrency` at a time: one after another, each copy's round
+        // trips (source, target, state) set the pace of the whole class.
+        var files: [String: FileReference?] = [:]
+        var missing: [(key: String, ref: FileReference)] = []
+        for p in prepared where p.existingTargetId == nil {
+            for f in p.inlineFiles {
+                let key = Self.fileKey(f.ref)
+                if files[key] == nil { files[key] = .some(nil); missing.append((key, f.ref)) }
+            }
+        }
+        if !missing.isEmpty {
+            let keys = missing.map(\.key)
+            let copiedBefore = try await offPool { try state.copiedFiles(keys) }
+            missing.removeAll { copiedBefore[$0.key] != nil }
+            for (key, copied) in copiedBefore { files[key] = copied.target }
+            try await withThrowingTaskGroup(of: (String, FileReference?).self) { group in
+                var inFlight = 0
+                for (key, ref) in missing {
+                    if inFlight >= max(1, options.concurrency), let (k, copied) = try await group.next() {
+                        files[k] = copied
+                        inFlight -= 1
+                    }
+                    group.addTask { (key, try await self.copySharedFile(ref, key: key, linked: true, state)) }
+                    inFlight += 1
+                }
+                for try await (k, copied) in group { files[k] = copied }
+            }
+        }
         for i in prepared.indices where !prepared[i].inlineFiles.isEmpty && prepared[i].existingTargetId == nil {
             for f in prepared[i].inlineFiles {
-                if let ref = try await copyFile(f.ref, linked: true, className: cls, sourceId: prepared[i].sourceId, state) {
+                if let ref = files[Self.fileKey(f.ref)] ?? nil {
                     prepared[i].record.fields[f.field] = .file(ref)
                 } else {
+                    // Not in the source's file store: each record linking it is named.
+                    warnMissingFile(f.ref, className: cls, sourceId: prepared[i].sourceId)
                     prepared[i].record.fields[f.field] = f.original
                 }
             }
@@ -514,22 +545,24 @@ extension Migration {
 
     // MARK: Files
 
-    /// Copies one source file into the target's store (once per source file), returning the target's reference;
-    /// `nil` (reported) when the source does not have it. Batches that link the same file at the same time share
-    /// one copy.
-    func copyFile(_ ref: FileReference, linked: Bool, className: String, sourceId: String?, _ state: MigrationState) async throws -> FileReference? {
-        let key = ref.attachment.map { "\($0.className)/\($0.objectId)/\($0.field)/\(ref.name)" } ?? ref.name
-        let copied = try await fileCopies.once(key) {
-            try await self.copyFileOnce(ref, key: key, linked: linked, state)
+    /// The state's key of a source file: its name, or for an attachment its record, field and name.
+    static func fileKey(_ ref: FileReference) -> String {
+        ref.attachment.map { "\($0.className)/\($0.objectId)/\($0.field)/\(ref.name)" } ?? ref.name
+    }
+
+    /// Copies one source file into the target's store, once however many batches link it at the same moment (they
+    /// share the copy): the target's reference, or `nil` when the source does not have the file (each caller names
+    /// its records that link it).
+    func copySharedFile(_ ref: FileReference, key: String, linked: Bool, _ state: MigrationState) async throws -> FileReference? {
+        try await fileCopies.once(key) { try await self.copyFileOnce(ref, key: key, linked: linked, state) }
+    }
+
+    /// Reports a record linking a file the source's file store does not have.
+    func warnMissingFile(_ ref: FileReference, className: String, sourceId: String?) {
+        box.update {
+            $0.warn(.init(kind: "sourceFile", className: className, sourceId: sourceId,
+                         detail: "file '\(ref.name)' is not in the source's file store; the field keeps its value"))
         }
-        // Each record linking a missing file is named, also those that waited for another batch's attempt.
-        if copied == nil {
-            box.update {
-                $0.warn(.init(kind: "sourceFile", className: className, sourceId: sourceId,
-                             detail: "file '\(ref.name)' is not in the source's file store; the field keeps its value"))
-            }
-        }
-        return copied
     }
 
     /// The state's class name for the in-flight marks of linked files.

@@ -416,8 +416,21 @@ public final class MigrationState: Sendable {
 
     func copiedFile(_ sourceName: String) throws(MBaaSError) -> CopiedFile? {
         try read { db in
-            try Row.fetchOne(db, sql: "SELECT source_name, target, sha256, size, linked FROM files WHERE source_name = ?", arguments: [sourceName])
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT source_name, target, sha256, size, linked FROM files WHERE source_name = ?"),
+                             arguments: [sourceName])
                 .map(Self.copiedFile)
+        }
+    }
+
+    /// The copied files among `sourceNames`, by source name, in one read.
+    func copiedFiles(_ sourceNames: [String]) throws(MBaaSError) -> [String: CopiedFile] {
+        try read { db in
+            let statement = try db.cachedStatement(sql: "SELECT source_name, target, sha256, size, linked FROM files WHERE source_name = ?")
+            var found: [String: CopiedFile] = [:]
+            for name in sourceNames {
+                if let row = try Row.fetchOne(statement, arguments: [name]) { found[name] = try Self.copiedFile(row) }
+            }
+            return found
         }
     }
 

@@ -174,6 +174,33 @@ struct MigrationTests {
         await other.close()
     }
 
+    @Test("the files one batch links are copied side by side, each once; every record linking a file the source lacks is named")
+    func batchFilesSideBySide() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try openLocal(scratch.path("source.db"))
+        for name in ["a.png", "b.png", "c.png"] { _ = try await source.upload(FileUpload(name: name, source: .data(Data(name.utf8)))) }
+        let links = ["a.png", "b.png", "gone.png", "c.png", "gone.png", "a.png"]
+        for (i, name) in links.enumerated() {
+            _ = try await source.create(Record(className: "Memo", id: "m\(i)", fields: ["photo": .file(FileReference(name: name))]))
+        }
+        let inner = try openLocal(scratch.path("target.db"))
+        let target = FlakyBackend(inner, seed: 0, rate: 0, plainFileStore: true, uploadDelay: .milliseconds(100))
+        // One batch of six records: its three files are copied together, not one after another.
+        let report = try await migrate(source, target, state: scratch.path("state"), options: MigrationOptions(batchSize: 100, concurrency: 4))
+        #expect(report.classes.first { $0.source == "Memo" }?.written == 6, "\(report.classes)")
+        #expect(target.uploadAttempts.sorted() == ["a.png", "b.png", "c.png"], "\(target.uploadAttempts)")
+        #expect(target.maxUploadsInFlight >= 2, "uploads ran one at a time")
+        let missing = report.warnings.filter { $0.kind == "sourceFile" }.compactMap(\.sourceId).sorted()
+        #expect(missing == ["m2", "m4"], "\(report.warnings)")
+        var bySource: [String: Record] = [:]   // the target made its own ids (no client ids here)
+        for try await r in inner.records(matching: Query("Memo")) { bySource[r["sourceObjectId"]?.stringValue ?? "?"] = r }
+        #expect(try await inner.download(try #require(bySource["m5"]?["photo"]?.fileValue)) == Data("a.png".utf8))
+        #expect(bySource["m2"]?["photo"]?.fileValue?.name == "gone.png")
+        await source.close()
+        await inner.close()
+    }
+
     @Test("retries wait as the core retry policy says: Retry-After up to its cap, else backoff doubling from its base")
     func retryDelays() throws {
         let scratch = try Scratch()
@@ -910,6 +937,10 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     /// The names of every upload asked for, refused or not, in order.
     var uploadAttempts: [String] { lock.withLock { attempted } }
     private var attempted: [String] = []
+    /// The most uploads that were under way at one moment.
+    var maxUploadsInFlight: Int { lock.withLock { mostInFlight } }
+    private var inFlight = 0
+    private var mostInFlight = 0
     /// Queries fail with a 503 while set.
     var queriesFail: Bool {
         get { lock.withLock { failQueries } }
@@ -984,7 +1015,12 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     }
     func count(_ query: Query) async throws -> Int { try await inner.count(query) }
     func upload(_ upload: FileUpload) async throws -> FileReference {
-        lock.withLock { attempted.append(upload.name) }
+        lock.withLock {
+            attempted.append(upload.name)
+            inFlight += 1
+            mostInFlight = max(mostInFlight, inFlight)
+        }
+        defer { lock.withLock { inFlight -= 1 } }
         if uploadDelay > .zero { try await Task.sleep(for: uploadDelay) }
         let stored = try await inner.upload(upload)
         lock.withLock { uploaded.append(upload.name) }
