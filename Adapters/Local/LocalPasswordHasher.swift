@@ -83,6 +83,6 @@ enum LocalTokens {
 
     /// Lowercase hex SHA-256 of the text.
     static func hash(_ text: String) -> String {
-        SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: Data(text.utf8)).lowercaseHex
     }
 }

@@ -402,10 +402,9 @@ public actor NCMBExportBackend: Backend {
 
     public func download(_ file: FileReference) async throws -> Data {
         let url = try fileURL(name: file.name)
-        guard FileManager.default.fileExists(atPath: url.path) else {
+        do { return try Data(contentsOf: url) } catch CocoaError.fileReadNoSuchFile, CocoaError.fileNoSuchFile {
             throw MBaaSError(.notFound, "ncmb-export: file '\(file.name)' is not in \(filesDirectory.path)")
-        }
-        do { return try Data(contentsOf: url) } catch {
+        } catch {
             throw MBaaSError(.unavailable, "ncmb-export: cannot read files/\(file.name): \(error.localizedDescription)")
         }
     }

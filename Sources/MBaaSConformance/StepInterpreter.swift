@@ -218,7 +218,7 @@ struct StepInterpreter: Sendable {
         case .download:
             let data = try await backend.download(try a.file())
             var o: JSONObject = ["size": .int(Int64(data.count)), "base64": .string(data.base64EncodedString()),
-                                 "sha256": .string(SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined())]
+                                 "sha256": .string(SHA256.hash(data: data).lowercaseHex)]
             if let text = String(data: data, encoding: .utf8) { o["text"] = .string(text) }
             return .object(o)
         case .deleteFile:

@@ -689,40 +689,46 @@ extension Migration {
             return
         }
         let pending = Set(try await offPool { try state.pending(.file, className: Self.standaloneFiles) })
-        for info in standalone {
-            let name = info.reference.name
-            do {
-                let data = try await withRetry { try await self.source.download(info.reference) }
-                box.update { $0.files.read += 1 }
-                let sha = sha256Hex(data)
-                // An upload an earlier run made just before it died (or that reached the target before a failure):
-                // the target's file with this name, size and content is adopted, not uploaded twice.
-                func record(_ stored: FileReference) async throws {
-                    let copied = MigrationState.CopiedFile(sourceName: name, target: stored, sha256: sha, size: Int64(data.count), linked: false)
-                    try await offPool { try state.recordFile(copied, clearingPendingIn: Self.standaloneFiles) }
-                }
-                if pending.contains(name), let existing = try await findCopiedFile(name, size: Int64(data.count), sha256: sha) {
-                    try await record(existing)
-                    box.update { $0.files.skipped += 1 }
-                    continue
-                }
-                try await offPool { try state.addPending(.file, className: Self.standaloneFiles, sourceIds: [name]) }
-                let upload = FileUpload(name: name, source: .data(data),
-                                        contentType: info.reference.contentType ?? guessContentType(forFileName: name), acl: info.acl)
-                let stored: FileReference
-                do { stored = try await withRetry { try await self.target.upload(upload) } } catch let e as MBaaSError where e.kind == .duplicate {
-                    guard let existing = try await findCopiedFile(name, size: Int64(data.count), sha256: sha) else { throw e }
-                    stored = existing
-                }
-                try await record(stored)
-                box.update { $0.files.written += 1 }
-            } catch {
-                let e = MBaaSError.wrap(error)
-                guard e.kind != .unsupported else { throw e }
-                box.update {
-                    $0.files.failed += 1
-                    $0.add(.init(kind: "failed", className: Self.standaloneFiles, sourceId: name, detail: "file '\(name)': \(e)"))
-                }
+        // Up to `concurrency` at a time: one after another, each file's round trips set the pace.
+        try await concurrently(standalone, limit: options.concurrency) { info in
+            try await self.copyStandaloneFile(info, wasPending: pending.contains(info.reference.name), state)
+        }
+    }
+
+    /// Copies one file no record links to; a failure is counted and listed, except `unsupported`, which stops the run.
+    func copyStandaloneFile(_ info: FileInfo, wasPending: Bool, _ state: MigrationState) async throws {
+        let name = info.reference.name
+        do {
+            let data = try await withRetry { try await self.source.download(info.reference) }
+            box.update { $0.files.read += 1 }
+            let sha = sha256Hex(data)
+            // An upload an earlier run made just before it died (or that reached the target before a failure):
+            // the target's file with this name, size and content is adopted, not uploaded twice.
+            func record(_ stored: FileReference) async throws {
+                let copied = MigrationState.CopiedFile(sourceName: name, target: stored, sha256: sha, size: Int64(data.count), linked: false)
+                try await offPool { try state.recordFile(copied, clearingPendingIn: Self.standaloneFiles) }
+            }
+            if wasPending, let existing = try await findCopiedFile(name, size: Int64(data.count), sha256: sha) {
+                try await record(existing)
+                box.update { $0.files.skipped += 1 }
+                return
+            }
+            try await offPool { try state.addPending(.file, className: Self.standaloneFiles, sourceIds: [name]) }
+            let upload = FileUpload(name: name, source: .data(data),
+                                    contentType: info.reference.contentType ?? guessContentType(forFileName: name), acl: info.acl)
+            let stored: FileReference
+            do { stored = try await withRetry { try await self.target.upload(upload) } } catch let e as MBaaSError where e.kind == .duplicate {
+                guard let existing = try await findCopiedFile(name, size: Int64(data.count), sha256: sha) else { throw e }
+                stored = existing
+            }
+            try await record(stored)
+            box.update { $0.files.written += 1 }
+        } catch {
+            let e = MBaaSError.wrap(error)
+            guard e.kind != .unsupported else { throw e }
+            box.update {
+                $0.files.failed += 1
+                $0.add(.init(kind: "failed", className: Self.standaloneFiles, sourceId: name, detail: "file '\(name)': \(e)"))
             }
         }
     }

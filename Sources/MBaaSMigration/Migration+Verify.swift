@@ -240,7 +240,10 @@ extension Migration {
 
     /// Every copied file: downloaded from the target and compared with the source's size and sha256.
     func verifyFiles(target: any Backend, _ state: MigrationState) async throws {
-        for f in try await offPool({ try state.copiedFiles() }) { try await verifyFile(target: target, "(files)", f.sourceName, f.target, f.sha256, f.size) }
+        // Up to `concurrency` files at a time, as they were copied.
+        try await concurrently(try await offPool({ try state.copiedFiles() }), limit: options.concurrency) { f in
+            try await self.verifyFile(target: target, "(files)", f.sourceName, f.target, f.sha256, f.size)
+        }
         for cls in try await sourceClasses() {
             var after = ""
             while true {
@@ -248,10 +251,10 @@ extension Migration {
                 let page = try await offPool { try state.attachments(className: cls, done: true, after: from, limit: 500) }
                 guard let last = page.last else { break }
                 after = last.sourceId
-                for a in page {
+                try await concurrently(page, limit: options.concurrency) { a in
                     guard let sha = a.sha256, let size = a.size, let text = a.targetName,
-                          let ref = (try? Value(json: JSON.parse(text)))?.fileValue else { continue }
-                    try await verifyFile(target: target, cls, a.sourceId, ref, sha, size)
+                          let ref = (try? Value(json: JSON.parse(text)))?.fileValue else { return }
+                    try await self.verifyFile(target: target, cls, a.sourceId, ref, sha, size)
                 }
             }
         }

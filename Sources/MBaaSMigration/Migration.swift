@@ -289,6 +289,24 @@ public final class Migration: Sendable {
     }
 }
 
+/// Runs `body` for each item, up to `limit` at a time (at least one); the first error stops the others.
+func concurrently<Items: Sequence>(
+    _ items: Items, limit: Int, _ body: @escaping @Sendable (Items.Element) async throws -> Void
+) async throws where Items.Element: Sendable {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        var inFlight = 0
+        for item in items {
+            if inFlight >= max(1, limit) {
+                try await group.next()
+                inFlight -= 1
+            }
+            group.addTask { try await body(item) }
+            inFlight += 1
+        }
+        try await group.waitForAll()
+    }
+}
+
 /// Gives the heap's free pages back to the system (glibc keeps what the copy freed, in every thread's arena): without
 /// it, verification's working set stacks on what the copy left behind — measured on a 1M-record migration into
 /// SQLite, the peak was reached in verification. No-op where the C library has no `malloc_trim` (looked up at run
@@ -353,7 +371,7 @@ final class ReportBox: @unchecked Sendable {
 }
 
 /// SHA-256 as lowercase hex.
-func sha256Hex(_ data: Data) -> String { SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined() }
+func sha256Hex(_ data: Data) -> String { SHA256.hash(data: data).lowercaseHex }
 
 /// Whether an error may go away by trying again (the outcome of the write is unknown).
 func isTransient(_ error: MBaaSError) -> Bool {

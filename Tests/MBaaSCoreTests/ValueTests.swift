@@ -320,3 +320,14 @@ struct RecordTests {
         #expect(try Huge(id: nil, n: UInt64(Int64.max), d: 1).record().fields["n"] == .int(Int64.max))
     }
 }
+
+@Suite("Hexadecimal")
+struct HexTests {
+    @Test("bytes become two lowercase digits each, high nibble first")
+    func lowercaseHex() {
+        #expect([UInt8]().lowercaseHex == "")
+        #expect([0x00, 0x0F, 0xA5, 0xFF, 0x10].lowercaseHex == "000fa5ff10")
+        #expect(Data("abc".utf8).lowercaseHex == "616263")
+        #expect((0...255).map(UInt8.init).lowercaseHex == (0...255).map { String(format: "%02x", $0) }.joined())
+    }
+}

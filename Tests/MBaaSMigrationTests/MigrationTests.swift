@@ -174,7 +174,7 @@ struct MigrationTests {
         await other.close()
     }
 
-    @Test("the files one batch links are copied side by side, each once; every record linking a file the source lacks is named")
+    @Test("the files one batch links, and files no record links to, are copied side by side, each once; every record linking a file the source lacks is named")
     func batchFilesSideBySide() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
@@ -197,8 +197,19 @@ struct MigrationTests {
         for try await r in inner.records(matching: Query("Memo")) { bySource[r["sourceObjectId"]?.stringValue ?? "?"] = r }
         #expect(try await inner.download(try #require(bySource["m5"]?["photo"]?.fileValue)) == Data("a.png".utf8))
         #expect(bySource["m2"]?["photo"]?.fileValue?.name == "gone.png")
+
+        // Files no record links to are copied (and verified) side by side too.
+        let loose = try openLocal(scratch.path("loose.db"))
+        for name in ["d.png", "e.png", "f.png"] { _ = try await loose.upload(FileUpload(name: name, source: .data(Data(name.utf8)))) }
+        let other = try openLocal(scratch.path("other.db"))
+        let store = FlakyBackend(other, seed: 0, rate: 0, plainFileStore: true, uploadDelay: .milliseconds(100))
+        let files = try await migrate(loose, store, state: scratch.path("state2"), options: MigrationOptions(concurrency: 4)).files
+        #expect(files.written == 3 && files.verified == 3 && files.failed == 0, "\(files)")
+        #expect(store.uploadAttempts.sorted() == ["d.png", "e.png", "f.png"] && store.maxUploadsInFlight >= 2, "\(store.uploadAttempts)")
         await source.close()
         await inner.close()
+        await loose.close()
+        await other.close()
     }
 
     @Test("retries wait as the core retry policy says: Retry-After up to its cap, else backoff doubling from its base")

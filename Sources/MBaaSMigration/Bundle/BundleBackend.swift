@@ -44,6 +44,8 @@ public actor BundleBackend: Backend {
     private let clock: @Sendable () -> Date
     private var writers: [String: NDJSONWriter] = [:]
     private let files: BundleFileIndex
+    /// `<directory>/files/blobs/`, as a path (building URLs per file cost more than writing the file).
+    private let blobsPath: String
     /// Describes the source in the manifest (set by the migration).
     public private(set) var sourceDescription: String = ""
 
@@ -75,6 +77,7 @@ public actor BundleBackend: Backend {
     public init(directory: URL, context: BackendContext = BackendContext()) throws(MBaaSError) {
         self.directory = directory
         self.clock = context.clock
+        blobsPath = directory.appendingPathComponent("files/blobs").path + "/"
         let manifestURL = directory.appendingPathComponent("manifest.json")
         let fm = FileManager.default
         if fm.fileExists(atPath: manifestURL.path) {
@@ -387,29 +390,18 @@ public actor BundleBackend: Backend {
             throw MBaaSError.unsupported("attachments", by: adapterName, reason: capabilities.note(for: .fileAttachment))
         }
         let data = try upload.source.load()
-        let sha = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
-        let blob = directory.appendingPathComponent("files/blobs/\(sha)")
-        if !FileManager.default.fileExists(atPath: blob.path) {
-            let tmp = directory.appendingPathComponent("files/blobs/.\(sha).partial")
-            do {
-                try data.write(to: tmp)
-                try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: tmp.path)
-                if FileManager.default.fileExists(atPath: blob.path) { try FileManager.default.removeItem(at: tmp) } else {
-                    try FileManager.default.moveItem(at: tmp, to: blob)
-                }
-            } catch {
-                try? FileManager.default.removeItem(at: tmp)
-                throw MBaaSError(.unavailable, "cannot write the blob of \(upload.name): \(error.localizedDescription)")
+        let sha = SHA256.hash(data: data).lowercaseHex
+        let blob = blobsPath + sha
+        if access(blob, F_OK) != 0 {
+            do { try writeWhole(data, to: blob, through: blobsPath + ".\(sha).partial") } catch {
+                throw MBaaSError(.unavailable, "cannot write the blob of \(upload.name): \(error.message)")
             }
         }
         var name = upload.name
         if let existing = try files.entry(name), existing.sha256 != sha { name = "\(sha.prefix(8))-\(upload.name)" }
         let entry = BundleFileEntry(name: name, size: Int64(data.count), sha256: sha,
                                     contentType: upload.contentType ?? guessContentType(forFileName: name), acl: upload.acl)
-        if try files.entry(name) == nil {
-            try files.add(entry)
-            try writer("files/index.ndjson").append(entry.json)
-        }
+        if try files.addIfAbsent(entry) { try writer("files/index.ndjson").append(entry.json) }
         upload.progress?(TransferProgress(completedBytes: Int64(data.count), totalBytes: Int64(data.count)))
         return entry.reference
     }
@@ -417,11 +409,10 @@ public actor BundleBackend: Backend {
     public func download(_ file: FileReference) async throws -> Data {
         guard let entry = try files.entry(file.name) else { throw MBaaSError(.notFound, "file '\(file.name)' is not in the bundle") }
         guard let sha = entry.sha256 else { throw MBaaSError(.notFound, "file '\(file.name)' is linked but its bytes are not in the bundle") }
-        let data: Data
-        do { data = try Data(contentsOf: directory.appendingPathComponent("files/blobs/\(sha)")) } catch {
-            throw MBaaSError(.notFound, "the blob of '\(file.name)' is missing from the bundle: \(error.localizedDescription)")
+        guard let data = FileManager.default.contents(atPath: blobsPath + sha) else {
+            throw MBaaSError(.notFound, "the blob of '\(file.name)' is missing from the bundle (files/blobs/\(sha))")
         }
-        let actual = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+        let actual = SHA256.hash(data: data).lowercaseHex
         guard actual == sha else { throw MBaaSError(.decoding, "the blob of '\(file.name)' does not match its sha256 (the bundle is damaged)") }
         return data
     }
@@ -485,4 +476,30 @@ public actor BundleBackend: Backend {
     }
     public func logOut(confirmWithServer: Bool) async throws {}
     public func currentUser() async throws -> User { throw MBaaSError(.unauthorized, "a bundle has no sessions") }
+}
+
+/// Writes `data` to `path` through `partial` (created 0600) renamed into place: the file is whole or absent, and a
+/// full disk leaves nothing behind.
+func writeWhole(_ data: Data, to path: String, through partial: String) throws(MBaaSError) {
+    let fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw MBaaSError(.unavailable, String(cString: strerror(errno))) }
+    var failure: Int32 = 0
+    data.withUnsafeBytes { raw in
+        var offset = 0
+        while offset < raw.count {
+            let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                failure = errno
+                return
+            }
+            offset += n
+        }
+    }
+    if close(fd) != 0, failure == 0 { failure = errno }
+    if failure == 0, rename(partial, path) != 0 { failure = errno }
+    if failure != 0 {
+        unlink(partial)
+        throw MBaaSError(.unavailable, String(cString: strerror(failure)))
+    }
 }

@@ -21,9 +21,11 @@ final class BundleFileIndex: Sendable {
             var config = Configuration()
             config.label = "mbaas-bundle-index"
             // Rebuilt from files/index.ndjson on every open: nothing here needs to survive a crash.
+            // One connection of one process: no file locking per transaction either.
             config.prepareDatabase { db in
                 try db.execute(sql: "PRAGMA journal_mode = OFF")
                 try db.execute(sql: "PRAGMA synchronous = OFF")
+                try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
             }
             if let scratch {
                 for suffix in ["", "-journal"] { try? FileManager.default.removeItem(atPath: scratch.path + suffix) }
@@ -80,6 +82,15 @@ final class BundleFileIndex: Sendable {
     /// Adds a file's facts, or fills in what its entry lacks; its links too.
     func add(_ entry: BundleFileEntry) throws(MBaaSError) {
         try access { db in try Self.add(entry, db) }
+    }
+
+    /// Adds a file's facts when no entry has its name; whether it was added.
+    func addIfAbsent(_ entry: BundleFileEntry) throws(MBaaSError) -> Bool {
+        try access { db in
+            guard try Self.entry(entry.name, db) == nil else { return false }
+            try Self.add(entry, db)
+            return true
+        }
     }
 
     /// Records that records link to files, in one transaction: for each, the line to append to `files/index.ndjson`

@@ -88,7 +88,7 @@ public struct BundleManifest: Sendable, Hashable {
         var hasher = SHA256()
         var lines = 0
         guard let handle = try? FileHandle(forReadingFrom: url) else {
-            return (0, hasher.finalize().map { String(format: "%02x", $0) }.joined())
+            return (0, hasher.finalize().lowercaseHex)
         }
         defer { try? handle.close() }
         var lastWasNewline = true
@@ -103,7 +103,7 @@ public struct BundleManifest: Sendable, Hashable {
             throw MBaaSError(.unavailable, "cannot read \(url.path): \(error.localizedDescription)")
         }
         if !lastWasNewline { lines += 1 }
-        return (lines, hasher.finalize().map { String(format: "%02x", $0) }.joined())
+        return (lines, hasher.finalize().lowercaseHex)
     }
 
     /// Checks every class file against its count and checksum; a damaged bundle is `decoding` naming the file.
