@@ -13,7 +13,7 @@ public struct MigrationOptions: Sendable {
     /// Records per write: 1000 by default, capped by the target's ``Capabilities/maxBatchSize`` (so a target's own
     /// batch limit decides; an embedded target then writes 1000 records per transaction).
     public var batchSize: Int
-    /// Writes in flight at once.
+    /// Writes in flight at once: record batches, and file copies and file verifications.
     public var concurrency: Int
     /// Plan only: read the source (counts, field types) and write nothing anywhere.
     public var dryRun: Bool

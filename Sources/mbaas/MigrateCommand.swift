@@ -119,7 +119,7 @@ struct MigrateCommand: AsyncParsableCommand {
     @Option(help: "Only these classes, comma-separated (needed when the source cannot list its classes)") var classes: String?
     @Flag(name: .customLong("dry-run"), help: "Print the plan and write nothing anywhere") var dryRun = false
     @Option(name: .customLong("batch"), help: "Records per write, capped by the target's batch limit") var batch = 1000
-    @Option(help: "Writes in flight at once") var concurrency = 4
+    @Option(help: "Writes in flight at once (record batches, file copies)") var concurrency = 4
     @OptionGroup var group: MigrationOptionGroup
 
     func validate() throws {
