@@ -27,7 +27,8 @@ public struct BundleBackendFactory: BackendFactory {
 /// or one an interrupted export left without a manifest, is opened for writing (appending; a line cut short by a
 /// crash is cut off). Writing is append-only: records are created with their own ids and timestamps
 /// (``Capabilities/Feature/clientIds``, ``Capabilities/Feature/clientTimestamps``), never updated or deleted.
-/// ``close()`` writes the compacted file index and the manifest; only then does the bundle read.
+/// ``finish()`` writes the compacted file index and the manifest; only then does the bundle read. ``close()`` closes
+/// its files and removes the scratch index.
 ///
 /// Records, users and roles are read and written as streams (one line at a time); the file index is held in a scratch
 /// SQLite database (`files/.index.sqlite` while writing, a temporary file while reading), rebuilt from
