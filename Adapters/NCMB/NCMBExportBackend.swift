@@ -161,15 +161,8 @@ public actor NCMBExportBackend: Backend {
                     group.addTask {
                         var n = 0
                         for element in elements {
-                            do {
-                                let object = try Self.object(try element.parse(), file: name, line: element.line)
-                                _ = try self.decode(object, className: className, file: name, line: element.line)
-                                n += 1
-                            } catch let e as JSONArrayFileReader.Failure {
-                                return (at, n, Self.malformed(name, e))
-                            } catch {
-                                return (at, n, MBaaSError.wrap(error))
-                            }
+                            do throws(MBaaSError) { _ = try self.decode(element, className: className, file: name) } catch { return (at, n, error) }
+                            n += 1
                         }
                         return (at, n, nil)
                     }
@@ -184,6 +177,13 @@ public actor NCMBExportBackend: Backend {
             if let first { throw first.error }
             return total
         }
+    }
+
+    /// Parses and decodes one element a reader cut out; malformed JSON or a bad value names the file and line.
+    nonisolated func decode(_ element: JSONArrayFileReader.RawElement, className: String, file: String) throws(MBaaSError) -> Record {
+        let value: JSON
+        do { value = try element.parse() } catch { throw Self.malformed(file, error) }
+        return try decode(try Self.object(value, file: file, line: element.line), className: className, file: file, line: element.line)
     }
 
     nonisolated func decode(_ object: JSONObject, className: String, file: String, line: Int) throws(MBaaSError) -> Record {
@@ -227,17 +227,7 @@ public actor NCMBExportBackend: Backend {
     /// malformed element, if any.
     nonisolated func decodeAll(_ raw: [JSONArrayFileReader.RawElement], className: String, file: String) async throws -> [Record] {
         func decodeChunk(_ slice: ArraySlice<JSONArrayFileReader.RawElement>) throws -> [Record] {
-            var records: [Record] = []
-            records.reserveCapacity(slice.count)
-            for element in slice {
-                do {
-                    records.append(try decode(try Self.object(try element.parse(), file: file, line: element.line), className: className,
-                                              file: file, line: element.line))
-                } catch let e as JSONArrayFileReader.Failure {
-                    throw Self.malformed(file, e)
-                }
-            }
-            return records
+            try slice.map { try decode($0, className: className, file: file) }
         }
         let width = max(1, ProcessInfo.processInfo.activeProcessorCount)
         let chunkSize = max(128, (raw.count + width - 1) / width)

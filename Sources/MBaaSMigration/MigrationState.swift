@@ -417,13 +417,7 @@ public final class MigrationState: Sendable {
 
     struct CopiedFile { var sourceName: String; var target: FileReference; var sha256: String; var size: Int64; var linked: Bool }
 
-    func copiedFile(_ sourceName: String) throws(MBaaSError) -> CopiedFile? {
-        try read { db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT source_name, target, sha256, size, linked FROM files WHERE source_name = ?"),
-                             arguments: [sourceName])
-                .map(Self.copiedFile)
-        }
-    }
+    func copiedFile(_ sourceName: String) throws(MBaaSError) -> CopiedFile? { try copiedFiles([sourceName])[sourceName] }
 
     /// The copied files among `sourceNames`, by source name, in one read.
     func copiedFiles(_ sourceNames: [String]) throws(MBaaSError) -> [String: CopiedFile] {

@@ -76,19 +76,14 @@ final class BundleFileIndex: Sendable {
 
     /// A file's facts (name, size, sha256, content type, ACL), without its links.
     func entry(_ name: String) throws(MBaaSError) -> BundleFileEntry? {
-        try access { db in try Self.entry(name, db) }
-    }
-
-    /// Adds a file's facts, or fills in what its entry lacks; its links too.
-    func add(_ entry: BundleFileEntry) throws(MBaaSError) {
-        try access { db in try Self.add(entry, db) }
+        try access { db in try Self.stored(name, db)?.facts }
     }
 
     /// Adds a file's facts when no entry has its name; whether it was added.
     func addIfAbsent(_ entry: BundleFileEntry) throws(MBaaSError) -> Bool {
         try access { db in
-            guard try Self.entry(entry.name, db) == nil else { return false }
-            try Self.add(entry, db)
+            guard try Self.stored(entry.name, db) == nil else { return false }
+            try Self.addLinks(entry.linkedBy, to: try Self.insert(entry, db), db)
             return true
         }
     }
@@ -98,9 +93,10 @@ final class BundleFileIndex: Sendable {
     func link(_ links: [(name: String, link: BundleFileEntry.Link)]) throws(MBaaSError) -> [JSON] {
         try access { db in
             try links.map { name, link in
-                var entry = try Self.entry(name, db) ?? BundleFileEntry(name: name)
+                let known = try Self.stored(name, db)
+                var entry = known?.facts ?? BundleFileEntry(name: name)
+                try Self.addLinks([link], to: try known?.seq ?? Self.insert(entry, db), db)
                 entry.linkedBy = [link]
-                try Self.add(entry, db)
                 return entry.json
             }
         }
@@ -158,31 +154,44 @@ final class BundleFileIndex: Sendable {
 
     // MARK: In a transaction
 
-    private static func entry(_ name: String, _ db: Database) throws -> BundleFileEntry? {
-        try String.fetchOne(db.cachedStatement(sql: "SELECT entry FROM file WHERE name = ?"), arguments: [name])
-            .map { text in try BundleFileEntry(json: JSON.parse(text)) }
+    /// A file's row: its place in first-seen order and its facts (no links).
+    private static func stored(_ name: String, _ db: Database) throws -> (seq: Int64, facts: BundleFileEntry)? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT seq, entry FROM file WHERE name = ?"), arguments: [name]).map { row in
+            (row["seq"], try BundleFileEntry(json: JSON.parse(row["entry"] as String)))
+        }
     }
 
-    private static func add(_ entry: BundleFileEntry, _ db: Database) throws {
+    /// Inserts a file's facts (not its links), last in first-seen order; its row's `seq`.
+    private static func insert(_ entry: BundleFileEntry, _ db: Database) throws -> Int64 {
         var facts = entry
         facts.linkedBy = []
+        try db.cachedStatement(sql: "INSERT INTO file(name, sha256, entry) VALUES (?, ?, ?)")
+            .execute(arguments: [entry.name, entry.sha256, facts.json.printed([.sortedKeys])])
+        return db.lastInsertedRowID
+    }
+
+    /// Adds a line of `files/index.ndjson`: the file's facts fill in what its row lacks (or make the row), and its
+    /// links are added, each once.
+    private static func add(_ entry: BundleFileEntry, _ db: Database) throws {
         let seq: Int64
-        if let existing = try Row.fetchOne(db.cachedStatement(sql: "SELECT seq, entry FROM file WHERE name = ?"), arguments: [entry.name]) {
-            seq = existing["seq"]
-            var known = try BundleFileEntry(json: JSON.parse(existing["entry"] as String))
-            let before = known
-            known.merge(facts)
-            if known != before {
+        if let (known, facts) = try stored(entry.name, db) {
+            seq = known
+            var merged = facts
+            merged.merge(entry)
+            merged.linkedBy = []
+            if merged != facts {
                 try db.cachedStatement(sql: "UPDATE file SET sha256 = ?, entry = ? WHERE seq = ?")
-                    .execute(arguments: [known.sha256, known.json.printed([.sortedKeys]), seq])
+                    .execute(arguments: [merged.sha256, merged.json.printed([.sortedKeys]), seq])
             }
         } else {
-            try db.cachedStatement(sql: "INSERT INTO file(name, sha256, entry) VALUES (?, ?, ?)")
-                .execute(arguments: [entry.name, entry.sha256, facts.json.printed([.sortedKeys])])
-            seq = db.lastInsertedRowID
+            seq = try insert(entry, db)
         }
-        let link = try db.cachedStatement(sql: "INSERT OR IGNORE INTO link(file, class, id, field) VALUES (?, ?, ?, ?)")
-        for l in entry.linkedBy { try link.execute(arguments: [seq, l.className, l.id, l.field]) }
+        try addLinks(entry.linkedBy, to: seq, db)
+    }
+
+    private static func addLinks(_ links: [BundleFileEntry.Link], to seq: Int64, _ db: Database) throws {
+        let statement = try db.cachedStatement(sql: "INSERT OR IGNORE INTO link(file, class, id, field) VALUES (?, ?, ?, ?)")
+        for l in links { try statement.execute(arguments: [seq, l.className, l.id, l.field]) }
     }
 
     /// Runs `body` in one transaction; a failure is ``MBaaSError`` (`decoding` for an entry that cannot be read back,
