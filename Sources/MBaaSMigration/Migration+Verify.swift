@@ -5,7 +5,8 @@ import MBaaSCore
 extension Migration {
     /// Compares the target with the source through the id map and the mapping, and reports every difference:
     /// counts per class; per record, a checksum over the mapped content (fields, pointers resolved through the id map,
-    /// ACL where the target keeps ACLs, timestamps where it keeps them); files by size and sha256; users by id map.
+    /// ACL where the target keeps ACLs, timestamps where it keeps them); files by size and sha256; users by user name, e-mail
+    /// and fields (``verifyUsers(target:_:)``); roles by their members where the target lists roles.
     /// Writes only to the state's scratch table.
     ///
     /// Called again on the same `Migration` (after ``run()``, or a second time), the verified and mismatched counts
@@ -43,25 +44,8 @@ extension Migration {
         }
         try await verifyFiles(target: target, state)
         if options.users && source.capabilities.has(.listUsers) && (target.capabilities.has(.importUsers) || target is BundleBackend) {
-            // The target's user ids, read once (users are far fewer than records).
-            var onTarget: Set<String> = []
-            for try await user in target.allUsers() { onTarget.insert(user.id) }
-            for try await user in source.allUsers() {
-                let id = user.id
-                guard let mapped = try await offPool({ try state.targetId(.user, className: "_User", sourceId: id) }) else {
-                    box.update {
-                        $0.users.mismatched += 1
-                        $0.add(.init(kind: "missing", className: "_User", sourceId: user.id, detail: "user \(user.username ?? "") was not migrated"))
-                    }
-                    continue
-                }
-                if onTarget.contains(mapped) { box.update { $0.users.verified += 1 } } else {
-                    box.update {
-                        $0.users.mismatched += 1
-                        $0.add(.init(kind: "missing", className: "_User", sourceId: user.id, detail: "user \(user.username ?? "") (\(mapped)) is not on the target"))
-                    }
-                }
-            }
+            try await verifyUsers(target: target, state)
+            try await verifyRoles(target: target, state)
         }
     }
 

@@ -7,9 +7,9 @@ public import MBaaSCore
 /// ```json
 /// {"from":"..","to":"..","state":"..","dryRun":false,"ok":true,
 ///  "classes":[{"source":"MemoClass","target":"Memo","read":12,"written":12,"skipped":0,"failed":0,"verified":12,"mismatched":0}],
-///  "users":{"read":3,"written":3,"skipped":0,"failed":0,"passwords":{"reset":3,"temporary":0},
+///  "users":{"read":3,"written":3,"skipped":0,"failed":0,"verified":3,"mismatched":0,"passwords":{"reset":3,"temporary":0},
 ///           "details":[{"sourceId":"..","targetId":"..","password":"reset"}]},
-///  "roles":{"read":1,"written":1,"failed":0},
+///  "roles":{"read":1,"written":1,"skipped":0,"failed":0,"verified":1,"mismatched":0},
 ///  "files":{"read":4,"written":4,"failed":0,"verified":4,"mismatched":0},
 ///  "plan":{...},  "mismatches":[{"class":"MemoClass","sourceId":"..","kind":"content","detail":".."}],
 ///  "problems":[".."]}
@@ -159,7 +159,7 @@ public struct MigrationReport: Sendable {
                          "written": .int(Int64(c.written)), "skipped": .int(Int64(c.skipped)), "failed": .int(Int64(c.failed)),
                          "verified": .int(Int64(c.verified)), "mismatched": .int(Int64(c.mismatched))])
             }),
-            "users": .object(users), "roles": .object(counts(roles, verify: false)), "files": .object(counts(files, verify: true)),
+            "users": .object(users), "roles": .object(counts(roles, verify: verified)), "files": .object(counts(files, verify: true)),
             "mismatchCount": .int(Int64(mismatchCount)), "mismatches": .array(mismatches.map(\.json)),
             "warningCount": .int(Int64(warningCount)), "warnings": .array(warnings.map(\.json)),
             "problems": .array(problems.map(JSON.string)),
@@ -177,8 +177,10 @@ public struct MigrationReport: Sendable {
             rows.append([c.source, c.target, "\(c.read)", "\(c.written)", "\(c.skipped)", "\(c.failed)",
                          verified ? "\(c.verified)" : "-", verified ? "\(c.mismatched)" : "-"])
         }
-        rows.append(["(users)", "", "\(users.read)", "\(users.written)", "\(users.skipped)", "\(users.failed)", "-", "-"])
-        rows.append(["(roles)", "", "\(roles.read)", "\(roles.written)", "\(roles.skipped)", "\(roles.failed)", "-", "-"])
+        rows.append(["(users)", "", "\(users.read)", "\(users.written)", "\(users.skipped)", "\(users.failed)",
+                     verified ? "\(users.verified)" : "-", verified ? "\(users.mismatched)" : "-"])
+        rows.append(["(roles)", "", "\(roles.read)", "\(roles.written)", "\(roles.skipped)", "\(roles.failed)",
+                     verified ? "\(roles.verified)" : "-", verified ? "\(roles.mismatched)" : "-"])
         rows.append(["(files)", "", "\(files.read)", "\(files.written)", "\(files.skipped)", "\(files.failed)",
                      verified ? "\(files.verified)" : "-", verified ? "\(files.mismatched)" : "-"])
         let widths = rows[0].indices.map { i in rows.map { $0[i].count }.max() ?? 0 }

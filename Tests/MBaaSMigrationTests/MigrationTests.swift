@@ -793,6 +793,51 @@ struct MigrationTests {
         await target.close()
     }
 
+    @Test("users are verified by user name, e-mail and fields, roles by their members: a changed field, a lost user and a lost member are named; what the target adds is not a difference")
+    func verifyUsersAndRoles() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try openLocal(scratch.path("s.db"))
+        let target = try openLocal(scratch.path("t.db"))
+        let joined = Date(timeIntervalSince1970: 1_700_000_000.25)
+        func user(_ i: Int, nick: String) -> DirectoryUser {
+            DirectoryUser(id: "u\(i)", username: "user\(i)", email: "user\(i)@example.com",
+                          fields: ["nick": .string(nick), "age": .int(Int64(20 + i)), "joined": .date(joined)])
+        }
+        for i in 0..<3 { _ = try await source.importUser(user(i, nick: "N\(i)"), password: .unusable) }
+        try await source.importRole(DirectoryRole(name: "staff", users: ["u0", "u1"]))
+        let first = try await migrate(source, target, state: scratch.path("state"))
+        #expect(first.users.verified == 3 && first.users.mismatched == 0, "\(first.users)")
+        #expect(first.roles.written == 1 && first.roles.verified == 1 && first.roles.mismatched == 0, "\(first.roles)")
+        #expect(first.mismatches.isEmpty && first.ok, "\(first.mismatches)")
+        #expect(first.table.contains("(users)") && first.json["users"]?["verified"] == .int(3) && first.json["roles"]?["verified"] == .int(1))
+
+        // The target gains a field of its own on user0 (not a difference), and loses user2 and user0's role; the
+        // source's user1 changes its nick after the copy.
+        await target.close()
+        try executeBehindItsBack(database: scratch.path("t.db"), """
+            UPDATE users SET fields = json_set(fields, '$.theme', 'dark') WHERE id = 'u0';
+            UPDATE users SET roles = '[]' WHERE id = 'u0';
+            DELETE FROM users WHERE id = 'u2';
+            """)
+        let reopened = try openLocal(scratch.path("t.db"))
+        try await source.deleteUser(id: "u1")
+        var changed = user(1, nick: "Changed")
+        changed.roles = ["staff"]
+        _ = try await source.importUser(changed, password: .unusable)
+        let report = try await Migration(source: source, target: reopened, options: MigrationOptions(),
+                                         state: MigrationState(directory: scratch.path("state"))).verify()
+        #expect(report.users.verified == 1 && report.users.mismatched == 2, "\(report.users)")
+        #expect(report.roles.verified == 0 && report.roles.mismatched == 1, "\(report.roles)")
+        let byId = Dictionary(report.mismatches.map { ($0.sourceId ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        #expect(byId["u1"]?.kind == "content" && byId["u1"]?.detail.contains(#"nick: expected "Changed", found "N1""#) == true, "\(report.mismatches)")
+        #expect(byId["u2"]?.kind == "missing" && byId["u2"]?.detail.contains("is not on the target") == true, "\(report.mismatches)")
+        #expect(byId["staff"]?.kind == "role" && byId["staff"]?.detail.contains("1 of 2 members") == true, "\(report.mismatches)")
+        #expect(report.mismatchCount == 3 && !report.ok)
+        await source.close()
+        await reopened.close()
+    }
+
     @Test("the verification digest compares what the canonical text compares, and nothing else")
     func digestFollowsCanonical() async throws {
         let scratch = try Scratch()

@@ -145,3 +145,10 @@ extension MigrationState {
         try db.write { try $0.execute(sql: sql) }
     }
 }
+
+/// Runs SQL on a SQLite file behind its owner's back (a test's way to change a target as no API would).
+func executeBehindItsBack(database url: URL, _ sql: String) throws {
+    let queue = try DatabaseQueue(path: url.path)
+    try queue.write { try $0.execute(sql: sql) }
+    try queue.close()
+}
