@@ -116,72 +116,110 @@ extension Migration {
         for a in dropped { emptied.insert("\(a.sourceId)\u{1}\(a.field)") }
         for f in mapping.fileLinkFields(cls) { fileFields.insert(mapping.rule(className: cls, field: f)?.rename ?? f) }
         try await offPool { try state.resetVerification() }
-        // The target's side, keyed by source id.
+        let digestFields = fileFields
+        // The target's side, keyed by source id: a page's digests are computed on every core, and its rows go into the
+        // state's scratch table thousands at a time, each commit running while the next pages are read.
         var rows: [(key: String, targetId: String, digest: Data)] = []
-        func flush() async throws {
-            let taken = rows
-            for dup in try await offPool({ try state.addVerificationTargets(taken) }) {
+        var committing: Task<[String], any Error>?
+        func settleCommit() async throws {
+            guard let commit = committing else { return }
+            committing = nil
+            for dup in try await commit.value {
                 box.update {
                     $0.classes[index].mismatched += 1
                     $0.add(.init(kind: "unexpected", className: cls, sourceId: dup, detail: "the target holds this source record more than once"))
                 }
             }
+        }
+        func flush() async throws {
+            try await settleCommit()
+            let taken = rows
             rows = []
+            // Thousands per transaction: the keys arrive in no order, and small transactions rewrite the same pages
+            // over and over.
+            committing = Task { try await offPool { try state.addVerificationTargets(taken) } }
+        }
+        var page: [Record] = []
+        func digestPage() async throws {
+            let records = page
+            page = []
+            var keys: [String] = []
+            keys.reserveCapacity(records.count)
+            for r in records {
+                if let field = mapping.sourceIdField, let s = r.fields[field]?.stringValue {
+                    keys.append(s)
+                } else {
+                    let id = r.id ?? ""
+                    keys.append(try await offPool { try state.sourceId(.record, className: cls, targetId: id) } ?? id)
+                }
+            }
+            let digests = try await parallelMap(records) { self.canonicalDigest($0, fileFields: digestFields) }
+            for i in records.indices { rows.append((keys[i], records[i].id ?? "", digests[i])) }
+            if rows.count >= 5000 { try await flush() }
         }
         do {
-            for try await r in target.records(matching: Query(targetClass), pageSize: target.capabilities.maxPageSize).readingAhead() {
-                let id = r.id ?? ""
-                let key: String
-                if let field = mapping.sourceIdField, let s = r.fields[field]?.stringValue {
-                    key = s
-                } else {
-                    key = try await offPool { try state.sourceId(.record, className: cls, targetId: id) } ?? id
+            do {
+                for try await r in target.records(matching: Query(targetClass), pageSize: target.capabilities.maxPageSize).readingAhead() {
+                    page.append(r)
+                    if page.count >= 1000 { try await digestPage() }
                 }
-                rows.append((key, id, canonicalDigest(r, fileFields: fileFields)))
-                // Thousands per transaction: the keys arrive in no order, and small transactions rewrite the same
-                // pages over and over.
-                if rows.count >= 5000 { try await flush() }
+            } catch let e as MBaaSError where e.kind == .notFound {
+                // The class does not exist on the target: every source record is missing.
             }
-        } catch let e as MBaaSError where e.kind == .notFound {
-            // The class does not exist on the target: every source record is missing.
+            try await digestPage()
+            try await flush()
+            try await settleCommit()
+        } catch {
+            _ = try? await committing?.value   // nothing of this class's writes outlives it
+            throw error
         }
-        try await flush()
-        // The source's side, mapped as the migration maps it.
+        // The source's side, mapped as the migration maps it: the expected digests are computed on every core while
+        // the target's side of the same keys is taken from the scratch table.
+        let emptiedFields = emptied
+        @Sendable func expectedRecord(_ r: Record, id: String, maps: Maps) -> Record {
+            var expected = prepare(r, maps: maps, verifying: true).record
+            for f in digestFields where r.fields[reverseField(cls, f)] != nil {
+                expected.fields[f] = emptiedFields.contains("\(id)\u{1}\(f)") ? nil : .file(FileReference(name: ""))
+            }
+            return expected
+        }
         var batch: [Record] = []
         func check() async throws {
             let sources = batch
+            batch = []
             let maps = try await offPool { try self.maps(for: sources, state) }
-            let ids = batch.compactMap(\.id)
-            let found = try await offPool { try state.takeVerificationTargets(ids) }
+            let ids = sources.compactMap(\.id)
+            async let taking = offPool { try state.takeVerificationTargets(ids) }
+            let expected = try await parallelMap(sources) { r -> Data? in
+                r.id.map { self.canonicalDigest(expectedRecord(r, id: $0, maps: maps), fileFields: digestFields) }
+            }
+            let found = try await taking
             var verified = 0
-            for r in batch {
-                guard let id = r.id else { continue }
-                guard let (targetId, digest) = found[id] else {
-                    box.update { $0.add(.init(kind: "missing", className: cls, sourceId: id, detail: "not on the target")) }
-                    box.update { $0.classes[index].mismatched += 1 }
-                    continue
-                }
-                var expected = prepare(r, maps: maps, verifying: true).record
-                for f in fileFields where r.fields[reverseField(cls, f)] != nil {
-                    expected.fields[f] = emptied.contains("\(id)\u{1}\(f)") ? nil : .file(FileReference(name: ""))
-                }
-                if canonicalDigest(expected, fileFields: fileFields) == digest { verified += 1 } else {
-                    let want = canonical(expected, fileFields: fileFields)
-                    // Only the checksum was kept: read the record again to say what differs.
-                    let detail: String
-                    if let actual = try? await target.get(className: targetClass, id: targetId) {
-                        detail = Self.difference(want, canonical(actual, fileFields: fileFields))
-                    } else {
-                        detail = "content differs (checksum); the target record \(targetClass)/\(targetId) cannot be read again"
-                    }
+            for (r, digest) in zip(sources, expected) {
+                guard let id = r.id, let digest else { continue }
+                guard let (targetId, stored) = found[id] else {
                     box.update {
-                        $0.add(.init(kind: "content", className: cls, sourceId: id, detail: detail))
+                        $0.add(.init(kind: "missing", className: cls, sourceId: id, detail: "not on the target"))
                         $0.classes[index].mismatched += 1
                     }
+                    continue
+                }
+                if digest == stored { verified += 1; continue }
+                let want = canonical(expectedRecord(r, id: id, maps: maps), fileFields: digestFields)
+                // Only the checksum was kept: read the record again to say what differs.
+                let detail: String
+                if let actual = try? await target.get(className: targetClass, id: targetId) {
+                    detail = Self.difference(want, canonical(actual, fileFields: digestFields))
+                } else {
+                    detail = "content differs (checksum); the target record \(targetClass)/\(targetId) cannot be read again"
+                }
+                box.update {
+                    $0.add(.init(kind: "content", className: cls, sourceId: id, detail: detail))
+                    $0.classes[index].mismatched += 1
                 }
             }
-            box.update { $0.classes[index].verified += verified }
-            batch = []
+            let ok = verified
+            box.update { $0.classes[index].verified += ok }
         }
         for try await r in source.records(matching: Query(cls), pageSize: source.capabilities.maxPageSize).readingAhead() {
             batch.append(r)

@@ -529,13 +529,16 @@ public final class MigrationState: Sendable {
 
     /// Removes and returns the target side of the given keys: `key → (target id, digest)`.
     func takeVerificationTargets(_ keys: [String]) throws(MBaaSError) -> [String: (targetId: String, digest: Data)] {
-        try write { db in
+        guard !keys.isEmpty else { return [:] }
+        // One statement for the whole group: the keys go in as one JSON array, the rows come back as they are deleted.
+        let list = JSON.array(keys.map(JSON.string)).printed()
+        return try write { db in
             var out: [String: (targetId: String, digest: Data)] = [:]
-            let get = try db.cachedStatement(sql: "SELECT target_id, digest FROM verify_digest WHERE key = ?")
-            let remove = try db.cachedStatement(sql: "DELETE FROM verify_digest WHERE key = ?")
-            for key in keys.sorted() {
-                if let r = try Row.fetchOne(get, arguments: [key]) { out[key] = (r[0], r[1]); try remove.execute(arguments: [key]) }
-            }
+            out.reserveCapacity(keys.count)
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+                DELETE FROM verify_digest WHERE key IN (SELECT value FROM json_each(?)) RETURNING key, target_id, digest
+                """), arguments: [list])
+            while let r = try rows.next() { out[r[0]] = (r[1], r[2]) }
             return out
         }
     }
