@@ -61,7 +61,9 @@ extension LocalBackend {
         try query.validate(against: capabilities, backend: adapterName)
         try query.validateComplexity()
         let plan = try LocalQueryPlan(query: query, capabilities: capabilities)
-        return try await reading { db, principal in try plan.page(db, principal: principal) }
+        let page = try await reading { db, principal in try plan.page(db, principal: principal) }
+        return RecordPage(records: try await LocalStore.decodeAll(page.rows, className: plan.className, keys: plan.keys),
+                          nextCursor: page.nextCursor)
     }
 
     public func count(_ query: Query) async throws -> Int {

@@ -167,3 +167,10 @@ struct SessionPruningTests {
         #expect(rows == 1)
     }
 }
+
+/// Runs SQL on a store's database file behind the backend's back (a test's way to damage what no API would).
+func executeBehindItsBack(path: String, _ sql: String) async throws {
+    let q = try DatabaseQueue(path: path)
+    try await q.write { try $0.execute(sql: sql) }
+    try q.close()
+}

@@ -21,6 +21,40 @@ struct PagingTests {
         return b
     }
 
+    @Test("a large page is decoded on every core and comes back whole and in order, keys selected; of two stored records that cannot be read, the first is named")
+    func largePagesInOrder() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("rows.db").path
+        let b = try fileBackend(path)
+        let ids = (0..<1000).map { String(format: "r%04d", $0) }
+        for start in stride(from: 0, to: ids.count, by: 500) {
+            let ops = ids[start..<start + 500].enumerated().map { i, id in
+                BatchOperation.create(Record(className: "Row", id: id, fields: ["n": .int(Int64(start + i)), "title": .string("t\(start + i)")]))
+            }
+            for r in try await b.batch(ops) { if case .failure(let e) = r { throw e } }
+        }
+        let page = try await b.queryPage(Query("Row", limit: 1000))
+        #expect(page.records.map(\.id) == ids.map(Optional.some) && page.nextCursor == nil)
+        #expect(page.records.map { $0["n"]?.intValue } == (0..<1000).map { Int64($0) })
+        let selected = try await b.queryPage(Query("Row", limit: 900, keys: ["n"]))
+        #expect(selected.records.count == 900 && selected.records.allSatisfy { $0.fields.keys.sorted() == ["n"] } && selected.nextCursor != nil)
+        await b.close()
+
+        try await executeBehindItsBack(path: path, """
+            UPDATE records SET fields = '[1]' WHERE id = 'r0700';
+            UPDATE records SET fields = '{"n":' WHERE id = 'r0300';
+            """)
+        let damaged = try fileBackend(path)
+        let e = await expectError(.decoding) { try await damaged.queryPage(Query("Row", limit: 1000)) }
+        #expect(e?.message.contains("Row/r0300 cannot be read") == true, "\(String(describing: e))")
+        try await executeBehindItsBack(path: path, #"UPDATE records SET fields = '{"n":300}' WHERE id = 'r0300'"#)
+        let second = await expectError(.decoding) { try await damaged.queryPage(Query("Row", limit: 1000)) }
+        #expect(second?.message.contains("Row/r0700 cannot be read") == true && second?.message.contains("not a JSON object") == true,
+                "\(String(describing: second))")
+        await damaged.close()
+    }
+
     @Test func multiKeySort() async throws {
         let b = try await numbered()
         let page = try await b.queryPage(Query("Row", sort: [SortKey("money", ascending: false), SortKey("title", ascending: false)], limit: 100))
