@@ -61,9 +61,7 @@ extension LocalBackend {
         try query.validate(against: capabilities, backend: adapterName)
         try query.validateComplexity()
         let plan = try LocalQueryPlan(query: query, capabilities: capabilities)
-        let page = try await reading { db, principal in try plan.page(db, principal: principal) }
-        return RecordPage(records: try await LocalStore.decodeAll(page.rows, className: plan.className, keys: plan.keys),
-                          nextCursor: page.nextCursor)
+        return try await reading { db, principal in try plan.page(db, principal: principal) }
     }
 
     public func count(_ query: Query) async throws -> Int {

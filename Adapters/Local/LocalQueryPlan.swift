@@ -73,11 +73,9 @@ struct LocalQueryPlan: Sendable {
 
     /// One page, fetched with one statement (`limit + 1` rows tell whether more follow); two when a descending
     /// first key's NULL range follows the cursor's values (see the type's discussion).
-    /// A page's rows as stored (``RawStoredRecord``) and the cursor of the next page: the rows are decoded after the
-    /// read, off the database (``LocalStore/decodeAll(_:className:keys:)``).
-    func page(_ db: Database, principal: LocalPrincipal) throws -> (rows: [RawStoredRecord], nextCursor: String?) {
-        guard limit > 0 else { return ([], nil) }
-        var records: [RawStoredRecord] = []
+    func page(_ db: Database, principal: LocalPrincipal) throws -> RecordPage {
+        guard limit > 0 else { return RecordPage(records: []) }
+        var records: [Record] = []
         records.reserveCapacity(min(limit, 1024))
         var last: Cursor?
         var more = false
@@ -103,12 +101,12 @@ struct LocalQueryPlan: Sendable {
             more = try fetch(db, principal: principal, bound: bound, keyset: after, limit: limit, offset: offset,
                              into: &records, last: &last)
         }
-        return (records, more ? last.map { encodeCursor($0) } : nil)
+        return RecordPage(records: records, nextCursor: more ? last.map { encodeCursor($0) } : nil)
     }
 
     /// Runs one statement of a page: appends up to `limit` records and returns whether another row follows.
     private func fetch(_ db: Database, principal: LocalPrincipal, bound: (String, StatementArguments)?, keyset: Cursor?,
-                       limit: Int, offset: Int, into records: inout [RawStoredRecord], last: inout Cursor?) throws -> Bool {
+                       limit: Int, offset: Int, into records: inout [Record], last: inout Cursor?) throws -> Bool {
         var sql = "SELECT \(LocalStore.recordColumns)"
         for term in sort { sql += ", " + term.sql }
         var arguments = StatementArguments()
@@ -129,8 +127,8 @@ struct LocalQueryPlan: Sendable {
         var taken = 0
         while let row = try rows.next() {
             if taken == limit { return true }
-            let stored = LocalStore.rawRecord(statement.sqliteStatement)
-            records.append(stored)
+            let stored = try LocalStore.decodeRecord(className: className, statement: statement.sqliteStatement, keys: keys)
+            records.append(stored.record)
             taken += 1
             // Only the limit-th row can be the end of a page that has a next one: its sort values make the cursor.
             if taken == limit { last = Cursor(values: (0..<sort.count).map { row[7 + $0] as DatabaseValue }, seq: stored.seq) }

@@ -34,17 +34,6 @@ struct LocalPrincipal: Sendable {
 /// A session that no longer exists or has expired; the backend clears its session and reports `unauthorized`.
 struct LocalSessionInvalid: Error {}
 
-/// One row of `records` as stored (``LocalStore/rawRecord(_:)``): its fields are still JSON text.
-struct RawStoredRecord: Sendable {
-    var seq: Int64
-    var id: String
-    var createdAt: Int64
-    var updatedAt: Int64
-    var version: Int64
-    var acl: String?
-    var fields: [UInt8]?
-}
-
 /// One row of `records`, decoded.
 struct StoredRecord: Sendable {
     var seq: Int64
@@ -99,46 +88,20 @@ struct LocalStore: Sendable {
     /// than its lookup. The fields' text goes straight from SQLite's buffer to `Value`s (no `String` copy, no
     /// intermediate JSON tree).
     static func decodeRecord(className: String, statement: SQLiteStatement, keys: Set<String>? = nil) throws -> StoredRecord {
-        try LocalColumn.withText(statement, 6) { fields in
-            try record(seq: sqlite3_column_int64(statement, 0), id: LocalColumn.text(statement, 1) ?? "",
-                       createdAt: sqlite3_column_int64(statement, 2), updatedAt: sqlite3_column_int64(statement, 3),
-                       version: sqlite3_column_int64(statement, 4), acl: LocalColumn.text(statement, 5), fields: fields,
-                       className: className, keys: keys)
-        }
-    }
-
-    /// The current row's columns as they are stored, its fields still JSON text: cheap to take on the database's
-    /// thread, decoded later (``decode(_:className:keys:)``, for a page on every core: ``decodeAll(_:className:keys:)``).
-    static func rawRecord(_ statement: SQLiteStatement) -> RawStoredRecord {
-        RawStoredRecord(
-            seq: sqlite3_column_int64(statement, 0), id: LocalColumn.text(statement, 1) ?? "",
-            createdAt: sqlite3_column_int64(statement, 2), updatedAt: sqlite3_column_int64(statement, 3),
-            version: sqlite3_column_int64(statement, 4), acl: LocalColumn.text(statement, 5),
-            fields: LocalColumn.withText(statement, 6) { $0.map(Array.init) })
-    }
-
-    /// A row taken by ``rawRecord(_:)``, decoded; a field text that is not a JSON object names the record.
-    static func decode(_ raw: RawStoredRecord, className: String, keys: Set<String>? = nil) throws -> StoredRecord {
-        func make(_ fields: UnsafeBufferPointer<UInt8>?) throws -> StoredRecord {
-            try record(seq: raw.seq, id: raw.id, createdAt: raw.createdAt, updatedAt: raw.updatedAt, version: raw.version,
-                       acl: raw.acl, fields: fields, className: className, keys: keys)
-        }
-        guard let fields = raw.fields else { return try make(nil) }
-        return try fields.withUnsafeBufferPointer { try make($0) }
-    }
-
-    /// A stored record from its columns, the fields parsed from their JSON text (`nil`: the column is NULL).
-    private static func record(
-        seq: Int64, id: String, createdAt: Int64, updatedAt: Int64, version: Int64, acl: String?,
-        fields bytes: UnsafeBufferPointer<UInt8>?, className: String, keys: Set<String>?
-    ) throws -> StoredRecord {
+        let id = LocalColumn.text(statement, 1) ?? ""
+        let version = sqlite3_column_int64(statement, 4)
         var record = Record(
-            className: className, id: id, createdAt: LocalTime.date(createdAt), updatedAt: LocalTime.date(updatedAt),
+            className: className, id: id,
+            createdAt: LocalTime.date(sqlite3_column_int64(statement, 2)),
+            updatedAt: LocalTime.date(sqlite3_column_int64(statement, 3)),
             version: String(version))
         do {
-            if let acl { record.acl = try LocalACLCache.shared.acl(acl) }
-            guard let bytes else { throw MBaaSError(.decoding, "fields are NULL") }
-            guard case .object(var fields) = try Value.parse(jsonBytes: bytes) else {
+            if let aclText = LocalColumn.text(statement, 5) { record.acl = try LocalACLCache.shared.acl(aclText) }
+            let value = try LocalColumn.withText(statement, 6) { bytes -> Value in
+                guard let bytes else { throw MBaaSError(.decoding, "fields are NULL") }
+                return try Value.parse(jsonBytes: bytes)
+            }
+            guard case .object(var fields) = value else {
                 throw MBaaSError(.decoding, "fields are not a JSON object")
             }
             if let keys { fields = fields.filter { keys.contains($0.key) } }
@@ -146,27 +109,7 @@ struct LocalStore: Sendable {
         } catch {
             throw MBaaSError(.decoding, "stored record \(className)/\(id) cannot be read: \(error)")
         }
-        return StoredRecord(seq: seq, record: record, versionNumber: version)
-    }
-
-    /// Decodes a page's rows in order, in chunks on every core when there are many (parsing the fields' JSON is most
-    /// of a read's cost, and it need not hold the database); the error of the first row that cannot be read, if any.
-    static func decodeAll(_ rows: [RawStoredRecord], className: String, keys: Set<String>?) async throws -> [Record] {
-        let width = max(1, ProcessInfo.processInfo.activeProcessorCount)
-        let chunk = max(128, (rows.count + width - 1) / width)
-        guard rows.count > chunk else { return try rows.map { try decode($0, className: className, keys: keys).record } }
-        return try await withThrowingTaskGroup(of: (Int, Result<[Record], any Error>).self) { group in
-            for (i, start) in stride(from: 0, to: rows.count, by: chunk).enumerated() {
-                let slice = rows[start..<min(rows.count, start + chunk)]
-                group.addTask { (i, Result { try slice.map { try decode($0, className: className, keys: keys).record } }) }
-            }
-            var parts = [Result<[Record], any Error>?](repeating: nil, count: (rows.count + chunk - 1) / chunk)
-            for try await (i, part) in group { parts[i] = part }
-            var records: [Record] = []
-            records.reserveCapacity(rows.count)
-            for part in parts { records += try part!.get() }   // in order: the first row's error is thrown
-            return records
-        }
+        return StoredRecord(seq: sqlite3_column_int64(statement, 0), record: record, versionNumber: version)
     }
 
     /// The neutral JSON text of a record's fields (keys sorted, typed values in their `__type` form).

@@ -21,7 +21,7 @@ struct PagingTests {
         return b
     }
 
-    @Test("a large page is decoded on every core and comes back whole and in order, keys selected; of two stored records that cannot be read, the first is named")
+    @Test("a large page comes back whole and in order, keys selected; of two stored records that cannot be read, the first is named")
     func largePagesInOrder() async throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
