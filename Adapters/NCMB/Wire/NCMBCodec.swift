@@ -198,7 +198,6 @@ public enum NCMBCodec {
     /// top-level `null`s are cleared fields and are left out; everything else becomes a field.
     public static func decodeRecord(className: String, _ object: JSONObject) throws(MBaaSError) -> Record {
         var record = Record(className: className)
-        record.fields.reserveCapacity(object.count)   // no rehashing as the fields arrive
         for (key, value) in object {
             switch key {
             case "objectId":

@@ -270,7 +270,7 @@ struct JSONParser {
 
     mutating func parseObject(depth: Int) throws(JSONParseError) -> JSON {
         index += 1
-        var object = JSONObject(minimumCapacity: 4)   // typed values fit; records grow twice, not four times
+        var object = JSONObject()
         skipWhitespace()
         if index < end, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(object) }
         while true {
