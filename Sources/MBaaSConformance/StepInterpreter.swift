@@ -91,7 +91,7 @@ struct StepInterpreter: Sendable {
             for (i, (step, _)) in steps.enumerated() {
                 group.addTask {
                     do {
-                        let backend = try await me.pool.instance(step.session)
+                        let backend = try me.pool.instance(step.session)
                         return (i, .success(try await me.perform(step.operation, Arguments(step.arguments, label: "\(label)[\(i)]"), on: backend)))
                     } catch { return (i, .failure(error)) }
                 }

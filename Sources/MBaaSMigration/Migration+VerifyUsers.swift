@@ -121,7 +121,7 @@ extension Migration {
             let missing = expected.subtracting(held).sorted()
             if missing.isEmpty { box.update { $0.roles.verified += 1 }; continue }
             let detail = targetRoles[role.name] == nil
-                ? "role \(role.name) is not on the target (expected \(expected.count) members)"
+                ? "role \(role.name) is not on the target (\(expected.count == 1 ? "1 member" : "\(expected.count) members") expected)"
                 : "role \(role.name): \(missing.count) of \(expected.count) members are not in it on the target: \(missing.prefix(5).joined(separator: ", "))"
             box.update {
                 $0.roles.mismatched += 1

@@ -70,7 +70,7 @@ func appPotLogIn(_ dialect: AppPotDialect, _ user: String) async throws -> Strin
     let body = AppPotLoginRequest(username: user, password: "\(user)-pass", appId: c.appId, deviceUDID: "test",
                                   appVersion: c.appVersion, companyId: c.companyId).json
     let login = await dialect.respond(to: try appPotRequest(dialect, "POST", "auth/login", json: body, token: anonymous))
-    return try #require(try AppPotAuthInfo(loginResponse: JSON.parse(login.body)).userToken)
+    return try AppPotAuthInfo(loginResponse: JSON.parse(login.body)).userToken
 }
 
 @Suite("AppPot dialect")
