@@ -201,6 +201,8 @@ public final class Migration: Sendable {
             plan.roles = try await source.listRoles().count
             if !target.capabilities.has(.importUsers) && n > 0 {
                 plan.unsupported.append("users: \(target.adapterName) cannot import users\(target.capabilities.note(for: .importUsers).map { " (\($0))" } ?? "")")
+            } else if !target.capabilities.has(.userFields) && n > 0 {
+                plan.unsupported.append("users' custom fields\(mapping.sourceIdField.map { " and their source id ('\($0)')" } ?? ""): \(target.adapterName) does not keep them\(target.capabilities.note(for: .userFields).map { " (\($0))" } ?? ""); users are verified by user name and e-mail")
             }
         }
         for feature in sourceTypes.sorted(by: { $0.rawValue < $1.rawValue }) where !target.capabilities.has(feature) {

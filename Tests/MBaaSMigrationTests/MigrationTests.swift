@@ -838,6 +838,39 @@ struct MigrationTests {
         await reopened.close()
     }
 
+    @Test("a target that does not keep users' fields is said to in the plan, and its users are verified by user name and e-mail alone")
+    func usersWithoutFields() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try openLocal(scratch.path("s.db"))
+        let local = try openLocal(scratch.path("t.db"))
+        let target = FlakyBackend(local, seed: 1, rate: 0, without: [.userFields])
+        for i in 0..<2 {
+            _ = try await source.importUser(DirectoryUser(id: "u\(i)", username: "user\(i)", email: "user\(i)@example.com",
+                                                          fields: ["nick": .string("N\(i)")]), password: .unusable)
+        }
+        let plan = try await Migration(source: source, target: target, options: MigrationOptions(dryRun: true), state: nil).run()
+        let note = "users' custom fields and their source id ('sourceObjectId'): local does not keep them; users are verified by user name and e-mail"
+        #expect(plan.plan?.unsupported.contains(note) == true, "\(plan.plan?.unsupported ?? [])")
+        let first = try await migrate(source, target, state: scratch.path("state"))
+        #expect(first.problems.contains(note) && first.users.verified == 2 && first.ok, "\(first.problems) \(first.mismatches)")
+        // The source's nick changes (not compared: the target does not keep fields), and user1's e-mail (compared).
+        try await source.deleteUser(id: "u0")
+        _ = try await source.importUser(DirectoryUser(id: "u0", username: "user0", email: "user0@example.com", fields: ["nick": "other"]),
+                                        password: .unusable)
+        try await source.deleteUser(id: "u1")
+        _ = try await source.importUser(DirectoryUser(id: "u1", username: "user1", email: "new1@example.com", fields: ["nick": "N1"]),
+                                        password: .unusable)
+        let report = try await Migration(source: source, target: target, options: MigrationOptions(),
+                                         state: MigrationState(directory: scratch.path("state"))).verify()
+        #expect(report.users.verified == 1 && report.users.mismatched == 1, "\(report.mismatches)")
+        let mismatch = try #require(report.mismatches.first)
+        #expect(mismatch.sourceId == "u1" && mismatch.detail.contains(#"mailAddress: expected "new1@example.com", found "user1@example.com""#)
+                && !mismatch.detail.contains("nick"), "\(mismatch)")
+        await source.close()
+        await local.close()
+    }
+
     @Test("the verification digest compares what the canonical text compares, and nothing else")
     func digestFollowsCanonical() async throws {
         let scratch = try Scratch()

@@ -33,6 +33,7 @@ public enum AppPotWire {
         notes: [
             .listUsers: "GET users?token= lists the company's users with their groups and roles (the server decides who may; roles are AppPot's fixed role names)",
             .importUsers: "POST users as a logged-in Super Admin or Admin (reference A10); roles are AppPot's fixed names held per group, so roles are not imported (their members get them through their groups)",
+            .userFields: "an AppPot user holds its account, first and last name and group roles (reference A10): other fields, a migration's source id among them, are not kept",
             .signUp: "AppPot users are created by an administrator in the company's user directory (console or admin-only POST users); apps cannot sign users up",
             .anonymousAuth: "AppPot's anonymous token only serves login, device registration and schema creation; it is not a user session",
             .atomicBatch: "AppPot batch writes report each row (objectId -1 for a failed row); they are not all-or-nothing",

@@ -9,6 +9,11 @@ extension Capabilities.Feature {
     /// ``BackendAdministration/importUser(_:password:)`` and ``BackendAdministration/importRole(_:)`` create users and
     /// roles as an administrator (no sign-up, no log-in), for migrations.
     public static let importUsers: Capabilities.Feature = "importUsers"
+    /// ``BackendAdministration/importUser(_:password:)`` keeps the user's custom ``DirectoryUser/fields`` (and so a
+    /// migration's source-id field), and the directory gives them back. A backend that imports users without it
+    /// keeps only what its own user record holds (declared in its note); a migration says so and verifies users by
+    /// user name and e-mail alone.
+    public static let userFields: Capabilities.Feature = "userFields"
     /// ``ObjectStore/create(_:)`` keeps a record's own `id` (any id another backend produced).
     public static let clientIds: Capabilities.Feature = "clientIds"
     /// ``ObjectStore/create(_:)`` keeps a record's own `createdAt` and `updatedAt`.

@@ -60,7 +60,7 @@ public actor BundleBackend: Backend {
         notes: [.batch: "a finished bundle is read only", .auth: "a bundle has no sessions"])
 
     static let writeCapabilities = Capabilities(
-        features: Set<Capabilities.Feature>([.objects, .batch, .listUsers, .importUsers, .roles, .files, .acl, .clientIds, .clientTimestamps,
+        features: Set<Capabilities.Feature>([.objects, .batch, .listUsers, .importUsers, .userFields, .roles, .files, .acl, .clientIds, .clientTimestamps,
                                               .mixedFieldTypes])
             .union(BundleBackend.valueTypes),
         operators: [], maxPageSize: 1000, defaultPageSize: 500, maxBatchSize: 1000,
