@@ -151,14 +151,23 @@ extension Migration {
     }
 
     /// The target id of the user an earlier import of `user` created, if any: found by user name (else e-mail) and
-    /// checked against the source-id field; a user with neither is found by the source-id field itself
+    /// checked against the source-id field (on a target without ``MBaaSCore/Capabilities/Feature/userFields``, which
+    /// keeps no source id, the user of that name is taken, with a warning); a user with neither is found by the
+    /// source-id field itself
     /// (``BackendAdministration/findUser(field:equals:)``). A target that can do neither is reported once, and the
     /// user is imported again.
     func findImported(_ user: DirectoryUser, _ importing: DirectoryUser) async throws -> String? {
         if let name = importing.username ?? importing.email {
             guard let existing = try await withRetry({ try await self.target.findUser(username: name) }) else { return nil }
             // Without a source-id field there is nothing to check the name against.
-            if let field = mapping.sourceIdField, existing.fields[field]?.stringValue != user.id { return nil }
+            guard let field = mapping.sourceIdField else { return existing.id }
+            if target.capabilities.has(.userFields) { return existing.fields[field]?.stringValue == user.id ? existing.id : nil }
+            // A target that keeps no user fields has no source id to check either: its user of that name is taken
+            // as the one this migration imported, and the report says so (it may be a user the target already had).
+            box.update {
+                $0.warn(.init(kind: "user", className: "_User", sourceId: user.id,
+                              detail: "user \(name): matched to the target's user of that name (\(existing.id)); \(self.target.adapterName) keeps no source id to confirm this migration imported it"))
+            }
             return existing.id
         }
         guard let field = mapping.sourceIdField else { return nil }

@@ -871,6 +871,35 @@ struct MigrationTests {
         await local.close()
     }
 
+    @Test("on a target that keeps no user fields, users an interrupted run imported are matched by name, with a warning, not imported twice")
+    func resumeUsersWithoutFields() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let export = try scratch.sampleExport()
+        try writeUsers(5, into: export)
+        func id(_ i: Int) -> String { String(format: "u%015d", i) }
+        let local = try openLocal(scratch.path("t.db"))
+        let target = FlakyBackend(local, seed: 0, rate: 0, without: [.userFields])
+        // An earlier run marked user1 and user2 pending and created them, without their source id, before it died.
+        do {
+            let state = try MigrationState(directory: scratch.path("state"))
+            try state.addPending(.user, className: "_User", sourceIds: [id(1), id(2)])
+        }
+        for i in [1, 2] {
+            _ = try await local.importUser(DirectoryUser(id: "t\(i)", username: "user\(i)", email: "user\(i)@example.com"), password: .unusable)
+        }
+        let options = MigrationOptions(classes: ["Category"], files: false)
+        let report = try await migrate(NCMBExportBackend(directory: export), target, state: scratch.path("state"), options: options)
+        #expect(report.users.written == 3 && report.users.skipped == 2 && report.users.failed == 0 && report.users.verified == 5,
+                "\(report.users) \(report.mismatches)")
+        #expect(report.warnings.filter { $0.kind == "user" }.map(\.sourceId) == [id(1), id(2)], "\(report.warnings)")
+        #expect(try await local.listUsers(after: nil, limit: 100).users.count == 5)
+        let state = try MigrationState(directory: scratch.path("state"))
+        #expect(try state.targetId(.user, className: "_User", sourceId: id(1)) == "t1")
+        #expect(try state.pending(.user, className: "_User").isEmpty)
+        await local.close()
+    }
+
     @Test("the verification digest compares what the canonical text compares, and nothing else")
     func digestFollowsCanonical() async throws {
         let scratch = try Scratch()
