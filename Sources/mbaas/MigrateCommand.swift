@@ -164,7 +164,7 @@ struct ImportCommand: AsyncParsableCommand {
 
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "verify", abstract: "Compare a target with its source through a migration's id map: counts, record checksums, files, pointers.")
+        commandName: "verify", abstract: "Compare a target with its source through a migration's id map: counts, record checksums, pointers, files, users and roles.")
     @Option(help: "Source URL") var from: String
     @Option(help: "Target URL") var to: String
     @Option(help: "Only these classes, comma-separated") var classes: String?
