@@ -30,7 +30,8 @@ extension Migration {
             let users = group
             group = []
             let mapped = try await offPool { try state.mapped(.user, className: "_User", sourceIds: users.map(\.id)) }
-            let found = try await offPool { try state.takeVerificationTargets(Array(Set(mapped.values))) }
+            // Kept, not taken: a source that lists a user twice names one target user twice.
+            let found = try await offPool { try state.takeVerificationTargets(Array(Set(mapped.values)), keeping: true) }
             var verified = 0
             var mismatches: [MigrationReport.Mismatch] = []
             for user in users {

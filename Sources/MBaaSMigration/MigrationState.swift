@@ -527,17 +527,19 @@ public final class MigrationState: Sendable {
         }
     }
 
-    /// Removes and returns the target side of the given keys: `key → (target id, digest)`.
-    func takeVerificationTargets(_ keys: [String]) throws(MBaaSError) -> [String: (targetId: String, digest: Data)] {
+    /// Removes and returns the target side of the given keys: `key → (target id, digest)`. With `keeping`, returns
+    /// them and leaves them in place (for sides where one row may answer several keys' owners, such as users).
+    func takeVerificationTargets(_ keys: [String], keeping: Bool = false) throws(MBaaSError) -> [String: (targetId: String, digest: Data)] {
         guard !keys.isEmpty else { return [:] }
         // One statement for the whole group: the keys go in as one JSON array, the rows come back as they are deleted.
         let list = JSON.array(keys.map(JSON.string)).printed()
         return try write { db in
             var out: [String: (targetId: String, digest: Data)] = [:]
             out.reserveCapacity(keys.count)
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-                DELETE FROM verify_digest WHERE key IN (SELECT value FROM json_each(?)) RETURNING key, target_id, digest
-                """), arguments: [list])
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: keeping
+                ? "SELECT key, target_id, digest FROM verify_digest WHERE key IN (SELECT value FROM json_each(?))"
+                : "DELETE FROM verify_digest WHERE key IN (SELECT value FROM json_each(?)) RETURNING key, target_id, digest"),
+                arguments: [list])
             while let r = try rows.next() { out[r[0]] = (r[1], r[2]) }
             return out
         }

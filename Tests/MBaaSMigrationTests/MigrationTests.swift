@@ -900,6 +900,26 @@ struct MigrationTests {
         await local.close()
     }
 
+    @Test("a source that lists a user twice, far apart: imported once, and both listings verified against it")
+    func userListedTwice() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let export = try scratch.sampleExport()
+        try writeUsers(600, into: export)
+        // The export lists user0 again at its end, in another group of verification than the first listing.
+        let url = export.appendingPathComponent("user.json")
+        var users = try #require(JSON.parse(Data(contentsOf: url))["results"]?.arrayValue)
+        users.append(users[0])
+        try JSON.object(["results": .array(users)]).printed().write(to: url, atomically: true, encoding: .utf8)
+        let local = try openLocal(scratch.path("t.db"))
+        let report = try await migrate(NCMBExportBackend(directory: export), local, state: scratch.path("state"),
+                                       options: MigrationOptions(classes: ["Category"], files: false))
+        #expect(report.users.read == 601 && report.users.written == 600 && report.users.skipped == 1, "\(report.users)")
+        #expect(report.users.verified == 601 && report.users.mismatched == 0, "\(report.mismatches.prefix(3))")
+        #expect(try await local.listUsers(after: nil, limit: 1000).users.count == 600)
+        await local.close()
+    }
+
     @Test("the verification digest compares what the canonical text compares, and nothing else")
     func digestFollowsCanonical() async throws {
         let scratch = try Scratch()
