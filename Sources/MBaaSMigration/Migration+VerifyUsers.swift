@@ -13,7 +13,7 @@ extension Migration {
     /// however many users there are), then the source's are checked against it in groups.
     func verifyUsers(target: any Backend, _ state: MigrationState) async throws {
         try await offPool { try state.resetVerification() }
-        let keepsFields = target.capabilities.has(.userFields) || target is BundleBackend
+        let keepsFields = target.capabilities.has(.userFields)
         var rows: [(key: String, targetId: String, digest: Data)] = []
         func flush() async throws {
             let taken = rows

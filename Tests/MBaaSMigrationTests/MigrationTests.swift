@@ -602,6 +602,7 @@ struct MigrationTests {
         let exported = try await migrate(source, bundle, state: scratch.path("state1"), options: MigrationOptions(mapping: .verbatim))
         #expect(exported.classes.first { $0.source == "MemoClass" }?.verified == 12)
         #expect(exported.files.mismatched == 0 && exported.files.verified >= 4)
+        #expect(exported.users.verified == 3 && exported.roles.verified == 1 && exported.roles.mismatched == 0, "\(exported.users) \(exported.roles)")
         let manifest = try BundleManifest.read(scratch.path("bundle/manifest.json"))
         #expect(manifest.formatVersion == 1 && manifest.classes.map(\.name) == ["Category", "MemoClass", "_Installation"])
         #expect(manifest.classes.first { $0.name == "MemoClass" }?.count == 12 && manifest.users == 3 && manifest.roles == 1)

@@ -53,9 +53,11 @@ public actor BundleBackend: Backend {
     /// Sets the source description the manifest records.
     public func setSource(_ description: String) { sourceDescription = description }
 
+    /// A finished bundle holds what was written into it: users with their fields and roles with their members among
+    /// them (so verifying a bundle compares both), read only.
     static let readCapabilities = Capabilities(
-        features: Set<Capabilities.Feature>([.objects, .count, .listClasses, .listUsers, .files, .fileList, .readOnly, .acl, .clientIds,
-                                              .clientTimestamps]).union(BundleBackend.valueTypes),
+        features: Set<Capabilities.Feature>([.objects, .count, .listClasses, .listUsers, .userFields, .roles, .files, .fileList, .readOnly,
+                                              .acl, .clientIds, .clientTimestamps]).union(BundleBackend.valueTypes),
         operators: [], maxPageSize: 1000, defaultPageSize: 500, maxBatchSize: 0,
         notes: [.batch: "a finished bundle is read only", .auth: "a bundle has no sessions"])
 
