@@ -226,24 +226,7 @@ public actor NCMBExportBackend: Backend {
     /// Parses and decodes raw elements in order, in parallel chunks when there are many; the error of the earliest
     /// malformed element, if any.
     nonisolated func decodeAll(_ raw: [JSONArrayFileReader.RawElement], className: String, file: String) async throws -> [Record] {
-        func decodeChunk(_ slice: ArraySlice<JSONArrayFileReader.RawElement>) throws -> [Record] {
-            try slice.map { try decode($0, className: className, file: file) }
-        }
-        let width = max(1, ProcessInfo.processInfo.activeProcessorCount)
-        let chunkSize = max(128, (raw.count + width - 1) / width)
-        guard raw.count > chunkSize else { return try decodeChunk(raw[...]) }
-        return try await withThrowingTaskGroup(of: (Int, Result<[Record], any Error>).self) { group in
-            for (index, start) in stride(from: 0, to: raw.count, by: chunkSize).enumerated() {
-                let slice = raw[start..<min(raw.count, start + chunkSize)]
-                group.addTask { (index, Result { try decodeChunk(slice) }) }
-            }
-            var chunks = [Result<[Record], any Error>?](repeating: nil, count: (raw.count + chunkSize - 1) / chunkSize)
-            for try await (index, result) in group { chunks[index] = result }
-            var records: [Record] = []
-            records.reserveCapacity(raw.count)
-            for chunk in chunks { records += try chunk!.get() }   // in order: the earliest error is thrown
-            return records
-        }
+        try await parallelMap(raw) { try self.decode($0, className: className, file: file) }
     }
 
     /// Reads and checks every object of the class, as ``queryPage(_:)`` decodes it, on every core (the first call;

@@ -310,24 +310,6 @@ func concurrently<Items: Sequence>(
     }
 }
 
-/// `transform` of every item, in order, computed in chunks on every core (inline when there are too few to share).
-func parallelMap<Item: Sendable, Result: Sendable>(
-    _ items: [Item], minimumChunk: Int = 128, _ transform: @escaping @Sendable (Item) throws -> Result
-) async throws -> [Result] {
-    let width = max(1, ProcessInfo.processInfo.activeProcessorCount)
-    let chunk = max(minimumChunk, (items.count + width - 1) / width)
-    guard items.count > chunk else { return try items.map(transform) }
-    return try await withThrowingTaskGroup(of: (Int, [Result]).self) { group in
-        for (i, start) in stride(from: 0, to: items.count, by: chunk).enumerated() {
-            let slice = items[start..<min(items.count, start + chunk)]
-            group.addTask { (i, try slice.map(transform)) }
-        }
-        var parts = [[Result]](repeating: [], count: (items.count + chunk - 1) / chunk)
-        for try await (i, part) in group { parts[i] = part }
-        return Array(parts.joined())
-    }
-}
-
 /// Gives the heap's free pages back to the system (glibc keeps what the copy freed, in every thread's arena): without
 /// it, verification's working set stacks on what the copy left behind — measured on a 1M-record migration into
 /// SQLite, the peak was reached in verification. No-op where the C library has no `malloc_trim` (looked up at run
