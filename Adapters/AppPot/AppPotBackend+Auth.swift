@@ -19,8 +19,9 @@ public import MBaaSCore
 ///   and the header). errCode 120/121 there ends the session like anywhere else.
 /// - ``signUp(username:password:email:fields:)`` is `unsupported`: AppPot users are created by administrators.
 /// - A backend opened from a URL naming a user (`user=`, password as the URL's secret) logs that user in on the
-///   first call that needs the session (data, files, ``currentUser()``); ``session`` is `nil` until then, and an
-///   explicit ``logIn(username:password:)``, ``logOut(confirmWithServer:)`` or ``restore(_:)`` cancels it.
+///   first call that needs the session (data, files, ``currentUser()``); calls made while that log-in is under way
+///   wait for it (one `POST auth/login`, however many tasks start at once). ``session`` is `nil` until then, and
+///   an explicit ``logIn(username:password:)``, ``logOut(confirmWithServer:)`` or ``restore(_:)`` cancels it.
 extension AppPotBackend {
     public func signUp(username: String, password: String, email: String?, fields: [String: Value]) async throws -> Session {
         throw MBaaSError.unsupported("signing users up", by: adapterName, reason: capabilities.note(for: .signUp))
@@ -53,6 +54,8 @@ extension AppPotBackend {
         let session = Session(
             token: info.userToken, userId: info.userId, username: info.account ?? username,
             expiresAt: info.expiry(now: context.now), extras: extras)
+        // The URL user's log-in, cancelled by an explicit log-out or restore while it was under way, keeps nothing.
+        try Task.checkCancellation()
         state.withLock { s in
             s.session = session
             s.groupIds = info.groupIds
@@ -69,6 +72,8 @@ extension AppPotBackend {
             state.withLock { s in
                 if s.session?.token == session?.token { s.session = nil; s.groupIds = []; s.roles = [] }
                 s.autoLoginPending = false
+                s.autoLogin?.cancel()
+                s.autoLogin = nil
             }
         }
         guard confirmWithServer, let session else { return }
@@ -112,6 +117,8 @@ extension AppPotBackend {
             s.groupIds = AppPotBackend.list(session?.extras["groupIds"])
             s.roles = AppPotBackend.list(session?.extras["roles"])
             s.autoLoginPending = false
+            s.autoLogin?.cancel()
+            s.autoLogin = nil
         }
     }
 

@@ -15,6 +15,22 @@ public import MBaaSCore
 ///   not atomic: each row has its own result (`-1` for a failed row). An error the server reports for a whole
 ///   request fails every operation of that request.
 extension AppPotBackend {
+    /// The ACL a record written now gets (``MBaaSCore/ObjectStore/narrowedACL(_:)``): `acl` itself when a scope
+    /// expresses it for the logged-in user (see ``AppPotScope/from(acl:userId:groupIds:default:)``; with
+    /// `clientGroupIds`, also a subset of the user's groups); else the user's own (user scope), the narrowest an
+    /// AppPot record has, since it always belongs to the user who wrote it. `unsupported` without a session.
+    public func narrowedACL(_ acl: ACL) async throws -> ACL {
+        let (userId, groupIds) = try await identity()
+        if configuration.clientGroupIds, AppPotScope.groupSubset(acl: acl, userId: userId, groupIds: groupIds) != nil { return acl }
+        do throws(MBaaSError) {
+            _ = try AppPotScope.from(acl: acl, userId: userId, groupIds: groupIds, default: configuration.defaultScope)
+            return acl
+        } catch {
+            guard let userId else { throw error }
+            return .privateTo(userId)
+        }
+    }
+
     public func create(_ record: Record) async throws -> Record {
         let results = await createRun(record.className, [record])
         switch results[0] {

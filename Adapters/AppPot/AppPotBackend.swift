@@ -94,6 +94,8 @@ struct AppPotClientState: Sendable {
     var anonymousToken: String?
     /// The URL's user has not been logged in yet (cleared by the first attempt and by logIn/logOut/restore).
     var autoLoginPending = false
+    /// The URL user's log-in while it is under way, which every call needing the session waits for.
+    var autoLogin: Task<Session, any Error>?
     var schemas: [String: AppPotClassSchema] = [:]
     /// The generation spoken (the URL's, or the detected one with `generation=auto`).
     var generation: AppPotGeneration = .v2
@@ -161,21 +163,32 @@ extension AppPotBackend {
         }
     }
 
-    /// The session, logging in the URL's user first when that is still pending (once: a failed attempt is not
-    /// repeated unless it failed for want of a response).
+    /// The session, logging in the URL's user first when that is still pending. The log-in is made once, whoever
+    /// asks: calls that need the session while it is under way wait for it, and share its outcome (a failed
+    /// attempt is not repeated unless it failed for want of a response).
     func currentSession() async throws -> Session? {
-        let (session, pending) = state.withLock { s -> (Session?, Bool) in
-            let pending = s.session == nil && s.autoLoginPending
+        let (session, login) = state.withLock { s -> (Session?, Task<Session, any Error>?) in
+            if let session = s.session { return (session, nil) }
+            if let running = s.autoLogin { return (nil, running) }
+            guard s.autoLoginPending, let user = configuration.loginUser, let password = configuration.loginPassword else { return (nil, nil) }
             s.autoLoginPending = false
-            return (s.session, pending)
+            let task = Task { try await self.logIn(username: user, password: password) }
+            s.autoLogin = task
+            return (nil, task)
         }
         if let session { return session }
-        guard pending, let user = configuration.loginUser, let password = configuration.loginPassword else { return nil }
+        guard let login else { return nil }
         do {
-            return try await logIn(username: user, password: password)
+            let session = try await login.value
+            state.withLock { if $0.autoLogin == login { $0.autoLogin = nil } }
+            return session
         } catch {
             let e = MBaaSError.wrap(error)
-            if e.kind == .transport { state.withLock { if $0.session == nil { $0.autoLoginPending = true } } }
+            state.withLock { s in
+                guard s.autoLogin == login else { return }
+                s.autoLogin = nil
+                if e.kind == .transport, s.session == nil { s.autoLoginPending = true }
+            }
             throw e
         }
     }

@@ -63,8 +63,9 @@ extension Migration {
 
     /// Renames, drops, converts file links, rewrites pointers and ACL principals, and adds the source metadata.
     /// With `verifying`, pointers that are not mapped are kept with their source ids (what phase 2 leaves), and
-    /// nothing is reported.
-    func prepare(_ source: Record, maps: Maps, verifying: Bool = false) -> Prepared {
+    /// nothing is reported. A mapped ACL the target stores narrowed becomes what `narrowed` says
+    /// (``narrowings(for:maps:reporting:)``).
+    func prepare(_ source: Record, maps: Maps, verifying: Bool = false, narrowed: [ACL: ACL] = [:]) -> Prepared {
         let cls = source.className
         let sourceId = source.id ?? ""
         var record = Record(className: mapping.targetClass(cls))
@@ -119,7 +120,8 @@ extension Migration {
             record.fields[name] = value
         }
         if let acl = source.acl, traits.acl {
-            record.acl = mapACL(acl, maps: maps, className: cls, sourceId: sourceId, reporting: !verifying)
+            let mapped = mapACL(acl, maps: maps, className: cls, sourceId: sourceId, reporting: !verifying)
+            record.acl = narrowed.isEmpty ? mapped : narrowed[mapped] ?? mapped
         }
         if let f = mapping.sourceIdField { record.fields[f] = .string(sourceId) }
         if traits.clientTimestamps {
@@ -159,6 +161,30 @@ extension Migration {
             }
         }
         return mapped
+    }
+
+    /// What the target stores for each distinct mapped ACL of `records` it cannot store as given (targets with
+    /// ``MBaaSCore/Capabilities/Feature/aclNarrowing`` only; empty for the others): each distinct ACL is asked once
+    /// per run, and one the target narrows is a warning, once, naming the first record that has it. An ACL the
+    /// target cannot answer for is left as it is (the write then says why it is refused).
+    func narrowings(for records: [Record], maps: Maps, reporting: Bool) async -> [ACL: ACL] {
+        guard traits.narrowsACLs else { return [:] }
+        var out: [ACL: ACL] = [:]
+        for r in records {
+            guard let acl = r.acl else { continue }
+            let mapped = mapACL(acl, maps: maps, className: r.className, sourceId: r.id ?? "", reporting: false)
+            guard out[mapped] == nil else { continue }
+            if let known = aclNarrowings.get(mapped) { out[mapped] = known; continue }
+            guard let narrowed = try? await withRetry({ try await self.target.narrowedACL(mapped) }) else { continue }
+            out[mapped] = narrowed
+            if aclNarrowings.set(mapped, narrowed), narrowed != mapped, reporting {
+                box.update {
+                    $0.warn(.init(kind: "acl", className: r.className, sourceId: r.id,
+                                  detail: "ACL \(mapped.json.printed()) cannot be stored on \(self.target.adapterName): records with it are written with \(narrowed.json.printed()), which grants nobody else more"))
+                }
+            }
+        }
+        return out
     }
 
     /// Every pointer field (renamed) and the ACL of a source record, as phase-2 fix-ups: for a record an earlier run
@@ -293,7 +319,8 @@ extension Migration {
         // Pointers to records of classes still being copied are looked up in the state's database, which a
         // mapping commit may hold: off the cooperative pool, like every other state call of a batch.
         let maps = try await offPool { try self.maps(for: todo, state) }
-        var prepared = todo.map { prepare($0, maps: maps) }
+        let narrowed = await narrowings(for: todo, maps: maps, reporting: true)
+        var prepared = todo.map { prepare($0, maps: maps, narrowed: narrowed) }
         let existing = adopt ? try await findExistingRetrying(className: mapping.targetClass(cls), sourceIds: todo.map { $0.id! }) : resumed
         for (i, source) in zip(prepared.indices, todo) {
             prepared[i].existingTargetId = existing[prepared[i].sourceId] ?? resumed[prepared[i].sourceId]
@@ -776,7 +803,7 @@ extension Migration {
                 after = last.sourceId
                 var probes: [Record] = []
                 for row in rows {
-                    var probe = Record(className: cls)
+                    var probe = Record(className: cls, id: row.sourceId)
                     for (k, v) in row.pointers {
                         if k == Self.aclFixupKey { probe.acl = try ACL(json: v) } else { probe.fields[k] = try Value(json: v) }
                     }
@@ -784,6 +811,7 @@ extension Migration {
                 }
                 let probed = probes
                 let maps = try await offPool { try self.maps(for: probed, state) }
+                let narrowed = await narrowings(for: probed, maps: maps, reporting: true)
                 var done: [String] = []
                 var updates: [(String, String, RecordUpdate)] = []
                 for row in rows {
@@ -793,7 +821,8 @@ extension Migration {
                     for (field, json) in row.pointers {
                         if field == Self.aclFixupKey {
                             let original = try ACL(json: json)
-                            let mapped = mapACL(original, maps: maps, className: cls, sourceId: row.sourceId, reporting: false)
+                            var mapped = mapACL(original, maps: maps, className: cls, sourceId: row.sourceId, reporting: false)
+                            mapped = narrowed[mapped] ?? mapped
                             // As for pointers below: with kept ids, an ACL whose users all keep their ids was
                             // written as it is (a target that cannot update, a bundle, is never asked to).
                             if !(keepsIds && mapped == original) { aclUpdate = mapped }

@@ -49,7 +49,8 @@ extension Migration {
         }
     }
 
-    /// The canonical text of a record's content that verification compares: fields without nulls, numbers by value
+    /// The canonical text of a record's content that verification compares: fields without nulls (nor empty strings
+    /// on a target that reads them back absent, ``MBaaSCore/Capabilities/Feature/emptyStringsAbsent``), numbers by value
     /// (`5.0` = `5`), dates to the millisecond, file fields as a marker (files are compared by their bytes), and the
     /// ACL and timestamps where the target keeps them.
     func canonical(_ record: Record, fileFields: Set<String>) -> String {
@@ -63,7 +64,10 @@ extension Migration {
             }
         }
         var o: [String: JSON] = [:]
-        for (k, v) in record.fields where !v.isNull { o[k] = fileFields.contains(k) ? .object(["__type": "File"]) : canon(v) }
+        let skipsEmpty = traits.emptyStringsAbsent
+        for (k, v) in record.fields where !v.isNull && !(skipsEmpty && v == .string("")) {
+            o[k] = fileFields.contains(k) ? .object(["__type": "File"]) : canon(v)
+        }
         if traits.acl, let acl = record.acl, !acl.entries.isEmpty { o["$acl"] = acl.json }
         if traits.clientTimestamps {
             if let c = record.createdAt { o["$createdAt"] = .string(ISO8601.format(c)) }
@@ -80,8 +84,9 @@ extension Migration {
     func canonicalDigest(_ record: Record, fileFields: Set<String>) -> Data {
         var out = CanonicalBytes()
         out.bytes.reserveCapacity(512)
+        let skipsEmpty = traits.emptyStringsAbsent
         for (key, value) in record.fields.sorted(by: { $0.key < $1.key }) {
-            if value.isNull { continue }
+            if value.isNull || (skipsEmpty && value == .string("")) { continue }
             out.tag(UInt8(ascii: "k"))
             out.string(key)
             if fileFields.contains(key) { out.tag(UInt8(ascii: "F")) } else { out.value(value) }
@@ -176,8 +181,8 @@ extension Migration {
         // The source's side, mapped as the migration maps it: the expected digests are computed on every core while
         // the target's side of the same keys is taken from the scratch table.
         let emptiedFields = emptied
-        @Sendable func expectedRecord(_ r: Record, id: String, maps: Maps) -> Record {
-            var expected = prepare(r, maps: maps, verifying: true).record
+        @Sendable func expectedRecord(_ r: Record, id: String, maps: Maps, narrowed: [ACL: ACL]) -> Record {
+            var expected = prepare(r, maps: maps, verifying: true, narrowed: narrowed).record
             for f in digestFields where r.fields[reverseField(cls, f)] != nil {
                 expected.fields[f] = emptiedFields.contains("\(id)\u{1}\(f)") ? nil : .file(FileReference(name: ""))
             }
@@ -188,10 +193,11 @@ extension Migration {
             let sources = batch
             batch = []
             let maps = try await offPool { try self.maps(for: sources, state) }
+            let narrowed = await narrowings(for: sources, maps: maps, reporting: false)
             let ids = sources.compactMap(\.id)
             async let taking = offPool { try state.takeVerificationTargets(ids) }
             let expected = try await parallelMap(sources) { r -> Data? in
-                r.id.map { self.canonicalDigest(expectedRecord(r, id: $0, maps: maps), fileFields: digestFields) }
+                r.id.map { self.canonicalDigest(expectedRecord(r, id: $0, maps: maps, narrowed: narrowed), fileFields: digestFields) }
             }
             let found = try await taking
             var verified = 0
@@ -205,7 +211,7 @@ extension Migration {
                     continue
                 }
                 if digest == stored { verified += 1; continue }
-                let want = canonical(expectedRecord(r, id: id, maps: maps), fileFields: digestFields)
+                let want = canonical(expectedRecord(r, id: id, maps: maps, narrowed: narrowed), fileFields: digestFields)
                 // Only the checksum was kept: read the record again to say what differs.
                 let detail: String
                 if let actual = try? await target.get(className: targetClass, id: targetId) {

@@ -3,7 +3,7 @@ import MBaaSCore
 
 extension Migration {
     /// Compares every source user with the user the id map names on the target: present, with the same user name and
-    /// e-mail (where the source has them) and, where the target keeps users' fields (``MBaaSCore/Capabilities/Feature/userFields``),
+    /// e-mail (where the source has them; the e-mail where the target keeps it, ``MBaaSCore/Capabilities/Feature/userEmail``) and, where the target keeps users' fields (``MBaaSCore/Capabilities/Feature/userFields``),
     /// every field the import gave it (the source's fields and the source-id field) equal by value, as records are
     /// compared (numbers by value, dates to the millisecond). Fields the target
     /// adds of its own (a users collection's other columns, defaults) are not differences; passwords are never
@@ -13,7 +13,7 @@ extension Migration {
     /// however many users there are), then the source's are checked against it in groups.
     func verifyUsers(target: any Backend, _ state: MigrationState) async throws {
         try await offPool { try state.resetVerification() }
-        let keepsFields = target.capabilities.has(.userFields)
+        let keepsFields = target.capabilities.has(.userFields), keepsEmail = target.capabilities.has(.userEmail)
         var rows: [(key: String, targetId: String, digest: Data)] = []
         func flush() async throws {
             let taken = rows
@@ -45,7 +45,7 @@ extension Migration {
                                             detail: "user \(name) (\(targetId)) is not on the target"))
                     continue
                 }
-                let differences = userDifferences(expected: user, found: content.digest, keepsFields: keepsFields)
+                let differences = userDifferences(expected: user, found: content.digest, keepsFields: keepsFields, keepsEmail: keepsEmail)
                 if differences.isEmpty { verified += 1 } else {
                     mismatches.append(.init(kind: "content", className: "_User", sourceId: user.id,
                                             detail: "user \(name) (\(targetId)) differs: " + differences.prefix(5).joined(separator: "; ")))
@@ -76,18 +76,19 @@ extension Migration {
     }
 
     /// How the target user kept in `found` (``userContent(_:)``) differs from what importing `expected` gave it, one
-    /// text per difference; empty when it holds everything the import sent. Fields are compared when `keepsFields`.
-    func userDifferences(expected user: DirectoryUser, found: Data, keepsFields: Bool) -> [String] {
+    /// text per difference; empty when it holds everything the import sent. Fields are compared when `keepsFields`,
+    /// the e-mail when `keepsEmail`.
+    func userDifferences(expected user: DirectoryUser, found: Data, keepsFields: Bool, keepsEmail: Bool = true) -> [String] {
         guard let stored = (try? JSON.parse(found))?.objectValue else { return ["the target user cannot be read back"] }
         var differences: [String] = []
         func text(_ j: JSON?) -> String { j.map { $0 == .null ? "(none)" : $0.printed() } ?? "(none)" }
         if let name = user.username, stored["u"] != .string(name) {
             differences.append("userName: expected \(JSON.string(name).printed()), found \(text(stored["u"]))")
         }
-        if let email = user.email, stored["e"] != .string(email) {
+        if keepsEmail, let email = user.email, stored["e"] != .string(email) {
             differences.append("mailAddress: expected \(JSON.string(email).printed()), found \(text(stored["e"]))")
         }
-        // A target that does not keep users' fields said so in the plan: only name and e-mail can be compared.
+        // A target that does not keep users' fields said so in the plan: only name (and e-mail) can be compared.
         guard keepsFields else { return differences }
         var expected = user.fields
         if let f = mapping.sourceIdField { expected[f] = .string(user.id) }

@@ -110,6 +110,8 @@ public final class Migration: Sendable {
     let traits: TargetTraits
     /// Linked files being copied: batches in flight that link the same file share one copy.
     let fileCopies = SharedFileCopies()
+    /// The target's answers for ACLs it stores narrowed.
+    let aclNarrowings = ACLNarrowings()
 
     /// `state` may be `nil` only for a dry run.
     public init(
@@ -201,8 +203,14 @@ public final class Migration: Sendable {
             plan.roles = try await source.listRoles().count
             if !target.capabilities.has(.importUsers) && n > 0 {
                 plan.unsupported.append("users: \(target.adapterName) cannot import users\(target.capabilities.note(for: .importUsers).map { " (\($0))" } ?? "")")
-            } else if !target.capabilities.has(.userFields) && n > 0 {
-                plan.unsupported.append("users' custom fields\(mapping.sourceIdField.map { " and their source id ('\($0)')" } ?? ""): \(target.adapterName) does not keep them\(target.capabilities.note(for: .userFields).map { " (\($0))" } ?? ""); users are verified by user name and e-mail")
+            } else if n > 0 {
+                let email = target.capabilities.has(.userEmail)
+                if !target.capabilities.has(.userFields) {
+                    plan.unsupported.append("users' custom fields\(mapping.sourceIdField.map { " and their source id ('\($0)')" } ?? ""): \(target.adapterName) does not keep them\(target.capabilities.note(for: .userFields).map { " (\($0))" } ?? ""); users are verified by user name\(email ? " and e-mail" : "")")
+                }
+                if !email {
+                    plan.unsupported.append("users' e-mail addresses: \(target.adapterName) does not keep them\(target.capabilities.note(for: .userEmail).map { " (\($0))" } ?? ""); users are verified by user name")
+                }
             }
         }
         for feature in sourceTypes.sorted(by: { $0.rawValue < $1.rawValue }) where !target.capabilities.has(feature) {
@@ -210,6 +218,11 @@ public final class Migration: Sendable {
         }
         if !target.capabilities.has(.acl) {
             plan.unsupported.append("ACLs: \(target.adapterName) does not enforce per-record ACLs\(target.capabilities.note(for: .acl).map { " (\($0))" } ?? ""); records are written without them")
+        } else if target.capabilities.has(.aclNarrowing) {
+            plan.unsupported.append("ACLs: \(target.adapterName) cannot store every ACL\(target.capabilities.note(for: .aclNarrowing).map { " (\($0))" } ?? ""); a record whose ACL it cannot store is written with the nearest one it can that grants nobody else more, with a warning per ACL")
+        }
+        if target.capabilities.has(.emptyStringsAbsent) {
+            plan.unsupported.append("empty strings: \(target.adapterName) reads them back absent\(target.capabilities.note(for: .emptyStringsAbsent).map { " (\($0))" } ?? ""); verification counts an empty string and no value as equal")
         }
         if !target.capabilities.has(.fileAttachment) && !target.capabilities.has(.files) {
             plan.unsupported.append("files: \(target.adapterName) has no file store")
@@ -328,6 +341,10 @@ struct TargetTraits: Sendable {
     let acl: Bool
     let clientTimestamps: Bool
     let roles: Bool
+    /// Some ACLs are stored narrowed (``MBaaSCore/Capabilities/Feature/aclNarrowing``).
+    let narrowsACLs: Bool
+    /// An empty string reads back absent (``MBaaSCore/Capabilities/Feature/emptyStringsAbsent``).
+    let emptyStringsAbsent: Bool
 
     init(_ c: Capabilities) {
         keepsIds = c.has(.clientIds)
@@ -335,7 +352,19 @@ struct TargetTraits: Sendable {
         acl = c.has(.acl)
         clientTimestamps = c.has(.clientTimestamps)
         roles = c.has(.roles)
+        narrowsACLs = c.has(.acl) && c.has(.aclNarrowing)
+        emptyStringsAbsent = c.has(.emptyStringsAbsent)
     }
+}
+
+/// What the target answered for each ACL it stores narrowed (``MBaaSCore/ObjectStore/narrowedACL(_:)``), asked
+/// once per distinct ACL in a run.
+final class ACLNarrowings: @unchecked Sendable {
+    private let lock = NSLock()
+    private var known: [ACL: ACL] = [:]
+    func get(_ acl: ACL) -> ACL? { lock.withLock { known[acl] } }
+    /// Keeps the answer; true when it was not known yet.
+    func set(_ acl: ACL, _ narrowed: ACL) -> Bool { lock.withLock { known.updateValue(narrowed, forKey: acl) == nil } }
 }
 
 /// File-link fields per source class, set by the plan before anything is written.

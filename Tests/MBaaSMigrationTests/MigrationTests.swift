@@ -872,6 +872,38 @@ struct MigrationTests {
         await local.close()
     }
 
+    @Test("a target that does not keep users' e-mail addresses is said to in the plan, and an e-mail that differs is not a mismatch there")
+    func usersWithoutEmail() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try openLocal(scratch.path("s.db"))
+        let local = try openLocal(scratch.path("t.db"))
+        let target = FlakyBackend(local, seed: 1, rate: 0, without: [.userEmail])
+        for i in 0..<2 {
+            _ = try await source.importUser(DirectoryUser(id: "u\(i)", username: "user\(i)", email: "user\(i)@example.com",
+                                                          fields: ["nick": .string("N\(i)")]), password: .unusable)
+        }
+        let note = "users' e-mail addresses: local does not keep them; users are verified by user name"
+        let first = try await migrate(source, target, state: scratch.path("state"))
+        #expect(first.problems.contains(note) && first.users.verified == 2 && first.ok, "\(first.problems) \(first.mismatches)")
+        #expect(!first.problems.contains { $0.hasPrefix("users' custom fields") }, "\(first.problems)")
+        // user0's e-mail changes (not compared), user1's nick (compared: the target keeps fields).
+        try await source.deleteUser(id: "u0")
+        _ = try await source.importUser(DirectoryUser(id: "u0", username: "user0", email: "new0@example.com", fields: ["nick": "N0"]),
+                                        password: .unusable)
+        try await source.deleteUser(id: "u1")
+        _ = try await source.importUser(DirectoryUser(id: "u1", username: "user1", email: "user1@example.com", fields: ["nick": "other"]),
+                                        password: .unusable)
+        let report = try await Migration(source: source, target: target, options: MigrationOptions(),
+                                         state: MigrationState(directory: scratch.path("state"))).verify()
+        #expect(report.users.verified == 1 && report.users.mismatched == 1, "\(report.mismatches)")
+        let mismatch = try #require(report.mismatches.first)
+        #expect(mismatch.sourceId == "u1" && mismatch.detail.contains(#"nick: expected "other", found "N1""#)
+                && !mismatch.detail.contains("mailAddress"), "\(mismatch)")
+        await source.close()
+        await local.close()
+    }
+
     @Test("on a target that keeps no user fields, users an interrupted run imported are matched by name, with a warning, not imported twice")
     func resumeUsersWithoutFields() async throws {
         let scratch = try Scratch()

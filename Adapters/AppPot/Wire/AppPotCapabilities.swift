@@ -23,7 +23,7 @@ public enum AppPotWire {
     public static let capabilities = Capabilities(
         features: [
             .objects, .multiKeySort, .skip, .count, .batch, .optimisticLocking, .acl, .files, .fileDelete, .auth, .serverLogout,
-            .roles, .listUsers, .importUsers, .unicodeFileNames, .queryValue("Date"),
+            .roles, .listUsers, .importUsers, .aclNarrowing, .emptyStringsAbsent, .unicodeFileNames, .queryValue("Date"),
             .valueType("string"), .valueType("int"), .valueType("double"), .valueType("bool"), .valueType("Date"),
             .valueType("array"), .valueType("object"), .valueType("Pointer"),
             .valueType("GeoPoint"), .valueType("Bytes"), .valueType("File"),
@@ -33,6 +33,7 @@ public enum AppPotWire {
         notes: [
             .listUsers: "GET users?token= lists the company's users with their groups and roles (the server decides who may; roles are AppPot's fixed role names)",
             .importUsers: "POST users as a logged-in Super Admin or Admin (reference A10); roles are AppPot's fixed names held per group, so roles are not imported (their members get them through their groups)",
+            .userEmail: "an AppPot user has an account name and no e-mail address (reference A10): a user imported by e-mail alone gets it as the account",
             .userFields: "an AppPot user holds its account, first and last name and group roles (reference A10): other fields, a migration's source id among them, are not kept",
             .signUp: "AppPot users are created by an administrator in the company's user directory (console or admin-only POST users); apps cannot sign users up",
             .anonymousAuth: "AppPot's anonymous token only serves login, device registration and schema creation; it is not a user session",
@@ -42,6 +43,8 @@ public enum AppPotWire {
             .fieldOperations: "AppPot has no atomic field operations (increment, add, remove); only set and delete (null)",
             .nestedKeys: "AppPot columns are flat; there are no object fields to query into",
             .fileNames: "the AppPot server stores a file under a generated prefix plus the name given: keep the name the upload returns",
+            .emptyStringsAbsent: "the server answers a NULL column as \"\", so the client reads \"\" as absent: an empty string written reads back absent",
+            .aclNarrowing: "an ACL no AppPot scope expresses (read without write, grants to other users or to roles) is narrowed to user scope: the writer's own record",
             .aclReadOnly: "AppPot scopes grant read and write together (user, group or all): read-only grants are refused",
             .fileList: "the AppPot file API has no listing endpoint",
             .fileAttachment: "AppPot files are not linked to data rows; store the returned file name in a varchar column",

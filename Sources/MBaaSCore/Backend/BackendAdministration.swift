@@ -14,6 +14,10 @@ extension Capabilities.Feature {
     /// keeps only what its own user record holds (declared in its note); a migration says so and verifies users by
     /// user name and e-mail alone.
     public static let userFields: Capabilities.Feature = "userFields"
+    /// ``BackendAdministration/importUser(_:password:)`` keeps the user's ``DirectoryUser/email``, and the directory
+    /// gives it back. A backend that imports users without it (its users have no e-mail address, as AppPot's) says
+    /// so in its note; a migration says so in its plan and verifies users by user name alone.
+    public static let userEmail: Capabilities.Feature = "userEmail"
     /// ``ObjectStore/create(_:)`` keeps a record's own `id` (any id another backend produced).
     public static let clientIds: Capabilities.Feature = "clientIds"
     /// ``ObjectStore/create(_:)`` keeps a record's own `createdAt` and `updatedAt`.

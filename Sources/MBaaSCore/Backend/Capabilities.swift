@@ -33,6 +33,12 @@ public struct Capabilities: Sendable, Hashable {
         public static let acl: Feature = "acl"
         /// An ACL may grant read without write (public read, owner write); without it read and write go together.
         public static let aclReadOnly: Feature = "aclReadOnly"
+        /// Some ACLs cannot be stored as given (the backend's note says which): ``ObjectStore/narrowedACL(_:)`` tells
+        /// the ACL a record written with one would get instead, so a caller can write that one, and say so.
+        public static let aclNarrowing: Feature = "aclNarrowing"
+        /// A limit, not a capability: an empty string is stored as no value, and reads back absent (a backend that
+        /// answers NULL and `""` alike). Whoever compares what was written with what is read treats the two as one.
+        public static let emptyStringsAbsent: Feature = "emptyStringsAbsent"
         /// Field operations other than set and delete (increment, add, addUnique, remove).
         public static let fieldOperations: Feature = "fieldOperations"
         /// Dotted keys into object fields in queries.

@@ -86,6 +86,11 @@ public enum BatchResult: Sendable {
 /// - ``batch(_:)`` applies the operations in order and returns one result each. With
 ///   ``Capabilities/Feature/atomicBatch`` any failure rolls everything back and every result is that failure;
 ///   without it, results are per operation. Batches over ``Capabilities/maxBatchSize`` are `invalidRequest`.
+/// - ``narrowedACL(_:)`` returns `acl` itself for an ACL the backend stores as given. For one it cannot store (a
+///   backend declaring ``Capabilities/Feature/aclNarrowing``; writing it is `unsupported`), it returns the ACL it
+///   can store that is nearest without granting more: no principal gains access it did not have, except the
+///   writing user on a backend whose records always belong to their writer. It writes nothing; `unsupported` when
+///   there is no such ACL (no session to own the record, say). The default returns `acl`.
 public protocol ObjectStore: Sendable {
     func create(_ record: Record) async throws -> Record
     func get(className: String, id: String) async throws -> Record
@@ -94,9 +99,13 @@ public protocol ObjectStore: Sendable {
     func queryPage(_ query: Query) async throws -> RecordPage
     func count(_ query: Query) async throws -> Int
     func batch(_ operations: [BatchOperation]) async throws -> [BatchResult]
+    func narrowedACL(_ acl: ACL) async throws -> ACL
 }
 
 extension ObjectStore {
+    /// `acl` itself: the backend stores every ACL as given.
+    public func narrowedACL(_ acl: ACL) async throws -> ACL { acl }
+
     /// Deletes without a version check.
     public func delete(className: String, id: String) async throws {
         try await delete(className: className, id: id, expectedVersion: nil)
