@@ -39,7 +39,9 @@ public import MBaaSCore
 /// # Scopes
 /// A record written without an ACL gets the URL's `defaultScope` (default `group`, as every AppPot SDK writes:
 /// the writer's groups may read and write it). `defaultScope=all` shares such records with every user of the
-/// app; `defaultScope=user` keeps them to their writer.
+/// app; `defaultScope=user` keeps them to their writer. An ACL no scope expresses is refused (`unsupported`);
+/// ``narrowedACL(_:)`` tells, without writing, the ACL such a record can have instead (user scope: the writer's own),
+/// which a migration writes, and says so.
 ///
 /// # NULL and empty strings
 /// The server answers a NULL column as `""`. The adapter reads `""` as absent in every column type; for varchar
