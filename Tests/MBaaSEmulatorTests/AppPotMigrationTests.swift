@@ -2,6 +2,7 @@ import Foundation
 import MBaaSAppPot
 import MBaaSCore
 import MBaaSEmulator
+import MBaaSLocal
 import MBaaSMigration
 import MBaaSNCMB
 import Testing
@@ -106,5 +107,45 @@ struct AppPotAutoLoginTests {
         #expect(ids.count == 8 && Set(ids).count == 8 && !ids.contains(""))
         #expect(counter.count == 1)
         #expect(try await alice.count(Query("Memo")) == 8)
+    }
+}
+
+@Suite("Migration out of the AppPot dialect")
+struct AppPotSourceMigrationTests {
+    @Test("an AppPot app into the embedded store: the company's users with their groups and roles, records in each scope with their ACLs, verified; a re-run writes nothing")
+    func appPotToLocal() async throws {
+        let dialect = try await makeAppPotDialect()
+        try await dialect.provision(AppPotDialect.ProvisionedUser.list(json: JSON.parse(Data(AppPotMigrationTests.adminJSON.utf8))))
+        let source = try #require(try await appPotClient(dialect, user: "admin") as? AppPotBackend)
+        let adminId = try await source.currentUser().id
+        var ids: [String: String] = [:]
+        for (name, acl) in [("all", ACL.publicReadWrite), ("group", nil), ("mine", ACL.privateTo(adminId))] as [(String, ACL?)] {
+            let r = try await source.create(Record(className: "Diary", acl: acl, fields: [
+                "text": .string(name), "n": .int(Int64(name.count)), "when": .date(Date(timeIntervalSince1970: 1_700_000_000)),
+            ]))
+            ids[name] = try #require(r.id)
+        }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-apppot-source-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let target = try LocalBackend(path: dir.appendingPathComponent("app.db").path, context: BackendContext(administrative: true))
+        var options = MigrationOptions()
+        options.classes = ["Diary"]
+        let report = try await Migration(source: source, target: target, options: options,
+                                         state: try MigrationState(directory: dir.appendingPathComponent("state"))).run()
+        let diary = try #require(report.classes.first { $0.source == "Diary" })
+        #expect(diary.read == 3 && diary.written == 3 && diary.verified == 3 && diary.mismatched == 0, "\(report.mismatches)")
+        #expect(report.users.written == 4 && report.users.verified == 4, "\(report.users) \(report.mismatches)")
+        #expect(report.mismatches.isEmpty, "\(report.mismatches)")
+        let bob = try #require(try await target.findUser(username: "bob"))
+        #expect(Set(bob.groups) == ["12", "13"] && bob.fields["firstName"] == "Bob", "\(bob)")
+        let mine = try await target.get(className: "Diary", id: try #require(ids["mine"]))
+        let admin = try #require(try await target.findUser(username: "admin"))
+        #expect(mine.acl == .privateTo(admin.id) && mine["text"] == "mine")
+        #expect(try await target.get(className: "Diary", id: try #require(ids["group"])).acl == ACL([.group("12"): .readWrite]))
+        let again = try await Migration(source: source, target: target, options: options,
+                                        state: try MigrationState(directory: dir.appendingPathComponent("state"))).run()
+        #expect(again.classes.allSatisfy { $0.written == 0 && $0.failed == 0 } && again.users.written == 0, "\(again.classes)")
+        await target.close()
     }
 }

@@ -4,6 +4,7 @@ import MBaaSEmulator
 import MBaaSKii
 import MBaaSLocal
 import MBaaSMigration
+import MBaaSNCMB
 import Testing
 
 /// A migration whose source is a live Kii app: the Kii dialect served over HTTP, read through the Kii client.
@@ -47,5 +48,36 @@ struct KiiMigrationTests {
         #expect(again.classes.first { $0.source == bucket }.map { $0.written == 0 && $0.skipped == 7 } == true)
         await target.close()
         await running.stop()
+    }
+}
+
+@Suite("Migration into the Kii dialect")
+struct KiiTargetMigrationTests {
+    @Test("the NCMB sample export into Kii: records and files verified; users and ACLs, which Kii cannot take, said in the plan; a re-run writes nothing")
+    func ncmbExportToKii() async throws {
+        let dialect = try makeKiiDialect(clientID: "cid", clientSecret: "csecret")
+        let target = kiiClient(dialect, admin: true)
+        let source = try NCMBExportBackend(directory: ncmbSampleExport)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-kii-target-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var options = MigrationOptions()
+        options.classes = ["Category", "MemoClass"]
+        let report = try await Migration(source: source, target: target, options: options,
+                                         state: try MigrationState(directory: dir.appendingPathComponent("state"))).run()
+        let memo = try #require(report.classes.first { $0.source == "MemoClass" })
+        #expect(memo.read == 12 && memo.written == 12 && memo.failed == 0 && memo.verified == 12 && memo.mismatched == 0,
+                "\(report.mismatches) \(report.problems)")
+        #expect(report.mismatches.isEmpty, "\(report.mismatches)")
+        #expect(report.classes.first { $0.source == "Category" }.map { $0.written == 3 && $0.verified == 3 } == true)
+        #expect(report.files.written == 5 && report.files.verified == 5 && report.files.mismatched == 0, "\(report.files)")
+        // What Kii cannot take is said in the plan, and the pointers to users are kept with their source ids, warned.
+        #expect(report.problems.contains("users: kii cannot import users") && report.users.written == 0, "\(report.problems)")
+        #expect(report.problems.contains { $0.hasPrefix("ACLs: kii does not enforce per-record ACLs") })
+        #expect(report.warnings.contains { $0.kind == "pointer" && $0.detail.contains("_User/gbeUrX7bd75kT5PX") })
+        let ramen = try #require(try await target.queryPage(Query("MemoClass", predicate: .compare("sourceObjectId", .eq, "KXBeNC7VSJ5zffgR"))).records.first)
+        #expect(ramen["title"] == "Ramen Jiro" && ramen["money"] == .int(900))
+        let again = try await Migration(source: source, target: target, options: options,
+                                        state: try MigrationState(directory: dir.appendingPathComponent("state"))).run()
+        #expect(again.classes.allSatisfy { $0.written == 0 && $0.failed == 0 }, "\(again.classes)")
     }
 }
