@@ -904,6 +904,49 @@ struct MigrationTests {
         await local.close()
     }
 
+    @Test("a target that cannot store every ACL gets the narrowed one it names, in phase 1 and in phase 2 (a resumed record's ACL), one warning per ACL; verified")
+    func narrowedACLs() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try openLocal(scratch.path("s.db"))
+        let local = try openLocal(scratch.path("t.db"))
+        for store in [source, local] {
+            _ = try await store.importUser(DirectoryUser(id: "boss", username: "boss"), password: .unusable)
+            try await store.importRole(DirectoryRole(name: "staff", users: ["boss"]))
+        }
+        // The target stores read-write grants to users and everyone; anything else becomes the boss's own.
+        let target = FlakyBackend(local, seed: 0, rate: 0, narrow: { acl in
+            acl.entries.allSatisfy { p, a in a.read && a.write && !p.isRoleOrGroupForTest } ? nil : .privateTo("boss")
+        })
+        let readOnly = ACL([.everyone: .read])
+        let withRole = ACL([.role("staff"): .readWrite, .user("boss"): .readWrite])
+        for (id, acl) in [("n1", ACL.publicReadWrite), ("n2", readOnly), ("n3", withRole), ("n4", readOnly), ("n5", withRole)] {
+            _ = try await source.create(Record(className: "Note", id: id, acl: acl, fields: ["text": .string(id)]))
+        }
+        // An earlier run wrote n5 without its ACL and died before recording it.
+        let n5 = try await source.get(className: "Note", id: "n5")
+        _ = try await local.create(Record(className: "Note", fields: [
+            "text": "n5", "sourceObjectId": "n5", "sourceCreatedAt": .date(try #require(n5.createdAt)), "sourceUpdatedAt": .date(try #require(n5.updatedAt)),
+        ]))
+        try MigrationState(directory: scratch.path("state")).addPending(.record, className: "Note", sourceIds: ["n5"])
+        let report = try await migrate(source, target, state: scratch.path("state"), options: MigrationOptions(classes: ["Note"], users: false))
+        let note = try #require(report.classes.first)
+        #expect(note.written == 4 && note.skipped == 1 && note.failed == 0 && note.verified == 5 && note.mismatched == 0, "\(report.mismatches)")
+        #expect(report.problems.contains { $0.hasPrefix("ACLs: local cannot store every ACL") }, "\(report.problems)")
+        let warnings = report.warnings.filter { $0.kind == "acl" && $0.detail.contains("cannot be stored on local") }
+        #expect(warnings.count == 2 && warnings.allSatisfy { $0.detail.contains(#"written with {"boss":{"read":true,"write":true}}"#) }, "\(warnings)")
+        for id in ["n2", "n3", "n4"] {
+            let stored = try #require(try await local.queryPage(Query("Note", predicate: .compare("sourceObjectId", .eq, .string(id)))).records.first)
+            #expect(stored.acl == .privateTo("boss"), "\(id): \(String(describing: stored.acl))")
+        }
+        let n1 = try await local.queryPage(Query("Note", predicate: .compare("sourceObjectId", .eq, "n1"))).records.first
+        #expect(n1?.acl == .publicReadWrite)
+        let resumed = try await local.queryPage(Query("Note", predicate: .compare("sourceObjectId", .eq, "n5"))).records
+        #expect(resumed.count == 1 && resumed.first?.acl == .privateTo("boss"), "\(resumed)")
+        await source.close()
+        await local.close()
+    }
+
     @Test("on a target that keeps no user fields, users an interrupted run imported are matched by name, with a warning, not imported twice")
     func resumeUsersWithoutFields() async throws {
         let scratch = try Scratch()
@@ -1122,9 +1165,12 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     /// `rate`: percent of writes that fail (half before, half after the write; all after with `afterOnly`).
     /// Features taken away from the inner backend's.
     let without: Set<Capabilities.Feature>
+    /// With a rule, the backend declares ``Capabilities/Feature/aclNarrowing``: an ACL the rule narrows (a non-nil
+    /// answer) is refused on writes as `unsupported`, and ``narrowedACL(_:)`` answers the rule's ACL.
+    let narrow: (@Sendable (ACL) -> ACL?)?
 
     init(_ inner: any Backend, seed: UInt64, rate: UInt64 = 10, afterOnly: Bool = false, plainFileStore: Bool = false,
-         uploadDelay: Duration = .zero, without: Set<Capabilities.Feature> = [],
+         uploadDelay: Duration = .zero, without: Set<Capabilities.Feature> = [], narrow: (@Sendable (ACL) -> ACL?)? = nil,
          userFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil },
          findUserFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil }) {
         self.inner = inner
@@ -1134,6 +1180,7 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         self.plainFileStore = plainFileStore
         self.uploadDelay = uploadDelay
         self.without = without
+        self.narrow = narrow
         self.userFault = userFault
         self.findUserFault = findUserFault
     }
@@ -1146,7 +1193,17 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         c.features.remove(.clientIds)
         if plainFileStore { c.features.remove(.fileAttachment) }
         c.features.subtract(without)
+        if narrow != nil { c.features.insert(.aclNarrowing) }
         return c
+    }
+
+    func narrowedACL(_ acl: ACL) async throws -> ACL { narrow?(acl) ?? acl }
+
+    /// Refuses an ACL the narrowing rule would change, as a backend that cannot store it does.
+    private func checkStorable(_ acl: ACL?) throws {
+        if let acl, let narrow, narrow(acl) != nil {
+            throw MBaaSError.unsupported("the ACL \(acl.json.printed())", by: "flaky", reason: "it narrows ACLs")
+        }
     }
 
     /// 0 none, 1 fail before, 2 fail after.
@@ -1171,11 +1228,24 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         }
     }
 
-    func create(_ record: Record) async throws -> Record { try await faulty { try await inner.create(record) } }
-    func batch(_ operations: [BatchOperation]) async throws -> [BatchResult] { try await faulty { try await inner.batch(operations) } }
+    func create(_ record: Record) async throws -> Record {
+        try checkStorable(record.acl)
+        return try await faulty { try await inner.create(record) }
+    }
+    func batch(_ operations: [BatchOperation]) async throws -> [BatchResult] {
+        for op in operations {
+            switch op {
+            case .create(let r): try checkStorable(r.acl)
+            case .update(_, _, let u): try checkStorable(u.acl)
+            case .delete: break
+            }
+        }
+        return try await faulty { try await inner.batch(operations) }
+    }
     func get(className: String, id: String) async throws -> Record { try await inner.get(className: className, id: id) }
     func update(className: String, id: String, _ update: RecordUpdate) async throws -> Record {
-        try await faulty { try await inner.update(className: className, id: id, update) }
+        try checkStorable(update.acl)
+        return try await faulty { try await inner.update(className: className, id: id, update) }
     }
     func delete(className: String, id: String, expectedVersion: String?) async throws {
         try await inner.delete(className: className, id: id, expectedVersion: expectedVersion)
@@ -1308,6 +1378,15 @@ struct JSONArrayFileReaderTests {
                 var reader = try JSONArrayFileReader(url: url, member: "results")
                 while try reader.next() != nil {}
             }
+        }
+    }
+}
+
+extension ACL.Principal {
+    var isRoleOrGroupForTest: Bool {
+        switch self {
+        case .role, .group: true
+        default: false
         }
     }
 }
