@@ -27,7 +27,9 @@ public import MBaaSCore
 /// - `id` starts with the `group` and a dot; ids are unique in the suite.
 /// - `requires` lists ``Capabilities/Feature`` raw values (`files`, `operator.regex`, `value.Date`...). A backend
 ///   missing any of them skips the scenario with the reason from ``Capabilities/missing(_:)``. The catalog
-///   checks that the steps need nothing beyond what is declared (``ScenarioCatalog/validate(_:)``).
+///   checks that the steps need nothing beyond what is declared (``ScenarioCatalog/validate(_:)``). A feature that
+///   states a limit (``Capabilities/Feature/emptyStringsAbsent``) may be required too: the scenario then checks how
+///   a backend with that limit behaves, and the scenario it replaces names it in `unless`.
 /// - `steps` run in order (see ``Step`` for the step language); the first unmet expectation fails the scenario.
 /// - `cleanup` runs afterwards whatever happened (an error other than `notFound` errors a passing scenario), and
 ///   may only delete records by id (and files

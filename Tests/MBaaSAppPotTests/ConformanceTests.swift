@@ -23,11 +23,10 @@ struct AppPotConformanceTests {
     ]
 
     /// Scenarios a faithful AppPot server cannot pass, and why. They get no cassette.
-    static let knownFailures: [String: String] = [
-        // The server answers NULL as "" and cannot tell them apart in a varchar column; the adapter reads "" as
-        // absent (and writes "" as NULL), so objects.update.unset holds and an empty string does not survive.
-        "values.string": "AppPot cannot hold an empty string apart from NULL: \"\" reads back as absent",
-    ]
+    /// None: AppPot's one (the server answers NULL as "" and cannot tell them apart in a varchar column, so the adapter
+    /// reads "" as absent) is declared as the capability `emptyStringsAbsent`, which skips `values.string` and runs
+    /// `values.string.emptyReadsAbsent` instead.
+    static let knownFailures: [String: String] = [:]
 
     @Test("every runnable scenario passes in replay; the rest are skipped with the capability named")
     func replay() async throws {
@@ -45,21 +44,21 @@ struct AppPotConformanceTests {
             #expect(r.isCapabilitySkip, "\(r.scenario): \(r.reason ?? "")")
         }
         let passed = results.filter { $0.outcome == .passed }.map(\.scenario)
-        // Of 118 scenarios: 75 pass, 42 skip (missing capabilities, or probes of declared ones), values.string
-        // fails (see knownFailures). The auth group runs with the company's fixture users (no sign-up needed).
-        #expect(passed.count == 75, "passed: \(passed)")
-        #expect(results.filter { $0.outcome == .skipped }.count == 42)
+        // Of 119 scenarios: 76 pass, 43 skip (missing capabilities, probes of declared ones, and values.string, which
+        // declared emptyStringsAbsent skips). The auth group runs with the company's fixture users (no sign-up needed).
+        #expect(passed.count == 76, "passed: \(passed)")
+        #expect(results.filter { $0.outcome == .skipped }.count == 43)
         // Spot checks: what AppPot can and cannot do.
         for id in ["objects.crud.basic", "objects.version.conflict", "queries.not", "queries.paging", "files.roundtrip",
                    "batch.mixed", "auth.currentUser.noSession", "errors.notFound.record", "auth.fixture.logIn",
                    "auth.fixture.wrongPassword", "auth.fixture.logOut.server", "acl.private.crossUser",
                    "queries.emptyClass", "probes.valuenull", "probes.signUp", "probes.fileList", "probes.aclReadOnly",
-                   "probes.queryValuePointer", "probes.nestedKeys"] {
+                   "probes.queryValuePointer", "probes.nestedKeys", "values.string.emptyReadsAbsent"] {
             #expect(passed.contains(id), "\(id)")
         }
         let skipped = Set(results.filter { $0.outcome == .skipped }.map(\.scenario))
         for id in ["auth.signUp.logIn", "queries.regex", "queries.containsAll", "queries.keys", "objects.update.increment",
-                   "files.list", "files.attachment", "values.null", "files.unicodeName", "acl.publicRead.ownerWrite"] {
+                   "files.list", "files.attachment", "values.null", "files.unicodeName", "acl.publicRead.ownerWrite", "values.string"] {
             #expect(skipped.contains(id), "\(id)")
         }
     }

@@ -80,8 +80,9 @@ struct AppPotDialectTests {
         "alice": FixtureUser(username: "alice", password: "alice-pass"),
         "bob": FixtureUser(username: "bob", password: "bob-pass"),
     ]
-    /// Known failures of the AppPot adapter in replay, and why (the same list as its own conformance test).
-    static let knownFailures: Set<String> = ["values.string"]
+    /// Known failures of the AppPot adapter in replay (the same list as its own conformance test): none, since AppPot's
+    /// empty strings are declared (`emptyStringsAbsent`).
+    static let knownFailures: Set<String> = []
 
     @Test("the conformance suite passes live against the dialect wherever the AppPot adapter passes in replay")
     func conformanceLive() async throws {
