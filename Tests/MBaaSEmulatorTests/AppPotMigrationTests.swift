@@ -30,15 +30,12 @@ struct AppPotMigrationTests {
         let source = try NCMBExportBackend(directory: ncmbSampleExport)
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-apppot-migration-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
-        var options = MigrationOptions()
-        options.classes = ["Category", "MemoClass"]
-        let plan = try await Migration(source: source, target: target, options: MigrationOptions(classes: options.classes, dryRun: true),
+        let plan = try await Migration(source: source, target: target, options: MigrationOptions(classes: ["Category", "MemoClass"], dryRun: true),
                                        state: nil).run()
         let unsupported = plan.plan?.unsupported ?? []
         #expect(unsupported.contains { $0.hasPrefix("ACLs: apppot cannot store every ACL") }, "\(unsupported)")
         #expect(unsupported.contains { $0.hasPrefix("users' e-mail addresses: apppot does not keep them") }, "\(unsupported)")
-        let report = try await Migration(source: source, target: target, options: options,
-                                         state: try MigrationState(directory: dir.appendingPathComponent("state"))).run()
+        let report = try await migrateNCMBSample(into: target, scratch: dir)
         // The memo whose money is the string "900" cannot go into the double column: refused, reported, as the plan said.
         #expect(unsupported.contains { $0.hasPrefix("MemoClass.money holds number and string values") }, "\(unsupported)")
         let memo = try #require(report.classes.first { $0.source == "MemoClass" })
@@ -69,8 +66,7 @@ struct AppPotMigrationTests {
         // An empty comment reads back absent on AppPot: the plan says so, and verification counts them equal.
         #expect(unsupported.contains { $0.hasPrefix("empty strings: apppot reads them back absent") }, "\(unsupported)")
         #expect(bySource["An4quVADltDngE4Z"] != nil && bySource["An4quVADltDngE4Z"]?["comment"] == nil)
-        let again = try await Migration(source: source, target: target, options: options,
-                                        state: try MigrationState(directory: dir.appendingPathComponent("state"))).run()
+        let again = try await migrateNCMBSample(into: target, scratch: dir)
         // The refused memo is tried again (and refused again); nothing else is written twice.
         #expect(again.classes.allSatisfy { $0.written == 0 } && again.users.written == 0, "\(again.classes)")
         #expect(again.classes.first { $0.source == "MemoClass" }.map { $0.skipped == 11 && $0.failed == 1 } == true, "\(again.classes)")

@@ -4,7 +4,6 @@ import MBaaSEmulator
 import MBaaSKii
 import MBaaSLocal
 import MBaaSMigration
-import MBaaSNCMB
 import Testing
 
 /// A migration whose source is a live Kii app: the Kii dialect served over HTTP, read through the Kii client.
@@ -57,13 +56,9 @@ struct KiiTargetMigrationTests {
     func ncmbExportToKii() async throws {
         let dialect = try makeKiiDialect(clientID: "cid", clientSecret: "csecret")
         let target = kiiClient(dialect, admin: true)
-        let source = try NCMBExportBackend(directory: ncmbSampleExport)
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-kii-target-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
-        var options = MigrationOptions()
-        options.classes = ["Category", "MemoClass"]
-        let report = try await Migration(source: source, target: target, options: options,
-                                         state: try MigrationState(directory: dir.appendingPathComponent("state"))).run()
+        let report = try await migrateNCMBSample(into: target, scratch: dir)
         let memo = try #require(report.classes.first { $0.source == "MemoClass" })
         #expect(memo.read == 12 && memo.written == 12 && memo.failed == 0 && memo.verified == 12 && memo.mismatched == 0,
                 "\(report.mismatches) \(report.problems)")
@@ -76,8 +71,7 @@ struct KiiTargetMigrationTests {
         #expect(report.warnings.contains { $0.kind == "pointer" && $0.detail.contains("_User/gbeUrX7bd75kT5PX") })
         let ramen = try #require(try await target.queryPage(Query("MemoClass", predicate: .compare("sourceObjectId", .eq, "KXBeNC7VSJ5zffgR"))).records.first)
         #expect(ramen["title"] == "Ramen Jiro" && ramen["money"] == .int(900))
-        let again = try await Migration(source: source, target: target, options: options,
-                                        state: try MigrationState(directory: dir.appendingPathComponent("state"))).run()
+        let again = try await migrateNCMBSample(into: target, scratch: dir)
         #expect(again.classes.allSatisfy { $0.written == 0 && $0.failed == 0 }, "\(again.classes)")
     }
 }

@@ -11,20 +11,23 @@ import Testing
 let ncmbSampleExport = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("Fixtures/Samples/ncmb-memo-export")
 
+/// Migrates the sample's `Category` and `MemoClass` (not `_Installation`, a push class the dialects do not serve) into
+/// `target`, with the state in `scratch/state`: called again with the same folder, it resumes.
+func migrateNCMBSample(into target: any Backend, scratch: URL) async throws -> MigrationReport {
+    try await Migration(source: try NCMBExportBackend(directory: ncmbSampleExport), target: target,
+                        options: MigrationOptions(classes: ["Category", "MemoClass"]),
+                        state: try MigrationState(directory: scratch.appendingPathComponent("state"))).run()
+}
+
 @Suite("Migration into the Parse dialect")
 struct ParseMigrationTests {
     @Test("the NCMB sample export into Parse: records, users, the role, pointers and ACLs through the id map, NCMB file names turned into Parse File fields; verified; a re-run writes nothing")
     func ncmbExportToParse() async throws {
         let dialect = try makeParseDialect()
         let target = try await parseClient(dialect, master: true)
-        let source = try NCMBExportBackend(directory: ncmbSampleExport)
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-parse-migration-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: dir) }
-        var options = MigrationOptions()
-        // `_Installation` is Parse's push class, on `/installations`, which the emulator does not serve.
-        options.classes = ["Category", "MemoClass"]
-        let report = try await Migration(source: source, target: target, options: options,
-                                         state: try MigrationState(directory: dir.appendingPathComponent("state"))).run()
+        let report = try await migrateNCMBSample(into: target, scratch: dir)
         let memo = try #require(report.classes.first { $0.source == "MemoClass" })
         #expect(memo.read == 12 && memo.written == 12 && memo.failed == 0 && memo.verified == 12 && memo.mismatched == 0,
                 "\(report.mismatches) \(report.problems)")
@@ -64,8 +67,7 @@ struct ParseMigrationTests {
         let app = try await parseClient(dialect)
         await #expect(throws: MBaaSError.self) { try await app.logIn(username: "taro_yamada", password: "anything") }
 
-        let again = try await Migration(source: source, target: target, options: options,
-                                        state: try MigrationState(directory: dir.appendingPathComponent("state"))).run()
+        let again = try await migrateNCMBSample(into: target, scratch: dir)
         #expect(again.classes.allSatisfy { $0.written == 0 && $0.failed == 0 }, "\(again.classes)")
         #expect(try await target.count(Query("MemoClass")) == 12)
     }
