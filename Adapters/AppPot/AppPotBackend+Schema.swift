@@ -78,6 +78,26 @@ extension AppPotBackend {
         return (derived, true)
     }
 
+    /// What the class's columns allow, checked without writing (``MBaaSCore/ObjectStore/preflight(className:records:)``):
+    /// with a schema this client knows, that every field of the records is one of its columns; else that the table
+    /// ``create(_:)`` would define from these records' fields (as a batch of them would) has valid names and fits the
+    /// server generation (MySQL's row limit, the generation's types: ``AppPotClassSchema/checkFits(_:)``). Sends
+    /// nothing: a class that already exists on the server without being known here is found only by the write.
+    public func preflight(className: String, records: [Record]) async throws {
+        guard !records.isEmpty else { return }
+        if let known = schema(for: className) {
+            for r in records { try checkColumns(r.fields, of: known) }
+            return
+        }
+        var merged: [String: Value] = [:]
+        for r in records { for (k, v) in r.fields where merged[k] == nil || merged[k]!.isNull { merged[k] = v } }
+        try AppPotIdentifier.check(className, what: "class name")
+        var derived = AppPotClassSchema.derive(name: className, from: merged, generation: generation)
+        derived.columns = derived.columns.filter { !AppPotClassSchema.systemColumns.contains($0.key) }
+        for column in derived.columns.keys { try AppPotRowCodec.checkFieldName(column) }
+        try derived.checkFits(generation)
+    }
+
     /// Forgets a schema derived from a first record whose write failed (it may not be the table's).
     func forgetDerived(_ schema: AppPotClassSchema) {
         state.withLock { if $0.schemas[schema.name] == schema { $0.schemas[schema.name] = nil } }

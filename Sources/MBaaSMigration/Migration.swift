@@ -193,6 +193,20 @@ public final class Migration: Sendable {
                 if !target.capabilities.has(.mixedFieldTypes) {
                     plan.unsupported += mixedTypeNotes(cp, sampled: page.records.count)
                 }
+                // What the target can tell before anything is written (a table too wide for it, a field it lacks), for
+                // the first batch's worth of the sample as the run will write it.
+                let sample = page.records.prefix(min(options.batchSize, target.capabilities.maxBatchSize > 0 ? target.capabilities.maxBatchSize : options.batchSize))
+                    .map { r -> Record in
+                        let prepared = prepare(r, maps: Maps(), verifying: true)
+                        var record = prepared.record
+                        for f in prepared.inlineFiles { record.fields[f.field] = .file(f.ref) }   // as the copy will hold them
+                        return record
+                    }
+                if !sample.isEmpty {
+                    do { try await target.preflight(className: cp.target, records: Array(sample)) } catch {
+                        plan.unsupported.append("\(cls): \(target.adapterName) would refuse its records as they are: \(MBaaSError.wrap(error).message)")
+                    }
+                }
             }
             plan.classes.append(cp)
         }

@@ -91,6 +91,10 @@ public enum BatchResult: Sendable {
 ///   can store that is nearest without granting more: no principal gains access it did not have, except the
 ///   writing user on a backend whose records always belong to their writer. It writes nothing; `unsupported` when
 ///   there is no such ACL (no session to own the record, say). The default returns `acl`.
+/// - ``preflight(className:records:)`` writes nothing and sends nothing that changes the backend: it throws what
+///   creating such records in the class would be refused for, as far as the backend can tell beforehand (a table
+///   that would be too wide, a field that is not a column), the error ``create(_:)`` would throw. Passing promises
+///   nothing; the default checks nothing.
 public protocol ObjectStore: Sendable {
     func create(_ record: Record) async throws -> Record
     func get(className: String, id: String) async throws -> Record
@@ -100,11 +104,15 @@ public protocol ObjectStore: Sendable {
     func count(_ query: Query) async throws -> Int
     func batch(_ operations: [BatchOperation]) async throws -> [BatchResult]
     func narrowedACL(_ acl: ACL) async throws -> ACL
+    func preflight(className: String, records: [Record]) async throws
 }
 
 extension ObjectStore {
     /// `acl` itself: the backend stores every ACL as given.
     public func narrowedACL(_ acl: ACL) async throws -> ACL { acl }
+
+    /// Checks nothing: the backend can tell nothing before a write.
+    public func preflight(className: String, records: [Record]) async throws {}
 
     /// Deletes without a version check.
     public func delete(className: String, id: String) async throws {
