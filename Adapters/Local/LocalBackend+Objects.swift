@@ -14,6 +14,13 @@ extension LocalBackend {
         return try await writing { db, principal in try store.insert(db, encoded, principal: principal, now: store.nowMillis) }
     }
 
+    /// Checks the class name and every record's fields as ``create(_:)`` does (``MBaaSCore/ObjectStore/preflight(className:records:)``),
+    /// without opening a transaction. Given ids are not checked: a migration lets the store draw one for an id it refuses.
+    public nonisolated func preflight(className: String, records: [MBaaSCore.Record]) async throws {
+        try LocalValidation.className(className)
+        for r in records { try LocalValidation.fields(r.fields) }
+    }
+
     /// The record, or `notFound` (also when the session's user may not read it).
     ///
     /// A point read runs synchronously on the actor (one indexed lookup is shorter than a hop to a reader queue and

@@ -251,6 +251,14 @@ struct MigrationTests {
         let typedPlan = try #require(try await Migration(source: source, target: typed, options: MigrationOptions(dryRun: true), state: nil).run().plan)
         let notes = typedPlan.unsupported.filter { $0.contains("keeps one type per field") }
         #expect(notes.count == 1 && notes[0].hasPrefix("MemoClass.money holds number and string values (among the first 12 records)"), "\(notes)")
+        // What the target would refuse is found before anything is written (its preflight, on the sample).
+        #expect(!plan.unsupported.contains { $0.contains("would refuse") }, "\(plan.unsupported)")
+        var mapping = MigrationMapping()
+        mapping.classes["MemoClass"] = .init(rename: "Memo-Class")
+        let refused = try #require(try await Migration(source: source, target: typed, options: MigrationOptions(mapping: mapping, dryRun: true),
+                                                       state: nil).run().plan)
+        #expect(refused.unsupported.contains { $0.hasPrefix("MemoClass: local would refuse its records as they are: invalid class name 'Memo-Class'") },
+                "\(refused.unsupported)")
         #expect(try await target.listClasses().isEmpty)
         await target.close()
     }
@@ -1198,6 +1206,7 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     }
 
     func narrowedACL(_ acl: ACL) async throws -> ACL { narrow?(acl) ?? acl }
+    func preflight(className: String, records: [Record]) async throws { try await inner.preflight(className: className, records: records) }
 
     /// Refuses an ACL the narrowing rule would change, as a backend that cannot store it does.
     private func checkStorable(_ acl: ACL?) throws {
