@@ -32,7 +32,10 @@ extension AppPotBackend {
     }
 
     /// Log-in with `isPush` (the push flow, ``registerDeviceAndLogIn(username:password:deviceToken:deviceName:osType:)``).
-    func logIn(username: String, password: String, isPush: Bool) async throws -> Session {
+    /// `autoLogin` is the session epoch the URL user's log-in started in (``currentSession()``): its session is kept
+    /// only if no explicit log-in, log-out or restore came since (else it throws `CancellationError`). An explicit
+    /// log-in starts a new epoch and cancels that one.
+    func logIn(username: String, password: String, isPush: Bool, autoLogin epoch: Int? = nil) async throws -> Session {
         guard !username.isEmpty else { throw MBaaSError(.invalidRequest, "user name is empty") }
         let json: JSON?
         if state.current.detectPending { _ = try await anonymousToken() }  // generation=auto: find out first
@@ -54,14 +57,23 @@ extension AppPotBackend {
         let session = Session(
             token: info.userToken, userId: info.userId, username: info.account ?? username,
             expiresAt: info.expiry(now: context.now), extras: extras)
-        // The URL user's log-in, cancelled by an explicit log-out or restore while it was under way, keeps nothing.
-        try Task.checkCancellation()
-        state.withLock { s in
+        // Decided under the lock where log-out and restore start their epochs: the URL user's log-in that one of them
+        // (or an explicit log-in) overtook keeps nothing.
+        let kept = state.withLock { s -> Bool in
+            if let epoch {
+                guard s.loginEpoch == epoch else { return false }
+            } else {
+                s.loginEpoch += 1
+                s.autoLogin?.cancel()
+                s.autoLogin = nil
+            }
             s.session = session
             s.groupIds = info.groupIds
             s.roles = info.roleNames
             s.autoLoginPending = false
+            return true
         }
+        guard kept else { throw CancellationError() }
         logger.debug("apppot logged in", metadata: ["userId": "\(info.userId)"])
         return session
     }
@@ -72,6 +84,7 @@ extension AppPotBackend {
             state.withLock { s in
                 if s.session?.token == session?.token { s.session = nil; s.groupIds = []; s.roles = [] }
                 s.autoLoginPending = false
+                s.loginEpoch += 1
                 s.autoLogin?.cancel()
                 s.autoLogin = nil
             }
@@ -117,6 +130,7 @@ extension AppPotBackend {
             s.groupIds = AppPotBackend.list(session?.extras["groupIds"])
             s.roles = AppPotBackend.list(session?.extras["roles"])
             s.autoLoginPending = false
+            s.loginEpoch += 1
             s.autoLogin?.cancel()
             s.autoLogin = nil
         }

@@ -15,16 +15,20 @@ public import MBaaSCore
 ///   not atomic: each row has its own result (`-1` for a failed row). An error the server reports for a whole
 ///   request fails every operation of that request.
 extension AppPotBackend {
-    /// The ACL a record written now gets (``MBaaSCore/ObjectStore/narrowedACL(_:)``): `acl` itself when a scope
-    /// expresses it for the logged-in user (see ``AppPotScope/from(acl:userId:groupIds:default:)``; with
-    /// `clientGroupIds`, also a subset of the user's groups); else the user's own (user scope), the narrowest an
-    /// AppPot record has, since it always belongs to the user who wrote it. `unsupported` without a session.
+    /// The ACL a record written now reads back with (``MBaaSCore/ObjectStore/narrowedACL(_:)``): for an ACL a scope
+    /// expresses for the logged-in user (see ``AppPotScope/from(acl:userId:groupIds:default:)``; with `clientGroupIds`,
+    /// also a subset of the user's groups), the ACL that scope means (`{"*":rw, me:rw}` is scope all, `{"*":rw}`);
+    /// else the user's own (user scope), the narrowest an AppPot record has, since it always belongs to the user who
+    /// wrote it. Sends nothing but the log-in the URL may name; an ACL that needs narrowing is `unsupported` without
+    /// a session.
     public func narrowedACL(_ acl: ACL) async throws -> ACL {
         let (userId, groupIds) = try await identity()
-        if configuration.clientGroupIds, AppPotScope.groupSubset(acl: acl, userId: userId, groupIds: groupIds) != nil { return acl }
+        if configuration.clientGroupIds, let subset = AppPotScope.groupSubset(acl: acl, userId: userId, groupIds: groupIds) {
+            return AppPotScope.group.acl(createUserId: userId, groupIds: subset)
+        }
         do throws(MBaaSError) {
-            _ = try AppPotScope.from(acl: acl, userId: userId, groupIds: groupIds, default: configuration.defaultScope)
-            return acl
+            let scope = try AppPotScope.from(acl: acl, userId: userId, groupIds: groupIds, default: configuration.defaultScope)
+            return scope.acl(createUserId: userId, groupIds: groupIds)
         } catch {
             guard let userId else { throw error }
             return .privateTo(userId)

@@ -58,12 +58,29 @@ extension AppPotBackend {
     /// The schema of a class for a write: the known one (checking that every non-null field is a column), or one
     /// derived from the fields and created on the server (`derived` true). A class that already holds rows on
     /// the server is refused instead: its column types cannot be read, and deriving them from this record could
-    /// be wrong.
+    /// be wrong. Writes that start at once on a class not known yet define it once: the others wait for that
+    /// definition and are checked against it (their fields must be its columns).
     func ensureSchema(_ className: String, fields: [String: Value]) async throws -> (schema: AppPotClassSchema, derived: Bool) {
         if let known = schema(for: className) {
             try checkColumns(fields, of: known)
             return (known, false)
         }
+        let (definition, mine) = state.withLock { s -> (Task<AppPotClassSchema, any Error>, Bool) in
+            if let running = s.definingClasses[className] { return (running, false) }
+            let task = Task { try await self.defineFromFirstWrite(className, fields: fields) }
+            s.definingClasses[className] = task
+            return (task, true)
+        }
+        let result: Result<AppPotClassSchema, any Error>
+        do { result = .success(try await definition.value) } catch { result = .failure(error) }
+        if mine { state.withLock { if $0.definingClasses[className] == definition { $0.definingClasses[className] = nil } } }
+        let schema = try result.get()
+        if !mine { try checkColumns(fields, of: schema) }
+        return (schema, mine)
+    }
+
+    /// Defines a class from the fields of its first write (see ``ensureSchema(_:fields:)``).
+    private func defineFromFirstWrite(_ className: String, fields: [String: Value]) async throws -> AppPotClassSchema {
         let probe = AppPotQueryBody(phyName: className, limit: 1, offset: generation.rangeOffset(skip: 0))
         if let json = try await postQuery(AppPotRoute.query(className: className).segments, body: probe),
            let row = try AppPotDataResponse.rows(json, keys: [className])?.first {
@@ -75,20 +92,22 @@ extension AppPotBackend {
         derived.columns = derived.columns.filter { !AppPotClassSchema.systemColumns.contains($0.key) }
         logger.debug("apppot defining class from its first record", metadata: ["class": "\(className)"])
         try await defineClasses([derived])
-        return (derived, true)
+        return derived
     }
 
     /// What the class's columns allow, checked without writing (``MBaaSCore/ObjectStore/preflight(className:records:)``):
     /// with a schema this client knows, that every field of the records is one of its columns; else that the table
     /// ``create(_:)`` would define from these records' fields (as a batch of them would) has valid names and fits the
     /// server generation (MySQL's row limit, the generation's types: ``AppPotClassSchema/checkFits(_:)``). Sends
-    /// nothing: a class that already exists on the server without being known here is found only by the write.
+    /// nothing but, with `generation=auto`, the anonymous-token request that tells the generation: a class that
+    /// already exists on the server without being known here is found only by the write.
     public func preflight(className: String, records: [Record]) async throws {
         guard !records.isEmpty else { return }
         if let known = schema(for: className) {
             for r in records { try checkColumns(r.fields, of: known) }
             return
         }
+        if state.current.detectPending { _ = try await anonymousToken() }   // generation=auto: the limits are the generation's
         var merged: [String: Value] = [:]
         for r in records { for (k, v) in r.fields where merged[k] == nil || merged[k]!.isNull { merged[k] = v } }
         try AppPotIdentifier.check(className, what: "class name")

@@ -98,6 +98,10 @@ struct AppPotClientState: Sendable {
     var autoLoginPending = false
     /// The URL user's log-in while it is under way, which every call needing the session waits for.
     var autoLogin: Task<Session, any Error>?
+    /// Bumped by every explicit log-in, log-out and restore: an auto-login started in an earlier epoch keeps nothing.
+    var loginEpoch = 0
+    /// Classes being defined from a first write, which concurrent first writes wait for.
+    var definingClasses: [String: Task<AppPotClassSchema, any Error>] = [:]
     var schemas: [String: AppPotClassSchema] = [:]
     /// The generation spoken (the URL's, or the detected one with `generation=auto`).
     var generation: AppPotGeneration = .v2
@@ -169,29 +173,37 @@ extension AppPotBackend {
     /// asks: calls that need the session while it is under way wait for it, and share its outcome (a failed
     /// attempt is not repeated unless it failed for want of a response).
     func currentSession() async throws -> Session? {
-        let (session, login) = state.withLock { s -> (Session?, Task<Session, any Error>?) in
-            if let session = s.session { return (session, nil) }
-            if let running = s.autoLogin { return (nil, running) }
-            guard s.autoLoginPending, let user = configuration.loginUser, let password = configuration.loginPassword else { return (nil, nil) }
-            s.autoLoginPending = false
-            let task = Task { try await self.logIn(username: user, password: password) }
-            s.autoLogin = task
-            return (nil, task)
-        }
-        if let session { return session }
-        guard let login else { return nil }
-        do {
-            let session = try await login.value
-            state.withLock { if $0.autoLogin == login { $0.autoLogin = nil } }
-            return session
-        } catch {
-            let e = MBaaSError.wrap(error)
-            state.withLock { s in
-                guard s.autoLogin == login else { return }
-                s.autoLogin = nil
-                if e.kind == .transport, s.session == nil { s.autoLoginPending = true }
+        while true {
+            let (session, login, epoch) = state.withLock { s -> (Session?, Task<Session, any Error>?, Int) in
+                if let session = s.session { return (session, nil, s.loginEpoch) }
+                if let running = s.autoLogin { return (nil, running, s.loginEpoch) }
+                guard s.autoLoginPending, let user = configuration.loginUser, let password = configuration.loginPassword else {
+                    return (nil, nil, s.loginEpoch)
+                }
+                s.autoLoginPending = false
+                let epoch = s.loginEpoch
+                let task = Task { try await self.logIn(username: user, password: password, isPush: false, autoLogin: epoch) }
+                s.autoLogin = task
+                return (nil, task, epoch)
             }
-            throw e
+            if let session { return session }
+            guard let login else { return nil }
+            do {
+                let session = try await login.value
+                state.withLock { if $0.autoLogin == login { $0.autoLogin = nil } }
+                return session
+            } catch {
+                // Overtaken by an explicit log-in, log-out or restore (however the cancelled request ended): what the
+                // session is now decides, unless this caller itself was cancelled.
+                if state.current.loginEpoch != epoch, !Task.isCancelled { continue }
+                let e = MBaaSError.wrap(error)
+                state.withLock { s in
+                    guard s.autoLogin == login else { return }
+                    s.autoLogin = nil
+                    if e.kind == .transport, s.session == nil { s.autoLoginPending = true }
+                }
+                throw e
+            }
         }
     }
 

@@ -163,10 +163,12 @@ extension Migration {
         return mapped
     }
 
-    /// What the target stores for each distinct mapped ACL of `records` it cannot store as given (targets with
-    /// ``MBaaSCore/Capabilities/Feature/aclNarrowing`` only; empty for the others): each distinct ACL is asked once
-    /// per run, and one the target narrows is a warning, once, naming the first record that has it. An ACL the
-    /// target cannot answer for is left as it is (the write then says why it is refused).
+    /// What the target stores for each distinct mapped ACL of `records` (targets with
+    /// ``MBaaSCore/Capabilities/Feature/aclNarrowing`` only; empty for the others): its own form of the same grants,
+    /// or a narrowed ACL. Each distinct ACL is asked for and its answer kept for the run (batches running at once may
+    /// both ask); one the target narrows (a principal may do less, ``grantsLess(_:than:)``) is a warning, once, naming
+    /// the first record that has it. An ACL the target cannot answer for is left as it is (the write then says why it
+    /// is refused).
     func narrowings(for records: [Record], maps: Maps, reporting: Bool) async -> [ACL: ACL] {
         guard traits.narrowsACLs else { return [:] }
         var out: [ACL: ACL] = [:]
@@ -177,7 +179,7 @@ extension Migration {
             if let known = aclNarrowings.get(mapped) { out[mapped] = known; continue }
             guard let narrowed = try? await withRetry({ try await self.target.narrowedACL(mapped) }) else { continue }
             out[mapped] = narrowed
-            if aclNarrowings.set(mapped, narrowed), narrowed != mapped, reporting {
+            if aclNarrowings.set(mapped, narrowed), Self.grantsLess(narrowed, than: mapped), reporting {
                 box.update {
                     $0.warn(.init(kind: "acl", className: r.className, sourceId: r.id,
                                   detail: "ACL \(mapped.json.printed()) cannot be stored on \(self.target.adapterName): records with it are written with \(narrowed.json.printed()), which grants nobody else more"))
@@ -185,6 +187,17 @@ extension Migration {
             }
         }
         return out
+    }
+
+    /// Whether some principal of `acl` may do less under `narrowed` (its own grant or everyone's): the target took
+    /// access away, not only wrote the same grants in its own form.
+    static func grantsLess(_ narrowed: ACL, than acl: ACL) -> Bool {
+        let everyone = narrowed.entries[.everyone]
+        return acl.entries.contains { principal, access in
+            let kept = narrowed.entries[principal]
+            return (access.read && !(kept?.read ?? false) && !(everyone?.read ?? false))
+                || (access.write && !(kept?.write ?? false) && !(everyone?.write ?? false))
+        }
     }
 
     /// Every pointer field (renamed) and the ACL of a source record, as phase-2 fix-ups: for a record an earlier run
@@ -741,10 +754,32 @@ extension Migration {
                 return
             }
             try await offPool { try state.addPending(.file, className: Self.standaloneFiles, sourceIds: [name]) }
+            // The file's ACL names users through the id map, as a record's does (roles left out where the target has none).
+            var acl = info.acl
+            if let given = acl, traits.acl {
+                let probe = [Record(className: Self.standaloneFiles, acl: given)]
+                let maps = try await offPool { try self.maps(for: probe, state) }
+                acl = mapACL(given, maps: maps, className: Self.standaloneFiles, sourceId: name, reporting: true)
+            } else {
+                acl = nil
+            }
             let upload = FileUpload(name: name, source: .data(data),
-                                    contentType: info.reference.contentType ?? guessContentType(forFileName: name), acl: info.acl)
+                                    contentType: info.reference.contentType ?? guessContentType(forFileName: name), acl: acl)
             let stored: FileReference
-            do { stored = try await withRetry { try await self.target.upload(upload) } } catch let e as MBaaSError where e.kind == .duplicate {
+            do {
+                do { stored = try await withRetry { try await self.target.upload(upload) } } catch let e as MBaaSError where e.kind == .unsupported && upload.acl != nil {
+                    // A store whose files have no ACLs of their own (AppPot, Kii, Parse): the file is copied without it,
+                    // said per file and once for the run; it is then as open as every file of that store.
+                    box.update {
+                        $0.problem("file ACLs: \(self.target.adapterName) does not keep them (\(e.message)); files are copied without theirs")
+                        $0.warn(.init(kind: "acl", className: Self.standaloneFiles, sourceId: name, detail: "file '\(name)': its ACL is not kept"))
+                    }
+                    var open = upload
+                    open.acl = nil
+                    let plain = open
+                    stored = try await withRetry { try await self.target.upload(plain) }
+                }
+            } catch let e as MBaaSError where e.kind == .duplicate {
                 guard let existing = try await findCopiedFile(name, size: Int64(data.count), sha256: sha) else { throw e }
                 stored = existing
             }

@@ -181,9 +181,12 @@ extension Migration {
         // The source's side, mapped as the migration maps it: the expected digests are computed on every core while
         // the target's side of the same keys is taken from the scratch table.
         let emptiedFields = emptied
+        let skipsEmpty = traits.emptyStringsAbsent
         @Sendable func expectedRecord(_ r: Record, id: String, maps: Maps, narrowed: [ACL: ACL]) -> Record {
             var expected = prepare(r, maps: maps, verifying: true, narrowed: narrowed).record
-            for f in digestFields where r.fields[reverseField(cls, f)] != nil {
+            for f in digestFields {
+                // A null link is no file (nulls are not compared); nor is an empty one where "" reads back absent.
+                guard let v = r.fields[reverseField(cls, f)], !v.isNull, !(skipsEmpty && v == .string("")) else { continue }
                 expected.fields[f] = emptiedFields.contains("\(id)\u{1}\(f)") ? nil : .file(FileReference(name: ""))
             }
             return expected

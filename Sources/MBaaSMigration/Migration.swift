@@ -194,7 +194,8 @@ public final class Migration: Sendable {
                     plan.unsupported += mixedTypeNotes(cp, sampled: page.records.count)
                 }
                 // What the target can tell before anything is written (a table too wide for it, a field it lacks), for
-                // the first batch's worth of the sample as the run will write it.
+                // the first batch's worth of the sample in its final shape: with every pointer in place (phase 1 leaves
+                // out those to records not copied yet on a target that makes its own ids, and phase 2 sets them).
                 let sample = page.records.prefix(min(options.batchSize, target.capabilities.maxBatchSize > 0 ? target.capabilities.maxBatchSize : options.batchSize))
                     .map { r -> Record in
                         let prepared = prepare(r, maps: Maps(), verifying: true)

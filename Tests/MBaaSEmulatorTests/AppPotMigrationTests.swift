@@ -58,6 +58,10 @@ struct AppPotMigrationTests {
         let narrowed = report.warnings.filter { $0.kind == "acl" && $0.detail.contains("cannot be stored on apppot") }
         #expect(narrowed.count >= 2 && narrowed.allSatisfy { $0.detail.contains("grants nobody else more") }, "\(report.warnings)")
         let adminId = try #require(await target.session?.userId)
+        // What a record written with an ACL reads back with: a scope's own form, or the admin's own where none fits.
+        #expect(try await target.narrowedACL(ACL([.everyone: .readWrite, .user(adminId): .readWrite])) == .publicReadWrite)
+        #expect(try await target.narrowedACL(ACL([.user(adminId): .readWrite, .group("12"): .readWrite])) == ACL([.group("12"): .readWrite]))
+        #expect(try await target.narrowedACL(ACL([.everyone: .read])) == .privateTo(adminId))
         let records = try await target.queryPage(Query("MemoClass", limit: 100)).records
         let bySource = Dictionary(records.compactMap { r in r["sourceObjectId"]?.stringValue.map { ($0, r) } }, uniquingKeysWith: { a, _ in a })
         #expect(bySource["KXBeNC7VSJ5zffgR"]?.acl == .publicReadWrite)
@@ -91,8 +95,84 @@ private final class LoginCounter: HTTPTransport, @unchecked Sendable {
     }
 }
 
+/// Holds the first log-in request until ``release()``, so a test can act while it is under way.
+private final class LoginGate: HTTPTransport, @unchecked Sendable {
+    let inner: EmulatorTransport
+    private let lock = NSLock()
+    private var arrived: CheckedContinuation<Void, Never>?
+    private var hasArrived = false
+    private var gate: CheckedContinuation<Void, Never>?
+    private var open = false
+    init(_ inner: EmulatorTransport) { self.inner = inner }
+
+    /// Returns once the log-in request has reached the gate.
+    func waitForLogin() async {
+        await withCheckedContinuation { c in
+            let now = lock.withLock { () -> Bool in
+                if hasArrived { return true }
+                arrived = c
+                return false
+            }
+            if now { c.resume() }
+        }
+    }
+
+    func release() {
+        let c = lock.withLock { () -> CheckedContinuation<Void, Never>? in
+            open = true
+            defer { gate = nil }
+            return gate
+        }
+        c?.resume()
+    }
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        if request.url.path.hasSuffix("/auth/login") {
+            await withCheckedContinuation { c in
+                let (waiter, pass) = lock.withLock { () -> (CheckedContinuation<Void, Never>?, Bool) in
+                    hasArrived = true
+                    defer { arrived = nil }
+                    if open { return (arrived, true) }
+                    gate = c
+                    return (arrived, false)
+                }
+                waiter?.resume()
+                if pass { c.resume() }
+            }
+        }
+        return try await inner.send(request)
+    }
+}
+
 @Suite("AppPot client sessions")
 struct AppPotAutoLoginTests {
+    @Test("a log-out while the URL user's log-in is under way wins: the log-in keeps no session, and the waiting call is refused")
+    func logOutOvertakesAutoLogin() async throws {
+        let dialect = try await makeAppPotDialect()
+        let gate = LoginGate(EmulatorTransport(dialect))
+        let alice = try await AppPotBackendFactory().open(try appPotURL(dialect, user: "alice"), context: BackendContext(transport: gate))
+        let waiting = Task { try await alice.create(Record(className: "Memo", fields: ["title": "m"])) }
+        await gate.waitForLogin()
+        try await alice.logOut(confirmWithServer: false)
+        gate.release()
+        let refused = await #expect(throws: MBaaSError.self) { _ = try await waiting.value }
+        #expect(refused?.kind == .unauthorized, "\(String(describing: refused))")
+        #expect(await alice.session == nil)
+    }
+
+    @Test("an explicit log-in while the URL user's log-in is under way wins, and the waiting call runs as that user")
+    func logInOvertakesAutoLogin() async throws {
+        let dialect = try await makeAppPotDialect()
+        let gate = LoginGate(EmulatorTransport(dialect))
+        let alice = try await AppPotBackendFactory().open(try appPotURL(dialect, user: "alice"), context: BackendContext(transport: gate))
+        let waiting = Task { try await alice.currentUser() }
+        await gate.waitForLogin()
+        gate.release()   // the explicit log-in below passes the gate too; the auto-login's answer may come first or last
+        let bob = try await alice.logIn(username: "bob", password: "bob-pass")
+        _ = try? await waiting.value
+        #expect(await alice.session?.userId == bob.userId && bob.username == "bob")
+    }
+
     @Test("a client whose URL names a user logs in once however many calls start at once, and every call has the session")
     func concurrentFirstCalls() async throws {
         let dialect = try await makeAppPotDialect()

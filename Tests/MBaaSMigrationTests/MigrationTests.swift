@@ -955,6 +955,31 @@ struct MigrationTests {
         await local.close()
     }
 
+    @Test("a file's ACL goes with it; a target whose files have no ACLs gets the file without it, said, and the run goes on")
+    func fileACLs() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try openLocal(scratch.path("s.db"))
+        _ = try await source.importUser(DirectoryUser(id: "boss", username: "boss"), password: .unusable)
+        _ = try await source.upload(FileUpload(name: "private.txt", source: .data(Data("mine".utf8)), contentType: "text/plain", acl: .privateTo("boss")))
+        _ = try await source.create(Record(className: "Note", fields: ["text": "n"]))
+        for refuses in [false, true] {
+            let local = try openLocal(scratch.path("t\(refuses).db"))
+            let target = FlakyBackend(local, seed: 0, rate: 0, refusesFileACLs: refuses)
+            let report = try await migrate(source, target, state: scratch.path("state\(refuses)"), options: MigrationOptions(classes: ["Note"]))
+            #expect(report.files.written == 1 && report.files.verified == 1 && report.files.failed == 0, "\(refuses): \(report.files) \(report.mismatches)")
+            #expect(report.classes.first?.written == 1, "the run went on past the file")
+            let stored = try #require(try await local.listFiles(prefix: "private", limit: 10).first)
+            #expect(try await local.download(stored.reference) == Data("mine".utf8))
+            let said = report.problems.contains { $0.hasPrefix("file ACLs: local does not keep them") }
+            #expect(said == refuses, "\(report.problems)")
+            #expect(report.warnings.contains { $0.sourceId == "private.txt" && $0.detail.contains("its ACL is not kept") } == refuses)
+            #expect((stored.acl == .privateTo("boss")) == !refuses, "\(String(describing: stored.acl))")
+            await local.close()
+        }
+        await source.close()
+    }
+
     @Test("on a target that keeps no user fields, users an interrupted run imported are matched by name, with a warning, not imported twice")
     func resumeUsersWithoutFields() async throws {
         let scratch = try Scratch()
@@ -1176,9 +1201,11 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     /// With a rule, the backend declares ``Capabilities/Feature/aclNarrowing``: an ACL the rule narrows (a non-nil
     /// answer) is refused on writes as `unsupported`, and ``narrowedACL(_:)`` answers the rule's ACL.
     let narrow: (@Sendable (ACL) -> ACL?)?
+    /// Uploads carrying an ACL are `unsupported`, as on a store whose files have no ACLs of their own.
+    let refusesFileACLs: Bool
 
     init(_ inner: any Backend, seed: UInt64, rate: UInt64 = 10, afterOnly: Bool = false, plainFileStore: Bool = false,
-         uploadDelay: Duration = .zero, without: Set<Capabilities.Feature> = [], narrow: (@Sendable (ACL) -> ACL?)? = nil,
+         uploadDelay: Duration = .zero, without: Set<Capabilities.Feature> = [], narrow: (@Sendable (ACL) -> ACL?)? = nil, refusesFileACLs: Bool = false,
          userFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil },
          findUserFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil }) {
         self.inner = inner
@@ -1189,6 +1216,7 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         self.uploadDelay = uploadDelay
         self.without = without
         self.narrow = narrow
+        self.refusesFileACLs = refusesFileACLs
         self.userFault = userFault
         self.findUserFault = findUserFault
     }
@@ -1272,6 +1300,7 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         }
         defer { lock.withLock { inFlight -= 1 } }
         if uploadDelay > .zero { try await Task.sleep(for: uploadDelay) }
+        if refusesFileACLs, upload.acl != nil { throw MBaaSError.unsupported("file ACLs", by: "flaky", reason: "its files have no ACLs") }
         let stored = try await inner.upload(upload)
         lock.withLock { uploaded.append(upload.name) }
         return stored

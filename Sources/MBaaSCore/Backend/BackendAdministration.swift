@@ -12,11 +12,12 @@ extension Capabilities.Feature {
     /// ``BackendAdministration/importUser(_:password:)`` keeps the user's custom ``DirectoryUser/fields`` (and so a
     /// migration's source-id field), and the directory gives them back. A backend that imports users without it
     /// keeps only what its own user record holds (declared in its note); a migration says so and verifies users by
-    /// user name and e-mail alone.
+    /// user name (and e-mail, where the backend keeps it: ``userEmail``) alone.
     public static let userFields: Capabilities.Feature = "userFields"
     /// ``BackendAdministration/importUser(_:password:)`` keeps the user's ``DirectoryUser/email``, and the directory
     /// gives it back. A backend that imports users without it (its users have no e-mail address, as AppPot's) says
-    /// so in its note; a migration says so in its plan and verifies users by user name alone.
+    /// so in its note, and names a user who has only an e-mail address by it; a migration says so in its plan and
+    /// verifies users by user name alone (that address, for those).
     public static let userEmail: Capabilities.Feature = "userEmail"
     /// ``ObjectStore/create(_:)`` keeps a record's own `id` (any id another backend produced).
     public static let clientIds: Capabilities.Feature = "clientIds"

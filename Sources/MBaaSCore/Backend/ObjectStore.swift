@@ -86,9 +86,10 @@ public enum BatchResult: Sendable {
 /// - ``batch(_:)`` applies the operations in order and returns one result each. With
 ///   ``Capabilities/Feature/atomicBatch`` any failure rolls everything back and every result is that failure;
 ///   without it, results are per operation. Batches over ``Capabilities/maxBatchSize`` are `invalidRequest`.
-/// - ``narrowedACL(_:)`` returns `acl` itself for an ACL the backend stores as given. For one it cannot store (a
-///   backend declaring ``Capabilities/Feature/aclNarrowing``; writing it is `unsupported`), it returns the ACL it
-///   can store that is nearest without granting more: no principal gains access it did not have, except the
+/// - ``narrowedACL(_:)`` returns the ACL a record written with `acl` reads back with: `acl` itself where the backend
+///   stores it as given, its own form of the same grants where it stores another (AppPot's scopes). For an ACL it
+///   cannot store (a backend declaring ``Capabilities/Feature/aclNarrowing``; writing it is `unsupported`), the ACL
+///   it can store that is nearest without granting more: no principal gains access it did not have, except the
 ///   writing user on a backend whose records always belong to their writer. It writes nothing; `unsupported` when
 ///   there is no such ACL (no session to own the record, say). The default returns `acl`.
 /// - ``preflight(className:records:)`` writes nothing and sends nothing that changes the backend: it throws what
