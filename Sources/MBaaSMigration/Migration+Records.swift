@@ -166,7 +166,8 @@ extension Migration {
     /// What the target stores for each distinct mapped ACL of `records` (targets with
     /// ``MBaaSCore/Capabilities/Feature/aclNarrowing`` only; empty for the others): its own form of the same grants,
     /// or a narrowed ACL. Each distinct ACL is asked for and its answer kept for the run (batches running at once may
-    /// both ask); one the target narrows (a principal may do less, ``grantsLess(_:than:)``) is a warning, once, naming
+    /// both ask); one whose answer changes someone's access (``grantsLess(_:than:)`` either way: access taken away, or
+    /// the writing user's added) is a warning, once, naming
     /// the first record that has it. An ACL the target cannot answer for is left as it is (the write then says why it
     /// is refused).
     func narrowings(for records: [Record], maps: Maps, reporting: Bool) async -> [ACL: ACL] {
@@ -179,7 +180,10 @@ extension Migration {
             if let known = aclNarrowings.get(mapped) { out[mapped] = known; continue }
             guard let narrowed = try? await withRetry({ try await self.target.narrowedACL(mapped) }) else { continue }
             out[mapped] = narrowed
-            if aclNarrowings.set(mapped, narrowed), Self.grantsLess(narrowed, than: mapped), reporting {
+            // Said when someone's access changes (taken away, or the writer's own added), not for the same grants in
+            // the target's own form.
+            let changes = Self.grantsLess(narrowed, than: mapped) || Self.grantsLess(mapped, than: narrowed)
+            if aclNarrowings.set(mapped, narrowed), changes, reporting {
                 box.update {
                     $0.warn(.init(kind: "acl", className: r.className, sourceId: r.id,
                                   detail: "ACL \(mapped.json.printed()) cannot be stored on \(self.target.adapterName): records with it are written with \(narrowed.json.printed()), which grants nobody else more"))

@@ -57,6 +57,9 @@ struct AppPotMigrationTests {
         // role grant) is the admin's own record now, said once per distinct ACL.
         let narrowed = report.warnings.filter { $0.kind == "acl" && $0.detail.contains("cannot be stored on apppot") }
         #expect(narrowed.count >= 2 && narrowed.allSatisfy { $0.detail.contains("grants nobody else more") }, "\(report.warnings)")
+        // An ACL granting nobody ({}) becomes the admin's own: said too. Public read-write, kept as scope all, is not.
+        #expect(narrowed.contains { $0.sourceId == "oVUYJ4lJvodjwILg" && $0.detail.hasPrefix("ACL {} ") }, "\(narrowed)")
+        #expect(!narrowed.contains { $0.detail.hasPrefix(#"ACL {"*":{"read":true,"write":true}} "#) }, "\(narrowed)")
         let adminId = try #require(await target.session?.userId)
         // What a record written with an ACL reads back with: a scope's own form, or the admin's own where none fits.
         #expect(try await target.narrowedACL(ACL([.everyone: .readWrite, .user(adminId): .readWrite])) == .publicReadWrite)
