@@ -150,6 +150,7 @@ extension AppPotBackend {
                     throw error
                 }
                 let written = try AppPotWriteResult.decodeResponse(json)
+                if written.contains(where: { !$0.isFailure }) { confirmSchema(className) }
                 guard written.count == rows.count else {
                     throw MBaaSError(.decoding, "AppPot addData answered \(written.count) results for \(rows.count) rows")
                 }

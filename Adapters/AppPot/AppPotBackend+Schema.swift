@@ -65,12 +65,19 @@ extension AppPotBackend {
             try checkColumns(fields, of: known)
             return (known, false)
         }
-        let (definition, mine) = state.withLock { s -> (Task<AppPotClassSchema, any Error>, Bool) in
-            if let running = s.definingClasses[className] { return (running, false) }
+        // Decided under the lock: a definition that ended between the look above and this one left its schema.
+        let (definition, mine, known) = state.withLock { s -> (Task<AppPotClassSchema, any Error>?, Bool, AppPotClassSchema?) in
+            if let known = s.schemas[className] { return (nil, false, known) }
+            if let running = s.definingClasses[className] { return (running, false, nil) }
             let task = Task { try await self.defineFromFirstWrite(className, fields: fields) }
             s.definingClasses[className] = task
-            return (task, true)
+            return (task, true, nil)
         }
+        if let known {
+            try checkColumns(fields, of: known)
+            return (known, false)
+        }
+        guard let definition else { throw MBaaSError(.internal, "AppPot class \(className): no schema and no definition") }
         let result: Result<AppPotClassSchema, any Error>
         do { result = .success(try await definition.value) } catch { result = .failure(error) }
         if mine { state.withLock { if $0.definingClasses[className] == definition { $0.definingClasses[className] = nil } } }
@@ -117,9 +124,15 @@ extension AppPotBackend {
         try derived.checkFits(generation)
     }
 
-    /// Forgets a schema derived from a first record whose write failed (it may not be the table's).
+    /// Forgets a schema derived from a first record whose write failed (it may not be the table's), unless a write
+    /// with it went through since (a concurrent first write that waited for the definition): rows then hold it.
     func forgetDerived(_ schema: AppPotClassSchema) {
-        state.withLock { if $0.schemas[schema.name] == schema { $0.schemas[schema.name] = nil } }
+        state.withLock { if $0.schemas[schema.name] == schema, !$0.confirmedClasses.contains(schema.name) { $0.schemas[schema.name] = nil } }
+    }
+
+    /// Notes that rows were written with the class's schema: it is the table's, and is never forgotten.
+    func confirmSchema(_ className: String) {
+        state.withLock { _ = $0.confirmedClasses.insert(className) }
     }
 
     func checkColumns(_ fields: [String: Value], of schema: AppPotClassSchema) throws {

@@ -102,6 +102,8 @@ struct AppPotClientState: Sendable {
     var loginEpoch = 0
     /// Classes being defined from a first write, which concurrent first writes wait for.
     var definingClasses: [String: Task<AppPotClassSchema, any Error>] = [:]
+    /// Classes rows were written with: their schemas are the tables', never forgotten.
+    var confirmedClasses: Set<String> = []
     var schemas: [String: AppPotClassSchema] = [:]
     /// The generation spoken (the URL's, or the detected one with `generation=auto`).
     var generation: AppPotGeneration = .v2

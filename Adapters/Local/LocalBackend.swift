@@ -227,7 +227,7 @@ public actor LocalBackend: Backend {
         features: Set<Capabilities.Feature>([
             .objects, .multiKeySort, .skip, .selectKeys, .count, .batch, .atomicBatch, .optimisticLocking, .acl,
             .fieldOperations, .nestedKeys, .files, .fileDelete, .fileList, .fileAttachment, .auth, .signUp, .serverLogout, .roles,
-            .listClasses, .listUsers, .importUsers, .userFields, .userEmail, .clientIds, .mixedFieldTypes, .queryValue("Date"), .queryValue("Pointer"),
+            .listClasses, .listUsers, .importUsers, .userFields, .userEmail, .fileACL, .clientIds, .mixedFieldTypes, .queryValue("Date"), .queryValue("Pointer"),
             .queryValue("GeoPoint"), .queryValue("Bytes"), .queryValue("File"),
             .fileNames, .unicodeFileNames, .aclReadOnly,
         ]).union(["null", "bool", "int", "double", "string", "Date", "Bytes", "array", "object", "Pointer", "File", "GeoPoint"]

@@ -758,31 +758,27 @@ extension Migration {
                 return
             }
             try await offPool { try state.addPending(.file, className: Self.standaloneFiles, sourceIds: [name]) }
-            // The file's ACL names users through the id map, as a record's does (roles left out where the target has none).
-            var acl = info.acl
-            if let given = acl, traits.acl {
-                let probe = [Record(className: Self.standaloneFiles, acl: given)]
-                let maps = try await offPool { try self.maps(for: probe, state) }
-                acl = mapACL(given, maps: maps, className: Self.standaloneFiles, sourceId: name, reporting: true)
-            } else {
-                acl = nil
+            // The file's ACL names users through the id map, as a record's does (roles left out where the target has
+            // none). A store whose files have no ACLs (AppPot, Parse) gets the file without it: said per file, and once
+            // for the run (the plan said so); the file is then as open as every file of that store.
+            var acl: ACL?
+            if let given = info.acl {
+                if target.capabilities.has(.fileACL) {
+                    let probe = [Record(className: Self.standaloneFiles, acl: given)]
+                    let maps = try await offPool { try self.maps(for: probe, state) }
+                    acl = mapACL(given, maps: maps, className: Self.standaloneFiles, sourceId: name, reporting: true)
+                } else {
+                    box.update {
+                        $0.problem(Self.fileACLProblem(self.target))
+                        $0.warn(.init(kind: "acl", className: Self.standaloneFiles, sourceId: name, detail: "file '\(name)': its ACL is not kept"))
+                    }
+                }
             }
             let upload = FileUpload(name: name, source: .data(data),
                                     contentType: info.reference.contentType ?? guessContentType(forFileName: name), acl: acl)
             let stored: FileReference
             do {
-                do { stored = try await withRetry { try await self.target.upload(upload) } } catch let e as MBaaSError where e.kind == .unsupported && upload.acl != nil {
-                    // A store whose files have no ACLs of their own (AppPot, Kii, Parse): the file is copied without it,
-                    // said per file and once for the run; it is then as open as every file of that store.
-                    box.update {
-                        $0.problem("file ACLs: \(self.target.adapterName) does not keep them (\(e.message)); files are copied without theirs")
-                        $0.warn(.init(kind: "acl", className: Self.standaloneFiles, sourceId: name, detail: "file '\(name)': its ACL is not kept"))
-                    }
-                    var open = upload
-                    open.acl = nil
-                    let plain = open
-                    stored = try await withRetry { try await self.target.upload(plain) }
-                }
+                stored = try await withRetry { try await self.target.upload(upload) }
             } catch let e as MBaaSError where e.kind == .duplicate {
                 guard let existing = try await findCopiedFile(name, size: Int64(data.count), sha256: sha) else { throw e }
                 stored = existing
@@ -801,6 +797,11 @@ extension Migration {
 
     /// The state's class name for files no record links to.
     static let standaloneFiles = "(files)"
+
+    /// What the plan and the report say of file ACLs on a target without ``MBaaSCore/Capabilities/Feature/fileACL``.
+    static func fileACLProblem(_ target: any Backend) -> String {
+        "file ACLs: \(target.adapterName) does not keep them\(target.capabilities.note(for: .fileACL).map { " (\($0))" } ?? ""); files are copied without theirs, as open as the store's other files"
+    }
 
     /// A file of the target's store with this content, named like `name` (targets may add a suffix to a name).
     func findCopiedFile(_ name: String, size: Int64, sha256: String) async throws -> FileReference? {

@@ -165,6 +165,9 @@ public final class Migration: Sendable {
             let files = try await source.listFiles(prefix: nil, limit: nil)
             plan.files = files.count
             fileNames = Set(files.map(\.reference.name))
+            if !target.capabilities.has(.fileACL), files.contains(where: { $0.acl != nil }) {
+                plan.unsupported.append(Self.fileACLProblem(target))
+            }
         }
         let sourceTypes = source.capabilities.features.filter { $0.rawValue.hasPrefix("value.") }
         for cls in try await sourceClasses() {
@@ -205,7 +208,10 @@ public final class Migration: Sendable {
                     }
                 if !sample.isEmpty {
                     do { try await target.preflight(className: cp.target, records: Array(sample)) } catch {
-                        plan.unsupported.append("\(cls): \(target.adapterName) would refuse its records as they are: \(MBaaSError.wrap(error).message)")
+                        let e = MBaaSError.wrap(error)
+                        plan.unsupported.append([.invalidRequest, .unsupported].contains(e.kind)
+                            ? "\(cls): \(target.adapterName) would refuse its records as they are: \(e.message)"
+                            : "\(cls): \(target.adapterName) could not check its records before the run: \(e)")
                     }
                 }
             }

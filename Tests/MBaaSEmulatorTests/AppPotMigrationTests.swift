@@ -98,17 +98,17 @@ private final class LoginCounter: HTTPTransport, @unchecked Sendable {
     }
 }
 
-/// Holds the first log-in request until ``release()``, so a test can act while it is under way.
+/// Holds the answer to the first log-in until ``release()``, so a test can act while it is under way; later log-ins pass.
 private final class LoginGate: HTTPTransport, @unchecked Sendable {
     let inner: EmulatorTransport
     private let lock = NSLock()
     private var arrived: CheckedContinuation<Void, Never>?
     private var hasArrived = false
-    private var gate: CheckedContinuation<Void, Never>?
-    private var open = false
+    private var held: CheckedContinuation<Void, Never>?
+    private var released = false
     init(_ inner: EmulatorTransport) { self.inner = inner }
 
-    /// Returns once the log-in request has reached the gate.
+    /// Returns once the first log-in's answer has reached the gate.
     func waitForLogin() async {
         await withCheckedContinuation { c in
             let now = lock.withLock { () -> Bool in
@@ -120,30 +120,39 @@ private final class LoginGate: HTTPTransport, @unchecked Sendable {
         }
     }
 
+    /// Lets the first log-in's answer through.
     func release() {
         let c = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            open = true
-            defer { gate = nil }
-            return gate
+            released = true
+            defer { held = nil }
+            return held
         }
         c?.resume()
     }
 
+    /// The first log-in's answer is held, not its request: the server has logged the user in, and the client gets the
+    /// answer only after the test acted (a cancelled task still gets it).
     func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let response = try await inner.send(request)
         if request.url.path.hasSuffix("/auth/login") {
-            await withCheckedContinuation { c in
-                let (waiter, pass) = lock.withLock { () -> (CheckedContinuation<Void, Never>?, Bool) in
-                    hasArrived = true
-                    defer { arrived = nil }
-                    if open { return (arrived, true) }
-                    gate = c
-                    return (arrived, false)
+            let first = lock.withLock { () -> Bool in
+                defer { hasArrived = true }
+                return !hasArrived
+            }
+            if first {
+                await withCheckedContinuation { c in
+                    let (waiter, pass) = lock.withLock { () -> (CheckedContinuation<Void, Never>?, Bool) in
+                        defer { arrived = nil }
+                        if released { return (arrived, true) }
+                        held = c
+                        return (arrived, false)
+                    }
+                    waiter?.resume()
+                    if pass { c.resume() }
                 }
-                waiter?.resume()
-                if pass { c.resume() }
             }
         }
-        return try await inner.send(request)
+        return response
     }
 }
 
@@ -170,10 +179,12 @@ struct AppPotAutoLoginTests {
         let alice = try await AppPotBackendFactory().open(try appPotURL(dialect, user: "alice"), context: BackendContext(transport: gate))
         let waiting = Task { try await alice.currentUser() }
         await gate.waitForLogin()
-        gate.release()   // the explicit log-in below passes the gate too; the auto-login's answer may come first or last
+        // bob's log-in passes the gate and ends first; alice's answer comes after it and must not replace it.
         let bob = try await alice.logIn(username: "bob", password: "bob-pass")
-        _ = try? await waiting.value
-        #expect(await alice.session?.userId == bob.userId && bob.username == "bob")
+        gate.release()
+        let user = try await waiting.value
+        #expect(user.id == bob.userId && user.username == "bob", "\(user)")
+        #expect(await alice.session?.userId == bob.userId)
     }
 
     @Test("a client whose URL names a user logs in once however many calls start at once, and every call has the session")

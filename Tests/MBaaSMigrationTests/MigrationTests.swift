@@ -966,6 +966,8 @@ struct MigrationTests {
         for refuses in [false, true] {
             let local = try openLocal(scratch.path("t\(refuses).db"))
             let target = FlakyBackend(local, seed: 0, rate: 0, refusesFileACLs: refuses)
+            let plan = try await Migration(source: source, target: target, options: MigrationOptions(classes: ["Note"], dryRun: true), state: nil).run()
+            #expect((plan.plan?.unsupported ?? []).contains { $0.hasPrefix("file ACLs: local does not keep them") } == refuses)
             let report = try await migrate(source, target, state: scratch.path("state\(refuses)"), options: MigrationOptions(classes: ["Note"]))
             #expect(report.files.written == 1 && report.files.verified == 1 && report.files.failed == 0, "\(refuses): \(report.files) \(report.mismatches)")
             #expect(report.classes.first?.written == 1, "the run went on past the file")
@@ -1201,7 +1203,8 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     /// With a rule, the backend declares ``Capabilities/Feature/aclNarrowing``: an ACL the rule narrows (a non-nil
     /// answer) is refused on writes as `unsupported`, and ``narrowedACL(_:)`` answers the rule's ACL.
     let narrow: (@Sendable (ACL) -> ACL?)?
-    /// Uploads carrying an ACL are `unsupported`, as on a store whose files have no ACLs of their own.
+    /// Without ``Capabilities/Feature/fileACL``: uploads carrying an ACL are `unsupported`, as on a store whose files
+    /// have no ACLs of their own.
     let refusesFileACLs: Bool
 
     init(_ inner: any Backend, seed: UInt64, rate: UInt64 = 10, afterOnly: Bool = false, plainFileStore: Bool = false,
@@ -1230,6 +1233,7 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         if plainFileStore { c.features.remove(.fileAttachment) }
         c.features.subtract(without)
         if narrow != nil { c.features.insert(.aclNarrowing) }
+        if refusesFileACLs { c.features.remove(.fileACL) }
         return c
     }
 

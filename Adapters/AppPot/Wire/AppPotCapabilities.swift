@@ -43,6 +43,7 @@ public enum AppPotWire {
             .fieldOperations: "AppPot has no atomic field operations (increment, add, remove); only set and delete (null)",
             .nestedKeys: "AppPot columns are flat; there are no object fields to query into",
             .fileNames: "the AppPot server stores a file under a generated prefix plus the name given: keep the name the upload returns",
+            .fileACL: "AppPot files have no access control of their own",
             .emptyStringsAbsent: "the server answers a NULL column as \"\", so the client reads \"\" as absent: an empty string written reads back absent",
             .aclNarrowing: "an ACL no AppPot scope expresses (read without write, grants to other users or to roles) is narrowed to user scope: the writer's own record",
             .aclReadOnly: "AppPot scopes grant read and write together (user, group or all): read-only grants are refused",

@@ -17,6 +17,8 @@ public enum KiiWire {
         let features: Set<Capabilities.Feature> = Set(valueTypes).union([
             .objects, .count, .optimisticLocking, .files, .fileDelete, .fileList, .fileAttachment, .auth, .signUp,
             .fileNames, .unicodeFileNames,
+            // A file of the files bucket is an object with an ACL of its own (attached bodies follow their object's).
+            .fileACL,
             // An object is a JSON body in a bucket that appears with its first object; nothing declares a key's type
             // [inferred: kii.md §3 names no schema or type call, only size and indexing limits].
             .mixedFieldTypes,

@@ -53,6 +53,7 @@ public enum ParseWire {
         operators: Set(QueryOperator.allCases),
         maxPageSize: maxLimit, defaultPageSize: defaultLimit, maxBatchSize: 1000,
         notes: [
+            .fileACL: "Parse files have no ACL; protect the object that refers to the file",
             .files: "upload (POST /files/{name}) and download by url; deleting a file needs the master key (URL option masterKey), else unsupported",
             .fileDelete: "Parse Server deletes files for the master key only (URL option masterKey)",
             .batch: "POST /batch, sent in chunks of 20 (URL option batchSize, at most 50); results are per operation",

@@ -56,13 +56,13 @@ public actor BundleBackend: Backend {
     /// A finished bundle holds what was written into it: users with their fields and roles with their members among
     /// them (so verifying a bundle compares both), read only.
     static let readCapabilities = Capabilities(
-        features: Set<Capabilities.Feature>([.objects, .count, .listClasses, .listUsers, .userFields, .userEmail, .roles, .files, .fileList, .readOnly,
+        features: Set<Capabilities.Feature>([.objects, .count, .listClasses, .listUsers, .userFields, .userEmail, .fileACL, .roles, .files, .fileList, .readOnly,
                                               .acl, .clientIds, .clientTimestamps]).union(BundleBackend.valueTypes),
         operators: [], maxPageSize: 1000, defaultPageSize: 500, maxBatchSize: 0,
         notes: [.batch: "a finished bundle is read only", .auth: "a bundle has no sessions"])
 
     static let writeCapabilities = Capabilities(
-        features: Set<Capabilities.Feature>([.objects, .batch, .listUsers, .importUsers, .userFields, .userEmail, .roles, .files, .acl, .clientIds, .clientTimestamps,
+        features: Set<Capabilities.Feature>([.objects, .batch, .listUsers, .importUsers, .userFields, .userEmail, .fileACL, .roles, .files, .acl, .clientIds, .clientTimestamps,
                                               .mixedFieldTypes])
             .union(BundleBackend.valueTypes),
         operators: [], maxPageSize: 1000, defaultPageSize: 500, maxBatchSize: 1000,
