@@ -678,7 +678,7 @@ final class WriteBehind: @unchecked Sendable {
 func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     let call = OffPoolCall(body)
     return try await withCheckedThrowingContinuation { continuation in
-        stateCallQueue.async {
+        StateCallThreads.shared.submit {
             let result = call.run()
             continuation.resume(with: result)
         }
@@ -697,9 +697,50 @@ private final class OffPoolCall<T: Sendable>: @unchecked Sendable {
     }
 }
 
-/// Where ``offPool(_:)`` runs its calls: concurrent, so that a call waiting on the state database does not hold up
-/// another that would find it free; bounded in practice by the migration's concurrency.
-private let stateCallQueue = DispatchQueue(label: "mbaas-migration-state-calls", attributes: .concurrent)
+/// Where ``offPool(_:)`` runs its calls: threads of their own, one per call under way (an idle one is reused, a new one
+/// started when none is idle), so that a call waiting on the state database holds up neither another call that
+/// would find it free nor Swift's cooperative threads. Not a dispatch queue: on Linux a concurrent queue draws on the
+/// same root queue's threads as Swift's tasks, and a loaded machine adds none while they wait (a test saw a task
+/// wait over 60 s behind such calls). Their number is bounded in practice by the migration's concurrency.
+final class StateCallThreads: @unchecked Sendable {
+    static let shared = StateCallThreads()
+    private let lock = NSLock()
+    private var jobs: [@Sendable () -> Void] = []
+    private var head = 0
+    /// Each idle thread waits on its own semaphore: one submit wakes exactly one, or starts a thread.
+    private var idle: [DispatchSemaphore] = []
+
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        let wake: DispatchSemaphore? = lock.withLock {
+            jobs.append(job)
+            return idle.popLast()
+        }
+        if let wake { wake.signal(); return }
+        let thread = Thread { [self] in work() }
+        thread.name = "mbaas-migration-state"
+        thread.start()
+    }
+
+    private func next() -> (@Sendable () -> Void)? {
+        guard head < jobs.count else { return nil }
+        let job = jobs[head]
+        head += 1
+        if head > 64 && head * 2 > jobs.count { jobs.removeFirst(head); head = 0 }
+        return job
+    }
+
+    private func work() {
+        let mine = DispatchSemaphore(value: 0)
+        while true {
+            let job: (@Sendable () -> Void)? = lock.withLock {
+                if let job = next() { return job }
+                idle.append(mine)
+                return nil
+            }
+            if let job { job() } else { mine.wait() }
+        }
+    }
+}
 
 /// The memory behind ``MigrationState/settle(_:className:)``: for each settled kind and class, the mappings found so
 /// far (only mappings: an id found unmapped is asked again), at most `limit` in all.
