@@ -716,8 +716,11 @@ final class StateCallThreads: @unchecked Sendable {
             return idle.popLast()
         }
         if let wake { wake.signal(); return }
-        let thread = Thread { [self] in work() }
-        thread.name = "mbaas-migration-state"
+        // Named from within (Linux keeps 15 characters, and a name set before the start is not applied there).
+        let thread = Thread { [self] in
+            Thread.current.name = "mbaas-state"
+            work()
+        }
         thread.start()
     }
 

@@ -77,38 +77,47 @@ struct SettledMappingsTests {
 /// ``offPool(_:)``: a state call waiting on the state database holds a thread of its own, not a cooperative one.
 @Suite("State calls off the cooperative pool")
 struct OffPoolTests {
-    @Test("callers waiting on a held state database leave the cooperative pool free: a task started after them runs at once")
+    /// Checked on the mechanism, not by timing a task of the global pool: in a full parallel test run, other tests
+    /// (the CLI tests waiting for their child processes) can hold every cooperative thread for a minute.
+    @Test("state calls waiting on a held state database each hold a thread of their own, none of Swift's cooperative threads")
     func heldDatabaseDoesNotStallThePool() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let state = try MigrationState(directory: scratch.path("state"))
+        // Twice as many calls as the machine has cores (the cooperative pool's width).
+        let n = ProcessInfo.processInfo.activeProcessorCount * 2
+        let entered = LockedCounter()
+        let allWaiting = LockedFlag()
         let held = DispatchSemaphore(value: 0)
-        let probed = DispatchSemaphore(value: 0)
-        let probeRanWhileHeld = LockedFlag()
-        // Another thread holds the state database until the probe has run (or for 60 s at most), and notes which.
+        // Another thread holds the state database until every call is waiting for it (60 s at most: a failure).
         let holder = Thread {
             try? state.db.write { _ in
                 held.signal()
-                if probed.wait(timeout: .now() + 60) == .success { probeRanWhileHeld.set() }
+                let deadline = Date() + 60
+                while entered.value < n, Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+                if entered.value == n { allWaiting.set() }
             }
         }
         holder.start()
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in DispatchQueue.global().async { held.wait(); c.resume() } }
-        // Twice as many callers as cooperative threads, each waiting for the database.
-        let callers = (0..<ProcessInfo.processInfo.activeProcessorCount * 2).map { i in
-            Task {
-                try await offPool {
-                    try state.recordWritten(.record, className: "C", [.init(sourceId: "s\(i)", targetId: "t\(i)", fixups: nil, attachments: [])])
-                }
+        held.wait()
+        let done = DispatchGroup()
+        let names = LockedList()
+        for i in 0..<n {
+            done.enter()
+            StateCallThreads.shared.submit {
+                entered.increment()
+                try? state.recordWritten(.record, className: "C", [.init(sourceId: "s\(i)", targetId: "t\(i)", fixups: nil, attachments: [])])
+                names.append(Thread.current.name ?? "")
+                done.leave()
             }
         }
-        let probe = Task { probed.signal() }
-        await probe.value
-        for caller in callers { try await caller.value }
-        // Had the callers blocked the pool, the probe could run only once the holder gave up (and the callers were
-        // done): it ran while the database was still held. Not a timing: a loaded machine may take long either way.
-        #expect(probeRanWhileHeld.isSet)
-        #expect(try state.mappedCount(.record, className: "C") == callers.count)
+        done.wait()
+        // Every call waited at once, each on a thread of its own (a pool as wide as the cores would have let 2 in).
+        #expect(allWaiting.isSet, "\(entered.value) of \(n) calls were waiting while the database was held")
+        #expect(names.values.count == n && names.values.allSatisfy { $0 == "mbaas-state" }, "\(names.values)")
+        #expect(try state.mappedCount(.record, className: "C") == n)
+        // And offPool runs its call there: the awaiting task holds no thread meanwhile.
+        #expect(try await offPool { Thread.current.name } == "mbaas-state")
     }
 
     @Test("nothing a call captured outlives its await: a state folder is free again as soon as its last user returns")
@@ -157,4 +166,19 @@ final class LockedFlag: @unchecked Sendable {
     private var value = false
     func set() { lock.withLock { value = true } }
     var isSet: Bool { lock.withLock { value } }
+}
+
+/// A counter and a list shared with other threads.
+final class LockedCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
+}
+
+final class LockedList: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+    func append(_ item: String) { lock.withLock { items.append(item) } }
+    var values: [String] { lock.withLock { items } }
 }
