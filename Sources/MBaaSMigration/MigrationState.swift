@@ -699,9 +699,9 @@ private final class OffPoolCall<T: Sendable>: @unchecked Sendable {
 
 /// Where ``offPool(_:)`` runs its calls: threads of their own, one per call under way (an idle one is reused, a new one
 /// started when none is idle), so that a call waiting on the state database holds up neither another call that
-/// would find it free nor Swift's cooperative threads. Not a dispatch queue: on Linux a concurrent queue draws on the
-/// same root queue's threads as Swift's tasks, and a loaded machine adds none while they wait (a test saw a task
-/// wait over 60 s behind such calls). Their number is bounded in practice by the migration's concurrency.
+/// would find it free nor Swift's cooperative threads. Not a dispatch queue: on Linux a concurrent queue's jobs run on
+/// the default root queue's threads, the ones Swift's tasks run on (their thread names say so), so a call waiting
+/// there would hold one of them. Their number is bounded in practice by the migration's concurrency.
 final class StateCallThreads: @unchecked Sendable {
     static let shared = StateCallThreads()
     private let lock = NSLock()
