@@ -145,7 +145,7 @@ extension Migration {
         for (principal, access) in acl.entries {
             if !roles, principal.isRoleOrGroup {
                 if reporting {
-                    box.update { $0.problem("ACL grants to roles and groups are left out: \(self.target.adapterName) has no roles\(self.target.capabilities.note(for: .roles).map { " (\($0))" } ?? "")") }
+                    box.update { $0.problem("ACL grants to roles and groups are left out: \(self.target.adapterName) has no roles\(self.noted(.roles))") }
                 }
                 continue
             }
@@ -769,7 +769,7 @@ extension Migration {
                     acl = mapACL(given, maps: maps, className: Self.standaloneFiles, sourceId: name, reporting: true)
                 } else {
                     box.update {
-                        $0.problem(Self.fileACLProblem(self.target))
+                        $0.problem(self.fileACLProblem)
                         $0.warn(.init(kind: "acl", className: Self.standaloneFiles, sourceId: name, detail: "file '\(name)': its ACL is not kept"))
                     }
                 }
@@ -799,8 +799,8 @@ extension Migration {
     static let standaloneFiles = "(files)"
 
     /// What the plan and the report say of file ACLs on a target without ``MBaaSCore/Capabilities/Feature/fileACL``.
-    static func fileACLProblem(_ target: any Backend) -> String {
-        "file ACLs: \(target.adapterName) does not keep them\(target.capabilities.note(for: .fileACL).map { " (\($0))" } ?? ""); files are copied without theirs, as open as the store's other files"
+    var fileACLProblem: String {
+        "file ACLs: \(target.adapterName) does not keep them\(noted(.fileACL)); files are copied without theirs, as open as the store's other files"
     }
 
     /// A file of the target's store with this content, named like `name` (targets may add a suffix to a name).

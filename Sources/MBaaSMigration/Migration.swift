@@ -166,7 +166,7 @@ public final class Migration: Sendable {
             plan.files = files.count
             fileNames = Set(files.map(\.reference.name))
             if !target.capabilities.has(.fileACL), files.contains(where: { $0.acl != nil }) {
-                plan.unsupported.append(Self.fileACLProblem(target))
+                plan.unsupported.append(fileACLProblem)
             }
         }
         let sourceTypes = source.capabilities.features.filter { $0.rawValue.hasPrefix("value.") }
@@ -223,27 +223,27 @@ public final class Migration: Sendable {
             plan.users = n
             plan.roles = try await source.listRoles().count
             if !target.capabilities.has(.importUsers) && n > 0 {
-                plan.unsupported.append("users: \(target.adapterName) cannot import users\(target.capabilities.note(for: .importUsers).map { " (\($0))" } ?? "")")
+                plan.unsupported.append("users: \(target.adapterName) cannot import users\(noted(.importUsers))")
             } else if n > 0 {
                 let email = target.capabilities.has(.userEmail)
                 if !target.capabilities.has(.userFields) {
-                    plan.unsupported.append("users' custom fields\(mapping.sourceIdField.map { " and their source id ('\($0)')" } ?? ""): \(target.adapterName) does not keep them\(target.capabilities.note(for: .userFields).map { " (\($0))" } ?? ""); users are verified by user name\(email ? " and e-mail" : "")")
+                    plan.unsupported.append("users' custom fields\(mapping.sourceIdField.map { " and their source id ('\($0)')" } ?? ""): \(target.adapterName) does not keep them\(noted(.userFields)); users are verified by user name\(email ? " and e-mail" : "")")
                 }
                 if !email {
-                    plan.unsupported.append("users' e-mail addresses: \(target.adapterName) does not keep them\(target.capabilities.note(for: .userEmail).map { " (\($0))" } ?? ""); users are verified by user name")
+                    plan.unsupported.append("users' e-mail addresses: \(target.adapterName) does not keep them\(noted(.userEmail)); users are verified by user name")
                 }
             }
         }
         for feature in sourceTypes.sorted(by: { $0.rawValue < $1.rawValue }) where !target.capabilities.has(feature) {
-            plan.unsupported.append("\(feature.rawValue.dropFirst(6)) values: \(target.adapterName) does not keep them exactly\(target.capabilities.note(for: feature).map { " (\($0))" } ?? "")")
+            plan.unsupported.append("\(feature.rawValue.dropFirst(6)) values: \(target.adapterName) does not keep them exactly\(noted(feature))")
         }
         if !target.capabilities.has(.acl) {
-            plan.unsupported.append("ACLs: \(target.adapterName) does not enforce per-record ACLs\(target.capabilities.note(for: .acl).map { " (\($0))" } ?? ""); records are written without them")
+            plan.unsupported.append("ACLs: \(target.adapterName) does not enforce per-record ACLs\(noted(.acl)); records are written without them")
         } else if target.capabilities.has(.aclNarrowing) {
-            plan.unsupported.append("ACLs: \(target.adapterName) cannot store every ACL\(target.capabilities.note(for: .aclNarrowing).map { " (\($0))" } ?? ""); a record whose ACL it cannot store is written with the nearest one it can that grants nobody else more, with a warning per ACL")
+            plan.unsupported.append("ACLs: \(target.adapterName) cannot store every ACL\(noted(.aclNarrowing)); a record whose ACL it cannot store is written with the nearest one it can that grants nobody else more, with a warning per ACL")
         }
         if target.capabilities.has(.emptyStringsAbsent) {
-            plan.unsupported.append("empty strings: \(target.adapterName) reads them back absent\(target.capabilities.note(for: .emptyStringsAbsent).map { " (\($0))" } ?? ""); verification counts an empty string and no value as equal")
+            plan.unsupported.append("empty strings: \(target.adapterName) reads them back absent\(noted(.emptyStringsAbsent)); verification counts an empty string and no value as equal")
         }
         if !target.capabilities.has(.fileAttachment) && !target.capabilities.has(.files) {
             plan.unsupported.append("files: \(target.adapterName) has no file store")
@@ -274,7 +274,7 @@ public final class Migration: Sendable {
             guard kinds.count > 1 else { continue }
             let name = cp.renames[field] ?? field
             notes.append("\(cp.source).\(field) holds \(kinds.sorted().joined(separator: " and ")) values (among the first \(sampled) records): "
-                         + "\(target.adapterName) keeps one type per field\(target.capabilities.note(for: .mixedFieldTypes).map { " (\($0))" } ?? ""); "
+                         + "\(target.adapterName) keeps one type per field\(noted(.mixedFieldTypes)); "
                          + "records whose \(name) has another type than the field's are refused and reported failed")
         }
         return notes
@@ -299,7 +299,7 @@ public final class Migration: Sendable {
                 observer(.phase("roles"))
                 try await copyRoles(state)
             } else if let roles = try? await source.listRoles(), !roles.isEmpty {
-                box.update { $0.problem("\(roles.count) roles not carried: \(target.adapterName) has no roles\(target.capabilities.note(for: .roles).map { " (\($0))" } ?? "")") }
+                box.update { $0.problem("\(roles.count) roles not carried: \(target.adapterName) has no roles\(noted(.roles))") }
             }
         }
         observer(.phase("records"))
@@ -378,14 +378,21 @@ struct TargetTraits: Sendable {
     }
 }
 
-/// What the target answered for each ACL it stores narrowed (``MBaaSCore/ObjectStore/narrowedACL(_:)``), asked
-/// once per distinct ACL in a run.
+/// What the target answered for each ACL it stores narrowed (``MBaaSCore/ObjectStore/narrowedACL(_:)``), kept for
+/// the run (batches running at once may both ask for one ACL; the first answer kept says so).
 final class ACLNarrowings: @unchecked Sendable {
     private let lock = NSLock()
     private var known: [ACL: ACL] = [:]
     func get(_ acl: ACL) -> ACL? { lock.withLock { known[acl] } }
     /// Keeps the answer; true when it was not known yet.
     func set(_ acl: ACL, _ narrowed: ACL) -> Bool { lock.withLock { known.updateValue(narrowed, forKey: acl) == nil } }
+}
+
+extension Migration {
+    /// The target's note on a feature, as plan lines and problems quote it: ` (note)`, or nothing.
+    func noted(_ feature: Capabilities.Feature) -> String {
+        target.capabilities.note(for: feature).map { " (\($0))" } ?? ""
+    }
 }
 
 /// File-link fields per source class, set by the plan before anything is written.
