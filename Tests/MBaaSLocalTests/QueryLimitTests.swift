@@ -61,12 +61,12 @@ struct QueryLimitTests {
     @Test func catastrophicRegexIsStopped() async throws {
         let b = try memoryBackend()
         _ = try await b.create(Record(className: "T", fields: ["s": .string(String(repeating: "a", count: 46))]))
-        let started = Date()
         let e = await expectError(.invalidRequest) {
             try await b.queryPage(Query("T", predicate: .regex("s", "(a|a)+c|!", options: "")))
         }
+        // The match budget stopped it (an unbounded match takes 34 s of CPU and ends without this error). No wall-clock
+        // bound: CI's full parallel run on two cores once took 34 s to get here.
         #expect(e?.message.contains("took more than 250 ms") == true, "\(String(describing: e))")
-        #expect(Date().timeIntervalSince(started) < 30)   // not the 34 s of CPU an unbounded match takes
         // Ordinary patterns still match.
         #expect(try await b.count(Query("T", predicate: .regex("s", "^a+$", options: ""))) == 1)
     }
