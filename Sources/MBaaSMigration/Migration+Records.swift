@@ -350,20 +350,20 @@ extension Migration {
         // run or an earlier one) are looked up for the whole batch at once, since many records often link one file;
         // the others are copied side by side, up to `concurrency` at a time: one after another, each copy's round
         // trips (source, target, state) set the pace of the whole class.
-        var files: [String: FileReference?] = [:]
+        var files: [String: LinkedFileCopy] = [:]
         var missing: [(key: String, ref: FileReference)] = []
         for p in prepared where p.existingTargetId == nil {
             for f in p.inlineFiles {
                 let key = Self.fileKey(f.ref)
-                if files[key] == nil { files[key] = .some(nil); missing.append((key, f.ref)) }
+                if files[key] == nil { files[key] = .missing; missing.append((key, f.ref)) }
             }
         }
         if !missing.isEmpty {
             let keys = missing.map(\.key)
             let copiedBefore = try await offPool { try state.copiedFiles(keys) }
             missing.removeAll { copiedBefore[$0.key] != nil }
-            for (key, copied) in copiedBefore { files[key] = copied.target }
-            try await withThrowingTaskGroup(of: (String, FileReference?).self) { group in
+            for (key, copied) in copiedBefore { files[key] = .copied(copied.target) }
+            try await withThrowingTaskGroup(of: (String, LinkedFileCopy).self) { group in
                 var inFlight = 0
                 for (key, ref) in missing {
                     if inFlight >= max(1, options.concurrency), let (k, copied) = try await group.next() {
@@ -376,20 +376,28 @@ extension Migration {
                 for try await (k, copied) in group { files[k] = copied }
             }
         }
+        // A record linking a file that could not be copied is not written: it fails, named with the file and why,
+        // and the next run tries it again (written with its field as the source had it, it would be mapped, and its
+        // file never tried again).
+        var refused: [String: String] = [:]
         for i in prepared.indices where !prepared[i].inlineFiles.isEmpty && prepared[i].existingTargetId == nil {
             for f in prepared[i].inlineFiles {
-                if let ref = files[Self.fileKey(f.ref)] ?? nil {
+                switch files[Self.fileKey(f.ref)] ?? .missing {
+                case .copied(let ref):
                     prepared[i].record.fields[f.field] = .file(ref)
-                } else {
+                case .missing:
                     // Not in the source's file store: each record linking it is named.
                     warnMissingFile(f.ref, className: cls, sourceId: prepared[i].sourceId)
                     prepared[i].record.fields[f.field] = f.original
+                case .failed(let error):
+                    refused[prepared[i].sourceId] = refused[prepared[i].sourceId]
+                        ?? "file '\(f.ref.name)' (field \(f.field)) could not be copied, so the record was not written: \(error)"
                 }
             }
         }
         let linkFields = Set(prepared.flatMap { ($0.attachments + $0.inlineFiles).map(\.field) })
         if !linkFields.isEmpty { try await offPool { for f in linkFields { try state.addFileField(className: cls, field: f) } } }
-        let toCreate = prepared.filter { $0.existingTargetId == nil }
+        let toCreate = prepared.filter { $0.existingTargetId == nil && refused[$0.sourceId] == nil }
         let creating = toCreate.map(\.sourceId)
         let inFlight = creating.isEmpty ? nil : try await offPool { try state.beginWrites(.record, className: cls, sourceIds: creating) }
         let outcome = try await createWithRetry(toCreate, className: cls)
@@ -414,9 +422,12 @@ extension Migration {
         box.update { report in
             report.classes[index].written += written.count - resumedCount
             report.classes[index].skipped += resumedCount
-            report.classes[index].failed += outcome.failed.count
+            report.classes[index].failed += outcome.failed.count + refused.count
             for (id, error) in outcome.failed.sorted(by: { $0.key < $1.key }) {
                 report.add(.init(kind: "failed", className: cls, sourceId: id, detail: error.description))
+            }
+            for (id, detail) in refused.sorted(by: { $0.key < $1.key }) {
+                report.add(.init(kind: "failed", className: cls, sourceId: id, detail: detail))
             }
         }
         return records.count
@@ -597,7 +608,7 @@ extension Migration {
     /// Copies one source file into the target's store, once however many batches link it at the same moment (they
     /// share the copy): the target's reference, or `nil` when the source does not have the file (each caller names
     /// its records that link it).
-    func copySharedFile(_ ref: FileReference, key: String, linked: Bool, _ state: MigrationState) async throws -> FileReference? {
+    func copySharedFile(_ ref: FileReference, key: String, linked: Bool, _ state: MigrationState) async throws -> LinkedFileCopy {
         try await fileCopies.once(key) { try await self.copyFileOnce(ref, key: key, linked: linked, state) }
     }
 
@@ -617,13 +628,27 @@ extension Migration {
     /// it again (where the target can list its files; a store whose names are unique answers `duplicate`, which is
     /// resolved the same way).
     ///
-    /// `nil` when the source does not have the file (its callers report it, each for its own record).
-    func copyFileOnce(_ ref: FileReference, key: String, linked: Bool, _ state: MigrationState) async throws -> FileReference? {
-        if let copied = try await offPool({ try state.copiedFile(key) }) { return copied.target }
+    /// ``LinkedFileCopy/missing`` when the source does not have the file (its callers report it, each for its own
+    /// record); ``LinkedFileCopy/failed(_:)`` when the source cannot read it or the target refuses it after retries
+    /// (counted here, once for the run; each caller fails its own records). Only cancellation and the state's own
+    /// errors end the run.
+    func copyFileOnce(_ ref: FileReference, key: String, linked: Bool, _ state: MigrationState) async throws -> LinkedFileCopy {
+        if let copied = try await offPool({ try state.copiedFile(key) }) { return .copied(copied.target) }
         box.update { $0.files.read += 1 }
+        func failed(_ error: any Error, _ what: String) throws -> LinkedFileCopy {
+            if error is CancellationError || Task.isCancelled { throw error }
+            let e = MBaaSError.wrap(error)
+            box.update {
+                $0.files.failed += 1
+                $0.add(.init(kind: "failed", className: Self.linkedFiles, sourceId: key, detail: "file '\(ref.name)' \(what): \(e)"))
+            }
+            return .failed(e)
+        }
         let data: Data
         do { data = try await withRetry { try await self.source.download(ref) } } catch let e as MBaaSError where e.kind == .notFound {
-            return nil
+            return .missing
+        } catch {
+            return try failed(error, "cannot be read")
         }
         let size = Int64(data.count)
         let sha = sha256Hex(data)
@@ -636,18 +661,23 @@ extension Migration {
         {
             try await record(existing)
             box.update { $0.files.skipped += 1 }
-            return existing
+            return .copied(existing)
         }
         try await offPool { try state.addPending(.file, className: Self.linkedFiles, sourceIds: [key]) }
         let upload = FileUpload(name: ref.name, source: .data(data), contentType: ref.contentType ?? guessContentType(forFileName: ref.name))
         let stored: FileReference
-        do { stored = try await withRetry { try await self.target.upload(upload) } } catch let e as MBaaSError where e.kind == .duplicate {
-            guard let existing = try await findCopiedFile(ref.name, size: size, sha256: sha) else { throw e }
-            stored = existing
+        do {
+            do { stored = try await withRetry { try await self.target.upload(upload) } } catch let e as MBaaSError where e.kind == .duplicate {
+                guard let existing = try await findCopiedFile(ref.name, size: size, sha256: sha) else { throw e }
+                stored = existing
+            }
+        } catch {
+            // Its in-flight mark stays: the next run looks for it on the target before uploading it again.
+            return try failed(error, "cannot be copied to \(target.adapterName)")
         }
         try await record(stored)
         box.update { $0.files.written += 1 }
-        return stored
+        return .copied(stored)
     }
 
     /// Attaches the files of the records written in phase 1 (targets with ``Capabilities/Feature/fileAttachment``).
@@ -723,7 +753,8 @@ extension Migration {
     func copyStandaloneFiles(_ state: MigrationState) async throws {
         guard source.capabilities.has(.fileList) else { return }
         let files = try await withRetry { try await self.source.listFiles(prefix: nil, limit: nil) }
-        let unattached = files.filter { $0.reference.attachment == nil }
+        // A file records link to that could not be copied for them is not tried again as one no record links to.
+        let unattached = files.filter { $0.reference.attachment == nil && !fileCopies.hasFailed($0.reference.name) }
         let standalone = try await offPool {
             try unattached.filter { try state.copiedFile($0.reference.name) == nil && !state.isLinkedByAttachment($0.reference.name) }
         }
@@ -739,7 +770,8 @@ extension Migration {
         }
     }
 
-    /// Copies one file no record links to; a failure is counted and listed, except `unsupported`, which stops the run.
+    /// Copies one file no record links to; a failure (the target refusing its name or its ACL, say) is counted and
+    /// listed for that file, and the run goes on. Only cancellation ends it.
     func copyStandaloneFile(_ info: FileInfo, wasPending: Bool, _ state: MigrationState) async throws {
         let name = info.reference.name
         do {
@@ -786,8 +818,8 @@ extension Migration {
             try await record(stored)
             box.update { $0.files.written += 1 }
         } catch {
+            if error is CancellationError || Task.isCancelled { throw error }
             let e = MBaaSError.wrap(error)
-            guard e.kind != .unsupported else { throw e }
             box.update {
                 $0.files.failed += 1
                 $0.add(.init(kind: "failed", className: Self.standaloneFiles, sourceId: name, detail: "file '\(name)': \(e)"))
@@ -949,20 +981,44 @@ extension Migration {
     }
 }
 
-/// Copies in progress, by key: a caller that finds one running waits for it instead of starting another. An entry
-/// lives only while its copy runs (the copy records its result in the state first, where later callers find it).
-final class SharedFileCopies: Sendable {
-    private let running = Mutex<[String: Task<FileReference?, any Error>]>([:])
+/// What copying one linked file came to.
+enum LinkedFileCopy: Sendable {
+    /// In the target's store (copied now, or by an earlier batch or run).
+    case copied(FileReference)
+    /// Not in the source's file store.
+    case missing
+    /// The source could not read it, or the target refused it (after retries): the records linking it fail.
+    case failed(MBaaSError)
+}
 
-    func once(_ key: String, _ body: @escaping @Sendable () async throws -> FileReference?) async throws -> FileReference? {
+/// Copies in progress, by key: a caller that finds one running waits for it instead of starting another. An entry
+/// lives only while its copy runs (the copy records its result in the state first, where later callers find it);
+/// a copy that failed is remembered for the rest of the run, so that later batches linking the file fail their
+/// records without asking again (the next run does).
+final class SharedFileCopies: Sendable {
+    private let running = Mutex<(tasks: [String: Task<LinkedFileCopy, any Error>], failed: [String: MBaaSError])>(([:], [:]))
+
+    /// Whether the copy of `key` failed in this run.
+    func hasFailed(_ key: String) -> Bool { running.withLock { $0.failed[key] != nil } }
+
+    func once(_ key: String, _ body: @escaping @Sendable () async throws -> LinkedFileCopy) async throws -> LinkedFileCopy {
         let task = running.withLock { running in
-            if let task = running[key] { return task }
+            if let failed = running.failed[key] { return Task<LinkedFileCopy, any Error> { .failed(failed) } }
+            if let task = running.tasks[key] { return task }
             // Created and entered under the lock: the task's own removal waits for the entry to exist.
             let task = Task {
-                defer { self.running.withLock { $0[key] = nil } }
-                return try await body()
+                let outcome: LinkedFileCopy
+                do { outcome = try await body() } catch {
+                    self.running.withLock { $0.tasks[key] = nil }
+                    throw error
+                }
+                self.running.withLock {
+                    $0.tasks[key] = nil
+                    if case .failed(let e) = outcome { $0.failed[key] = e }
+                }
+                return outcome
             }
-            running[key] = task
+            running.tasks[key] = task
             return task
         }
         // A cancelled caller (its task group failed) cancels the copy rather than wait for its retries.

@@ -978,6 +978,60 @@ struct MigrationTests {
         await source.close()
     }
 
+    @Test("a file the target refuses fails alone: the records linking it are not written and are named, the run goes on, and a later run moves them")
+    func refusedFiles() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try openLocal(scratch.path("s.db"))
+        _ = try await source.importUser(DirectoryUser(id: "boss", username: "boss"), password: .unusable)
+        for name in ["good.png", "bad.png", "loose.txt", "bad-loose.txt", "shared.txt"] {
+            _ = try await source.upload(FileUpload(name: name, source: .data(Data(name.utf8)), contentType: "text/plain",
+                                                   acl: name == "shared.txt" ? ACL([.role("staff"): .read]) : nil))
+        }
+        _ = try await source.create(Record(className: "Note", id: "n1", fields: ["photo": .file(FileReference(name: "good.png"))]))
+        _ = try await source.create(Record(className: "Note", id: "n2", fields: ["photo": .file(FileReference(name: "bad.png"))]))
+        _ = try await source.create(Record(className: "Note", id: "n3", fields: ["photo": .file(FileReference(name: "bad.png")), "n": 3]))
+        _ = try await source.create(Record(className: "Note", id: "n4", fields: ["text": "no file"]))
+        let local = try openLocal(scratch.path("t.db"))
+        // Names starting with "bad" are refused as unsupported; so is a role grant on a file (the rule narrows it).
+        // A plain file store: files are copied before the records that hold them (with attachments, the record is
+        // written first and its attachment fails on its own, as `attach` reports).
+        let refusing = FlakyBackend(local, seed: 0, rate: 0, plainFileStore: true, narrow: { acl in acl.entries.keys.contains { if case .role = $0 { true } else { false } } ? ACL() : nil },
+                                    refusesFileName: { $0.hasPrefix("bad") })
+        let options = MigrationOptions(classes: ["Note"], batchSize: 1, concurrency: 2)
+        for run in 1...2 {
+            let report = try await migrate(source, refusing, state: scratch.path("state"), options: options)
+            let note = try #require(report.classes.first { $0.source == "Note" })
+            #expect(note.written == (run == 1 ? 2 : 0) && note.skipped == (run == 1 ? 0 : 2) && note.failed == 2, "run \(run): \(note)")
+            // bad.png once (not once per record or batch), bad-loose.txt, and shared.txt's role grant.
+            #expect(report.files.failed == 3, "run \(run): \(report.files) \(report.mismatches)")
+            let failures = report.mismatches.filter { $0.kind == "failed" }
+            for id in ["n2", "n3"] {
+                #expect(failures.contains { $0.sourceId == id && $0.detail.hasPrefix("file 'bad.png' (field photo) could not be copied, so the record was not written:")
+                    && $0.detail.contains("the file name 'bad.png'") }, "run \(run) \(id): \(failures)")
+            }
+            #expect(failures.contains { $0.sourceId == "bad-loose.txt" && $0.detail.contains("the file name 'bad-loose.txt'") }, "\(failures)")
+            #expect(failures.contains { $0.sourceId == "shared.txt" && $0.detail.contains("it narrows ACLs") }, "\(failures)")
+            #expect(!report.ok)
+        }
+        // Nothing reached the target half-written: no record links a file the store lacks, no file lost its ACL.
+        func stored(_ id: String) async throws -> Record {
+            try #require(try await local.queryPage(Query("Note", predicate: .compare("sourceObjectId", .eq, .string(id)))).records.first)
+        }
+        #expect(try await stored("n1").fields["photo"]?.fileValue?.name == "good.png")
+        #expect(try await local.count(Query("Note")) == 2)
+        #expect(try await local.listFiles(prefix: nil, limit: nil).map(\.reference.name).sorted() == ["good.png", "loose.txt"])
+        // The target now takes them: the same command moves what failed, and everything verifies.
+        let report = try await migrate(source, FlakyBackend(local, seed: 0, rate: 0, plainFileStore: true), state: scratch.path("state"), options: options)
+        let note = try #require(report.classes.first { $0.source == "Note" })
+        #expect(note.written == 2 && note.failed == 0 && note.verified == 4 && report.files.failed == 0, "\(note) \(report.files) \(report.mismatches)")
+        #expect(report.ok, "\(report.mismatches)")
+        #expect(try await local.download(try #require(try await stored("n3").fields["photo"]?.fileValue)) == Data("bad.png".utf8))
+        #expect(try await local.listFiles(prefix: "shared", limit: nil).first?.acl == ACL([.role("staff"): .read]))
+        await local.close()
+        await source.close()
+    }
+
     @Test("on a target that keeps no user fields, users an interrupted run imported are matched by name, with a warning, not imported twice")
     func resumeUsersWithoutFields() async throws {
         let scratch = try Scratch()
@@ -1202,9 +1256,12 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     /// Without ``Capabilities/Feature/fileACL``: uploads carrying an ACL are `unsupported`, as on a store whose files
     /// have no ACLs of their own.
     let refusesFileACLs: Bool
+    /// File names the store refuses as `unsupported`, as NCMB's file store refuses full-width names.
+    let refusesFileName: @Sendable (String) -> Bool
 
     init(_ inner: any Backend, seed: UInt64, rate: UInt64 = 10, afterOnly: Bool = false, plainFileStore: Bool = false,
          uploadDelay: Duration = .zero, without: Set<Capabilities.Feature> = [], narrow: (@Sendable (ACL) -> ACL?)? = nil, refusesFileACLs: Bool = false,
+         refusesFileName: @escaping @Sendable (String) -> Bool = { _ in false },
          userFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil },
          findUserFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil }) {
         self.inner = inner
@@ -1216,6 +1273,7 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         self.without = without
         self.narrow = narrow
         self.refusesFileACLs = refusesFileACLs
+        self.refusesFileName = refusesFileName
         self.userFault = userFault
         self.findUserFault = findUserFault
     }
@@ -1301,6 +1359,8 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         defer { lock.withLock { inFlight -= 1 } }
         if uploadDelay > .zero { try await Task.sleep(for: uploadDelay) }
         if refusesFileACLs, upload.acl != nil { throw MBaaSError.unsupported("file ACLs", by: "flaky", reason: "its files have no ACLs") }
+        if refusesFileName(upload.name) { throw MBaaSError.unsupported("the file name '\(upload.name)'", by: "flaky", reason: "it refuses such names") }
+        try checkStorable(upload.acl)
         let stored = try await inner.upload(upload)
         lock.withLock { uploaded.append(upload.name) }
         return stored
