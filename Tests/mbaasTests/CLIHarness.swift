@@ -32,11 +32,12 @@ struct CLIHarness {
 
     func cleanUp() { try? FileManager.default.removeItem(at: directory) }
 
-    /// Runs blocking work (child processes waited for) on a dispatch thread: a long wait does not hold one of Swift's
-    /// cooperative threads (two on a two-core machine), which servers run by tests in parallel need to answer.
+    /// Runs blocking work (child processes waited for) on a thread of its own: a long wait does not hold one of Swift's
+    /// cooperative threads (two on a two-core machine), which servers run by tests in parallel need to answer. Not a
+    /// dispatch queue: on Linux its global queues run on the threads Swift's tasks run on.
     static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+            Thread { continuation.resume(with: Result { try body() }) }.start()
         }
     }
 

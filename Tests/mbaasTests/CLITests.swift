@@ -3,7 +3,7 @@ import MBaaSCore
 import Testing
 import XCTest
 
-@Suite("mbaas CLI, end to end on a sqlite: database")
+@Suite("mbaas CLI, end to end on a sqlite: database", .ownThreads)
 struct CLITests {
     @Test func objectsCRUD() throws {
         let cli = try CLIHarness()
@@ -168,7 +168,7 @@ struct CLITests {
     }
 }
 
-@Suite("bench commands run end to end")
+@Suite("bench commands run end to end", .ownThreads)
 struct BenchCLITests {
     /// Every HTTP adapter is measured on its cassette's canned answers (a few operations: this checks that the
     /// bench runs, not its numbers, which belong to release builds).

@@ -7,7 +7,7 @@ import Glibc
 
 /// The CLI under misuse and faults, run as a child process (issue 11): output errors, concurrent logins,
 /// database modes, interrupted uploads.
-@Suite("mbaas CLI hardening")
+@Suite("mbaas CLI hardening", .ownThreads)
 struct HardeningTests {
     // MARK: Output errors
 

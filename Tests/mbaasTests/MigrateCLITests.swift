@@ -9,7 +9,7 @@ import Glibc
 let sampleExportDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("Fixtures/Samples/ncmb-memo-export").path
 
-@Suite("mbaas migrate, export, import, verify, samples", .serialized)
+@Suite("mbaas migrate, export, import, verify, samples", .serialized, .ownThreads)
 struct MigrateCLITests {
     @Test("the README's main job: the NCMB sample into the embedded store, verified, with a JSON report")
     func mainJob() throws {

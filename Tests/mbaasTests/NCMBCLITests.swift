@@ -9,7 +9,7 @@ import Testing
 /// auth commands on an `ncmb+http://` URL served by a loopback server that replays an authored cassette
 /// (`Fixtures/CLICassettes/ncmb/session.json`, written by `MBAAS_AUTHOR_CASSETTES=1 swift test --filter
 /// CLICassetteAuthoring` from the NCMB simulator).
-@Suite("mbaas CLI against NCMB")
+@Suite("mbaas CLI against NCMB", .ownThreads)
 struct NCMBCLITests {
     static let appKey = "cliApplicationKey"
     static let clientKey = "cliClientKey"

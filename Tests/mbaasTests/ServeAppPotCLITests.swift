@@ -3,7 +3,7 @@ import MBaaSCore
 import Testing
 
 /// `mbaas serve --dialect apppot`: users from a file, the printed backend URL, other mbaas commands through it.
-@Suite("mbaas serve --dialect apppot")
+@Suite("mbaas serve --dialect apppot", .ownThreads)
 struct ServeAppPotCLITests {
     @Test func servesTheAppPotDialectWithUsersFromAFile() throws {
         let cli = try CLIHarness()

@@ -4,7 +4,7 @@ import Testing
 
 /// `mbaas serve --dialect ncmb` as a process: the printed URLs, a client command through it, SIGTERM, and the
 /// documented errors.
-@Suite("mbaas serve --dialect ncmb")
+@Suite("mbaas serve --dialect ncmb", .ownThreads)
 struct ServeNCMBCLITests {
     @Test("serves with --data, answers objects commands, and on SIGTERM exits 143 with the data folded into the file")
     func servesAndStops() throws {

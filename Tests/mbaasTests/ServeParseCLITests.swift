@@ -3,7 +3,7 @@ import MBaaSCore
 import Testing
 
 /// `mbaas serve --dialect parse`: the printed backend URL, other mbaas commands through it, the master key option.
-@Suite("mbaas serve --dialect parse")
+@Suite("mbaas serve --dialect parse", .ownThreads)
 struct ServeParseCLITests {
     @Test func servesTheParseDialect() throws {
         let cli = try CLIHarness()
