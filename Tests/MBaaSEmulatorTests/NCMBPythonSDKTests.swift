@@ -1,13 +1,14 @@
 import Foundation
 import MBaaSCore
 import MBaaSEmulator
+import MBaaSTesting
 import Testing
 
 /// The vendor's own NCMB Python SDK (PyPI `NCMB==1.3.1`, which nobody at MBaaSKit wrote) drives the NCMB dialect
 /// over HTTP: objects, queries with where/order/limit/count, sign-up, log-in, log-out, all signed by the SDK.
 /// The script is `Tests/NCMBPythonSDK/drive.py`. `.ci/run` installs the SDK into `.tools/ncmb-venv` and sets
 /// `MBAAS_NCMB_PYTHON` to that venv's python; without it the test is skipped (reported as skipped, not passed).
-@Suite("NCMB dialect driven by the vendor's Python SDK")
+@Suite("NCMB dialect driven by the vendor's Python SDK", .ownThreads)
 struct NCMBPythonSDKTests {
     static let python = ProcessInfo.processInfo.environment["MBAAS_NCMB_PYTHON"]
 
@@ -26,14 +27,19 @@ struct NCMBPythonSDKTests {
         env["MBAAS_NCMB_APPLICATION_KEY"] = dialect.configuration.applicationKey
         env["MBAAS_NCMB_CLIENT_KEY"] = dialect.configuration.clientKey
         process.environment = env
-        let out = Pipe(), err = Pipe()
+        // Stdout through a pipe read to its end before waiting; stderr into a file, so that neither can fill up and
+        // block the script while the other is read. The waits hold a thread of the suite's own (`.ownThreads`).
+        let errFile = FileManager.default.temporaryDirectory.appendingPathComponent("ncmb-python-sdk-\(UUID().uuidString).err")
+        _ = FileManager.default.createFile(atPath: errFile.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errFile) }
+        let out = Pipe(), err = try FileHandle(forWritingTo: errFile)
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        // Read before waiting so a full pipe cannot block the script.
         let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        try err.close()
+        let errors = String(decoding: try Data(contentsOf: errFile), as: UTF8.self)
         await running.stop()
         #expect(process.terminationStatus == 0, "drive.py failed:\n\(output)\n\(errors)")
         let summary = output.split(separator: "\n").last { $0.hasPrefix("ncmb-python-sdk: ") }

@@ -9,7 +9,7 @@ import Testing
 /// (`Tests/mbaasTests/NCMBCLITests.swift`) replays: the built `mbaas` binary runs a fixed script of object, file
 /// and auth commands against the simulator behind a loopback server, through a recording transport.
 /// A generator, not a test: it runs only with `MBAAS_AUTHOR_CASSETTES=1` (build the `mbaas` product first).
-@Suite("NCMB CLI cassette")
+@Suite("NCMB CLI cassette", .ownThreads)
 struct CLICassetteAuthoring {
     static let appKey = "cliApplicationKey"
     static let clientKey = "cliClientKey"

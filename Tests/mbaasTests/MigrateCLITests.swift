@@ -1,6 +1,7 @@
 import Foundation
 import MBaaSCore
 @testable import MBaaSMigration
+import MBaaSTesting
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+import MBaaSTesting
 import Testing
 
 /// `mbaas serve --dialect apppot`: users from a file, the printed backend URL, other mbaas commands through it.

@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+import MBaaSTesting
 import Testing
 
 /// `mbaas serve --dialect ncmb` as a process: the printed URLs, a client command through it, SIGTERM, and the

@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+import MBaaSTesting
 import Testing
 
 /// `mbaas serve --dialect parse`: the printed backend URL, other mbaas commands through it, the master key option.

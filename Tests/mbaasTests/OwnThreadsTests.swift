@@ -1,43 +1,6 @@
 import Foundation
+import MBaaSTesting
 import Testing
-
-/// Runs every job of a test on a thread of its own, never on one of Swift's cooperative threads.
-///
-/// The CLI tests wait for child processes synchronously (`waitUntilExit`, blocking pipe reads). Every test target
-/// runs in one process with one cooperative pool, as wide as the cores (two here): two such waits on it would stall
-/// every other test of the run, servers included, for as long as the children run. A test scoped by
-/// ``OwnThreadsTrait`` prefers this executor, so its body and what it awaits run on threads started for them.
-final class OwnThreadsExecutor: TaskExecutor {
-    static let shared = OwnThreadsExecutor()
-    /// The name of the threads, set from within (Linux ignores a name given before the thread starts).
-    static let threadName = "mbaas-cli-test"
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        let executor = asUnownedTaskExecutor()
-        // A thread per job: a job that blocks holds only its own thread, whatever else is waiting.
-        Thread {
-            Thread.current.name = Self.threadName
-            job.runSynchronously(on: executor)
-        }.start()
-    }
-}
-
-/// Scopes each test of a suite (recursively) to ``OwnThreadsExecutor``.
-struct OwnThreadsTrait: SuiteTrait, TestTrait, TestScoping {
-    var isRecursive: Bool { true }
-
-    func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? { testCase == nil ? nil : self }
-
-    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        try await withTaskExecutorPreference(OwnThreadsExecutor.shared) { try await function() }
-    }
-}
-
-extension Trait where Self == OwnThreadsTrait {
-    /// Runs the tests on threads of their own (``OwnThreadsExecutor``), off Swift's cooperative pool.
-    static var ownThreads: Self { OwnThreadsTrait() }
-}
 
 @Suite("CLI tests run off the cooperative pool", .ownThreads)
 struct OwnThreadsTests {
