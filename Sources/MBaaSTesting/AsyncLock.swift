@@ -1,16 +1,18 @@
 import Foundation
 
 /// A lock for async code: tasks that share a live resource (one server's schema, a port) take turns, first come
-/// first served, across suites and test targets of one process.
+/// first served, across suites and test targets of one process. With `permits` above 1, a semaphore: that many
+/// hold it at once. Waiting holds no thread.
 ///
 /// ```swift
 /// try await AsyncLock.named("pocketbase-users").withLock { try await migrateUsers() }
 /// ```
 public actor AsyncLock {
-    private var held = false
+    private let permits: Int
+    private var holders = 0
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
-    public init() {}
+    public init(permits: Int = 1) { self.permits = max(1, permits) }
 
     /// Runs `body` while holding the lock (released when it returns or throws).
     public func withLock<T: Sendable>(_ body: @Sendable () async throws -> T) async rethrows -> T {
@@ -20,12 +22,13 @@ public actor AsyncLock {
     }
 
     private func acquire() async {
-        if !held { held = true; return }
+        if holders < permits { holders += 1; return }
         await withCheckedContinuation { waiters.append($0) }
     }
 
+    /// A waiter takes over the permit; with none, it is given back.
     private func release() {
-        if waiters.isEmpty { held = false } else { waiters.removeFirst().resume() }
+        if waiters.isEmpty { holders -= 1 } else { waiters.removeFirst().resume() }
     }
 
     private static let registry = NamedLocks()

@@ -9,32 +9,49 @@ public import Testing
 /// they wait. A test scoped by ``OwnThreadsTrait`` (`@Suite(.ownThreads)`) prefers this executor, so its body, what
 /// it awaits and its child tasks run on threads started for them.
 ///
-/// A thread per job: simple and never starved, and too slow for anything but tests.
+/// A thread per job: simple and never starved, and too slow for anything but tests. Unstructured tasks (`Task {}`)
+/// a test starts do not inherit the preference and run on the pool, as they would anyway.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
 public final class OwnThreadsExecutor: TaskExecutor {
     public static let shared = OwnThreadsExecutor()
-    /// The name of the threads, set from within (Linux ignores a name given before the thread starts).
-    public static let threadName = "mbaas-test"
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
         // A thread per job: a job that blocks holds only its own thread, whatever else is waiting.
         Thread {
-            Thread.current.name = Self.threadName
+            Thread.current.name = OwnThreadsTrait.threadName
             job.runSynchronously(on: executor)
         }.start()
     }
 }
 
 /// Scopes each test of a suite (recursively), or one test, to ``OwnThreadsExecutor``: `@Suite(.ownThreads)`.
+///
+/// At most as many such tests as there are cores run at once, process-wide (``OwnThreadsTrait/running``): the pool
+/// used to hold them to that, and each runs child processes that need the cores. A test waiting for its turn holds
+/// no thread. Before macOS 15 and iOS 18 (no task executors) the test runs as it would without the trait.
 public struct OwnThreadsTrait: SuiteTrait, TestTrait, TestScoping {
     public init() {}
     public var isRecursive: Bool { true }
 
+    /// The name of ``OwnThreadsExecutor``'s threads, set from within (Linux ignores a name given before the thread
+    /// starts).
+    public static let threadName = "mbaas-test"
+
+    /// The turns of tests under this trait: as many at once as there are cores, at least 2.
+    public static let running = AsyncLock(permits: max(2, ProcessInfo.processInfo.activeProcessorCount))
+
     public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? { testCase == nil ? nil : self }
 
     public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        try await withTaskExecutorPreference(OwnThreadsExecutor.shared) { try await function() }
+        try await Self.running.withLock {
+            if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
+                try await withTaskExecutorPreference(OwnThreadsExecutor.shared) { try await function() }
+            } else {
+                try await function()
+            }
+        }
     }
 }
 

@@ -41,6 +41,18 @@ struct CLIHarness {
         }
     }
 
+    /// Starts a process, one start at a time across the test run. With the CLI suites on threads of their own
+    /// (`.ownThreads`), about twenty tests start their first child at once, and Foundation's `Process.run()` on Linux
+    /// crashed in that burst (a bad pointer in its copying, while the other starts waited for its one-time setup).
+    /// Only the start is serialized; the children run, and are waited for, side by side.
+    static func launch(_ process: Process) throws {
+        launches.lock()
+        defer { launches.unlock() }
+        try process.run()
+    }
+
+    private static let launches = NSLock()
+
     /// The executable: next to the test bundle (the products directory), or `.build/debug/mbaas` of this package.
     static func binary() throws -> URL {
         var candidates: [URL] = []
@@ -72,7 +84,7 @@ struct CLIHarness {
         process.standardError = errHandle
         let input = Pipe()
         process.standardInput = input
-        try process.run()
+        try CLIHarness.launch(process)
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
         process.waitUntilExit()
@@ -90,7 +102,7 @@ struct CLIHarness {
         let out = Pipe()
         server.standardOutput = out
         server.standardError = FileHandle.nullDevice
-        try server.run()
+        try CLIHarness.launch(server)
         var line = Data()
         let deadline = Date().addingTimeInterval(30)
         while !line.contains(UInt8(ascii: "\n")), Date() < deadline {

@@ -55,7 +55,7 @@ struct HardeningTests {
                 let p = try cli.makeProcess(["auth", verb, url, "u\(i)", "--password", "pw", "--format", "json"])
                 p.standardOutput = FileHandle.nullDevice
                 p.standardError = FileHandle.nullDevice
-                try p.run()
+                try CLIHarness.launch(p)
                 return p
             }
             for p in processes { p.waitUntilExit(); #expect(p.terminationStatus == 0, "\(verb) failed") }
@@ -111,7 +111,7 @@ struct HardeningTests {
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err
-        try p.run()
+        try CLIHarness.launch(p)
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
@@ -140,7 +140,7 @@ struct HardeningTests {
         let err = Pipe()
         p.standardOutput = FileHandle.nullDevice
         p.standardError = err
-        try p.run()
+        try CLIHarness.launch(p)
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
         #expect(p.terminationStatus == 4 && stderr.contains("only the owner of"), "\(stderr)")
@@ -168,7 +168,7 @@ struct HardeningTests {
         let process = try cli.makeProcess(["files", "upload", cli.url, fifo, "--name", "big.bin"])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try CLIHarness.launch(process)
         let files = cli.directory.appendingPathComponent("db.sqlite-files")
         func partials() -> [String] {
             ((try? FileManager.default.contentsOfDirectory(atPath: files.path)) ?? []).filter { $0.hasPrefix(".partial-") }

@@ -195,7 +195,7 @@ struct MigrateCLITests {
             process.standardOutput = FileHandle.nullDevice
             let errors = Pipe()
             process.standardError = errors
-            try process.run()
+            try CLIHarness.launch(process)
             var seen = Data()
             var reached = false
             while !reached {

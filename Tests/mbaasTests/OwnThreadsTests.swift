@@ -6,18 +6,18 @@ import Testing
 struct OwnThreadsTests {
     @Test("a synchronous test body runs on a thread of its own")
     func synchronousBody() {
-        #expect(Thread.current.name == OwnThreadsExecutor.threadName)
+        #expect(Thread.current.name == OwnThreadsTrait.threadName)
     }
 
     @Test("an asynchronous body, after an await and in its child tasks, stays off the pool")
     func asynchronousBody() async throws {
         try await Task.sleep(for: .milliseconds(1))
-        #expect(currentThreadName() == OwnThreadsExecutor.threadName)
+        #expect(currentThreadName() == OwnThreadsTrait.threadName)
         let names = await withTaskGroup(of: String?.self) { group in
             for _ in 0..<4 { group.addTask { currentThreadName() } }
             return await group.reduce(into: []) { $0.append($1) }
         }
-        #expect(names == Array(repeating: OwnThreadsExecutor.threadName, count: 4))
+        #expect(names == Array(repeating: OwnThreadsTrait.threadName, count: 4))
     }
 
     @Test("four waits that block at once do not wait for one another")
