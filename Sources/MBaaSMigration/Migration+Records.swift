@@ -366,7 +366,7 @@ extension Migration {
             try await withThrowingTaskGroup(of: (String, LinkedFileCopy).self) { group in
                 var inFlight = 0
                 for (key, ref) in missing {
-                    if inFlight >= max(1, options.concurrency), let (k, copied) = try await group.next() {
+                    if inFlight >= options.fileCopiesInFlight, let (k, copied) = try await group.next() {
                         files[k] = copied
                         inFlight -= 1
                     }
@@ -636,16 +636,14 @@ extension Migration {
         if let copied = try await offPool({ try state.copiedFile(key) }) { return .copied(copied.target) }
         box.update { $0.files.read += 1 }
         func failed(_ error: any Error, _ what: String) throws -> LinkedFileCopy {
-            if error is CancellationError || Task.isCancelled { throw error }
-            let e = MBaaSError.wrap(error)
-            box.update {
-                $0.files.failed += 1
-                $0.add(.init(kind: "failed", className: Self.linkedFiles, sourceId: key, detail: "file '\(ref.name)' \(what): \(e)"))
-            }
-            return .failed(e)
+            .failed(try fileFailed(error, ref.name, what, className: Self.linkedFiles, sourceId: key))
         }
         let data: Data
-        do { data = try await withRetry { try await self.source.download(ref) } } catch let e as MBaaSError where e.kind == .notFound {
+        let sourceACL: ACL?
+        do {
+            data = try await withRetry { try await self.source.download(ref) }
+            sourceACL = try await sourceFileACL(ref)
+        } catch let e as MBaaSError where e.kind == .notFound {
             return .missing
         } catch {
             return try failed(error, "cannot be read")
@@ -656,15 +654,23 @@ extension Migration {
             let copied = MigrationState.CopiedFile(sourceName: key, target: stored, sha256: sha, size: size, linked: linked)
             try await offPool { try state.recordFile(copied, clearingPendingIn: Self.linkedFiles) }
         }
-        if try await offPool({ try state.isPending(.file, className: Self.linkedFiles, sourceId: key) }),
-           let existing = try await findCopiedFile(ref.name, size: size, sha256: sha)
-        {
-            try await record(existing)
-            box.update { $0.files.skipped += 1 }
-            return .copied(existing)
+        if try await offPool({ try state.isPending(.file, className: Self.linkedFiles, sourceId: key) }) {
+            // An earlier run's upload may have reached the target: adopted, not uploaded twice. A target that cannot
+            // be asked fails this file alone, as a refused upload does.
+            let existing: FileReference?
+            do { existing = try await findCopiedFile(ref.name, size: size, sha256: sha) } catch {
+                return try failed(error, "cannot be looked up on \(target.adapterName)")
+            }
+            if let existing {
+                try await record(existing)
+                box.update { $0.files.skipped += 1 }
+                return .copied(existing)
+            }
         }
         try await offPool { try state.addPending(.file, className: Self.linkedFiles, sourceIds: [key]) }
-        let upload = FileUpload(name: ref.name, source: .data(data), contentType: ref.contentType ?? guessContentType(forFileName: ref.name))
+        let acl = try await targetFileACL(sourceACL, name: ref.name, className: Self.linkedFiles, state)
+        let upload = FileUpload(name: ref.name, source: .data(data), contentType: ref.contentType ?? guessContentType(forFileName: ref.name),
+                                acl: acl)
         let stored: FileReference
         do {
             do { stored = try await withRetry { try await self.target.upload(upload) } } catch let e as MBaaSError where e.kind == .duplicate {
@@ -697,7 +703,7 @@ extension Migration {
                 var inFlight = 0
                 for a in todo {
                     guard let targetId = ids[a.sourceId] else { continue }
-                    if inFlight >= max(1, options.concurrency) { try await group.next(); inFlight -= 1 }
+                    if inFlight >= options.fileCopiesInFlight { try await group.next(); inFlight -= 1 }
                     group.addTask { try await self.attach(a, targetClass: targetClass, targetId: targetId, state) }
                     inFlight += 1
                 }
@@ -765,66 +771,95 @@ extension Migration {
         }
         let pending = Set(try await offPool { try state.pending(.file, className: Self.standaloneFiles) })
         // Up to `concurrency` at a time: one after another, each file's round trips set the pace.
-        try await concurrently(standalone, limit: options.concurrency) { info in
+        try await concurrently(standalone, limit: options.fileCopiesInFlight) { info in
             try await self.copyStandaloneFile(info, wasPending: pending.contains(info.reference.name), state)
         }
     }
 
-    /// Copies one file no record links to; a failure (the target refusing its name or its ACL, say) is counted and
-    /// listed for that file, and the run goes on. Only cancellation ends it.
+    /// Copies one file no record links to. A failure to read, look up or upload it (the target refusing its name or
+    /// its ACL, say) is counted and listed for that file, and the run goes on; cancellation and the state's own
+    /// errors end the run.
     func copyStandaloneFile(_ info: FileInfo, wasPending: Bool, _ state: MigrationState) async throws {
         let name = info.reference.name
-        do {
-            let data = try await withRetry { try await self.source.download(info.reference) }
-            box.update { $0.files.read += 1 }
-            let sha = sha256Hex(data)
-            // An upload an earlier run made just before it died (or that reached the target before a failure):
-            // the target's file with this name, size and content is adopted, not uploaded twice.
-            func record(_ stored: FileReference) async throws {
-                let copied = MigrationState.CopiedFile(sourceName: name, target: stored, sha256: sha, size: Int64(data.count), linked: false)
-                try await offPool { try state.recordFile(copied, clearingPendingIn: Self.standaloneFiles) }
+        func failed(_ error: any Error, _ what: String) throws {
+            _ = try fileFailed(error, name, what, className: Self.standaloneFiles, sourceId: name)
+        }
+        let data: Data
+        do { data = try await withRetry { try await self.source.download(info.reference) } } catch { return try failed(error, "cannot be read") }
+        box.update { $0.files.read += 1 }
+        let sha = sha256Hex(data)
+        func record(_ stored: FileReference) async throws {
+            let copied = MigrationState.CopiedFile(sourceName: name, target: stored, sha256: sha, size: Int64(data.count), linked: false)
+            try await offPool { try state.recordFile(copied, clearingPendingIn: Self.standaloneFiles) }
+        }
+        // An upload an earlier run made just before it died (or that reached the target before a failure): the
+        // target's file with this name, size and content is adopted, not uploaded twice.
+        if wasPending {
+            let existing: FileReference?
+            do { existing = try await findCopiedFile(name, size: Int64(data.count), sha256: sha) } catch {
+                return try failed(error, "cannot be looked up on \(target.adapterName)")
             }
-            if wasPending, let existing = try await findCopiedFile(name, size: Int64(data.count), sha256: sha) {
+            if let existing {
                 try await record(existing)
                 box.update { $0.files.skipped += 1 }
                 return
             }
-            try await offPool { try state.addPending(.file, className: Self.standaloneFiles, sourceIds: [name]) }
-            // The file's ACL names users through the id map, as a record's does (roles left out where the target has
-            // none). A store whose files have no ACLs (AppPot, Parse) gets the file without it: said per file, and once
-            // for the run (the plan said so); the file is then as open as every file of that store.
-            var acl: ACL?
-            if let given = info.acl {
-                if target.capabilities.has(.fileACL) {
-                    let probe = [Record(className: Self.standaloneFiles, acl: given)]
-                    let maps = try await offPool { try self.maps(for: probe, state) }
-                    acl = mapACL(given, maps: maps, className: Self.standaloneFiles, sourceId: name, reporting: true)
-                } else {
-                    box.update {
-                        $0.problem(self.fileACLProblem)
-                        $0.warn(.init(kind: "acl", className: Self.standaloneFiles, sourceId: name, detail: "file '\(name)': its ACL is not kept"))
-                    }
-                }
-            }
-            let upload = FileUpload(name: name, source: .data(data),
-                                    contentType: info.reference.contentType ?? guessContentType(forFileName: name), acl: acl)
-            let stored: FileReference
-            do {
-                stored = try await withRetry { try await self.target.upload(upload) }
-            } catch let e as MBaaSError where e.kind == .duplicate {
+        }
+        try await offPool { try state.addPending(.file, className: Self.standaloneFiles, sourceIds: [name]) }
+        let acl = try await targetFileACL(info.acl, name: name, className: Self.standaloneFiles, state)
+        let upload = FileUpload(name: name, source: .data(data),
+                                contentType: info.reference.contentType ?? guessContentType(forFileName: name), acl: acl)
+        let stored: FileReference
+        do {
+            do { stored = try await withRetry { try await self.target.upload(upload) } } catch let e as MBaaSError where e.kind == .duplicate {
                 guard let existing = try await findCopiedFile(name, size: Int64(data.count), sha256: sha) else { throw e }
                 stored = existing
             }
-            try await record(stored)
-            box.update { $0.files.written += 1 }
         } catch {
-            if error is CancellationError || Task.isCancelled { throw error }
-            let e = MBaaSError.wrap(error)
-            box.update {
-                $0.files.failed += 1
-                $0.add(.init(kind: "failed", className: Self.standaloneFiles, sourceId: name, detail: "file '\(name)': \(e)"))
-            }
+            // Its in-flight mark stays: the next run looks for it on the target before uploading it again.
+            return try failed(error, "cannot be copied to \(target.adapterName)")
         }
+        try await record(stored)
+        box.update { $0.files.written += 1 }
+    }
+
+    /// Counts and lists one file that could not be copied, and returns the error as the report has it; cancellation
+    /// (the error, or a cancelled task) is thrown instead: it ends the run.
+    func fileFailed(_ error: any Error, _ name: String, _ what: String, className: String, sourceId: String) throws -> MBaaSError {
+        if error is CancellationError { throw error }
+        if Task.isCancelled { throw CancellationError() }
+        let e = MBaaSError.wrap(error)
+        box.update {
+            $0.files.failed += 1
+            $0.add(.init(kind: "failed", className: className, sourceId: sourceId, detail: "file '\(name)' \(what): \(e)"))
+        }
+        return e
+    }
+
+    /// The source's ACL of a file records link to: looked up in its file list where the source keeps file ACLs
+    /// (a file attached to a record has none of its own).
+    func sourceFileACL(_ ref: FileReference) async throws -> ACL? {
+        guard ref.attachment == nil, source.capabilities.has(.fileACL), source.capabilities.has(.fileList) else { return nil }
+        let listed = try await withRetry { try await self.source.listFiles(prefix: ref.name, limit: 100) }
+        return listed.first { $0.reference.name == ref.name }?.acl
+    }
+
+    /// The ACL a copied file gets on the target: the source's, with user ids through the id map (as a record's; roles
+    /// left out where the target has none), where the target keeps file ACLs. A store whose files have no ACLs
+    /// (AppPot, Parse) gets the file without it: said per file, and once for the run (the plan says so); the file is
+    /// then as open as every file of that store.
+    func targetFileACL(_ given: ACL?, name: String, className: String, _ state: MigrationState) async throws -> ACL? {
+        guard let given else { return nil }
+        guard target.capabilities.has(.fileACL) else {
+            box.update {
+                $0.problem(self.fileACLProblem)
+                $0.warn(.init(kind: "acl", className: className, sourceId: name, detail: "file '\(name)': its ACL is not kept"))
+            }
+            return nil
+        }
+        let probe = [Record(className: className, acl: given)]
+        let maps = try await offPool { try self.maps(for: probe, state) }
+        return mapACL(given, maps: maps, className: className, sourceId: name, reporting: true)
     }
 
     /// The state's class name for files no record links to.

@@ -272,7 +272,7 @@ extension Migration {
     /// Every copied file: downloaded from the target and compared with the source's size and sha256.
     func verifyFiles(target: any Backend, _ state: MigrationState) async throws {
         // Up to `concurrency` files at a time, as they were copied.
-        try await concurrently(try await offPool({ try state.copiedFiles() }), limit: options.concurrency) { f in
+        try await concurrently(try await offPool({ try state.copiedFiles() }), limit: options.fileCopiesInFlight) { f in
             try await self.verifyFile(target: target, "(files)", f.sourceName, f.target, f.sha256, f.size)
         }
         for cls in try await sourceClasses() {
@@ -282,7 +282,7 @@ extension Migration {
                 let page = try await offPool { try state.attachments(className: cls, done: true, after: from, limit: 500) }
                 guard let last = page.last else { break }
                 after = last.sourceId
-                try await concurrently(page, limit: options.concurrency) { a in
+                try await concurrently(page, limit: options.fileCopiesInFlight) { a in
                     guard let sha = a.sha256, let size = a.size, let text = a.targetName,
                           let ref = (try? Value(json: JSON.parse(text)))?.fileValue else { return }
                     try await self.verifyFile(target: target, cls, a.sourceId, ref, sha, size)

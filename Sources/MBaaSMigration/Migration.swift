@@ -13,8 +13,14 @@ public struct MigrationOptions: Sendable {
     /// Records per write: 1000 by default, capped by the target's ``Capabilities/maxBatchSize`` (so a target's own
     /// batch limit decides; an embedded target then writes 1000 records per transaction).
     public var batchSize: Int
-    /// Writes in flight at once: record batches, and file copies and file verifications.
+    /// Writes in flight at once: record batches, and (unless ``fileConcurrency`` says otherwise) file copies and file
+    /// verifications.
     public var concurrency: Int
+    /// File copies and file verifications in flight at once; `nil`: ``concurrency``. `mbaas export` writes record
+    /// batches one at a time (a bundle's lines in the source's order) and copies 4 files at a time.
+    public var fileConcurrency: Int?
+    /// What ``fileConcurrency`` comes to: at least 1.
+    var fileCopiesInFlight: Int { max(1, fileConcurrency ?? concurrency) }
     /// Plan only: read the source (counts, field types) and write nothing anywhere.
     public var dryRun: Bool
     /// Verify after copying (as ``Migration/verify()`` does).
@@ -37,13 +43,14 @@ public struct MigrationOptions: Sendable {
 
     public init(
         classes: [String]? = nil, mapping: MigrationMapping = MigrationMapping(), batchSize: Int = 1000, concurrency: Int = 4,
-        dryRun: Bool = false, verify: Bool = true, users: Bool = true, files: Bool = true, maxAttempts: Int? = nil,
-        retry: RetryPolicy = MigrationOptions.defaultRetry
+        fileConcurrency: Int? = nil, dryRun: Bool = false, verify: Bool = true, users: Bool = true, files: Bool = true,
+        maxAttempts: Int? = nil, retry: RetryPolicy = MigrationOptions.defaultRetry
     ) {
         self.classes = classes
         self.mapping = mapping
         self.batchSize = batchSize
         self.concurrency = concurrency
+        self.fileConcurrency = fileConcurrency
         self.dryRun = dryRun
         self.verify = verify
         self.users = users

@@ -144,7 +144,7 @@ struct ExportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let options = MigrationOptions(classes: parseClasses(classes), mapping: group.mappingFile == nil ? .verbatim : try loadMapping(group.mappingFile),
-                                       batchSize: 500, concurrency: 1)
+                                       batchSize: 500, concurrency: 1, fileConcurrency: 4)
         try await runMigration(from: from, to: bundleURL(to), options: options, group: group)
     }
 }

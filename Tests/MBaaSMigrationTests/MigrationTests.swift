@@ -958,14 +958,16 @@ struct MigrationTests {
         let source = try openLocal(scratch.path("s.db"))
         _ = try await source.importUser(DirectoryUser(id: "boss", username: "boss"), password: .unusable)
         _ = try await source.upload(FileUpload(name: "private.txt", source: .data(Data("mine".utf8)), contentType: "text/plain", acl: .privateTo("boss")))
-        _ = try await source.create(Record(className: "Note", fields: ["text": "n"]))
+        // A file a record links to has its own ACL in a separate file store: it goes with the file too.
+        _ = try await source.upload(FileUpload(name: "linked.txt", source: .data(Data("linked".utf8)), contentType: "text/plain", acl: .privateTo("boss")))
+        _ = try await source.create(Record(className: "Note", fields: ["text": "n", "photo": .file(FileReference(name: "linked.txt"))]))
         for refuses in [false, true] {
             let local = try openLocal(scratch.path("t\(refuses).db"))
-            let target = FlakyBackend(local, seed: 0, rate: 0, refusesFileACLs: refuses)
+            let target = FlakyBackend(local, seed: 0, rate: 0, plainFileStore: true, refusesFileACLs: refuses)
             let plan = try await Migration(source: source, target: target, options: MigrationOptions(classes: ["Note"], dryRun: true), state: nil).run()
             #expect((plan.plan?.unsupported ?? []).contains { $0.hasPrefix("file ACLs: local does not keep them") } == refuses)
             let report = try await migrate(source, target, state: scratch.path("state\(refuses)"), options: MigrationOptions(classes: ["Note"]))
-            #expect(report.files.written == 1 && report.files.verified == 1 && report.files.failed == 0, "\(refuses): \(report.files) \(report.mismatches)")
+            #expect(report.files.written == 2 && report.files.verified == 2 && report.files.failed == 0, "\(refuses): \(report.files) \(report.mismatches)")
             #expect(report.classes.first?.written == 1, "the run went on past the file")
             let stored = try #require(try await local.listFiles(prefix: "private", limit: 10).first)
             #expect(try await local.download(stored.reference) == Data("mine".utf8))
@@ -973,7 +975,31 @@ struct MigrationTests {
             #expect(said == refuses, "\(report.problems)")
             #expect(report.warnings.contains { $0.sourceId == "private.txt" && $0.detail.contains("its ACL is not kept") } == refuses)
             #expect((stored.acl == .privateTo("boss")) == !refuses, "\(String(describing: stored.acl))")
+            let linked = try #require(try await local.listFiles(prefix: "linked", limit: 10).first)
+            #expect((linked.acl == .privateTo("boss")) == !refuses, "linked: \(String(describing: linked.acl))")
+            #expect(report.warnings.contains { $0.sourceId == "linked.txt" && $0.detail.contains("its ACL is not kept") } == refuses)
             await local.close()
+        }
+        await source.close()
+    }
+
+    @Test("file copies follow fileConcurrency, record batches concurrency (mbaas export: batches one at a time, files four at a time)")
+    func fileConcurrency() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try openLocal(scratch.path("source.db"))
+        for name in ["d.png", "e.png", "f.png", "g.png"] { _ = try await source.upload(FileUpload(name: name, source: .data(Data(name.utf8)))) }
+        for i in 0..<4 { _ = try await source.create(Record(className: "Memo", id: "m\(i)", fields: ["photo": .file(FileReference(name: "h\(i).png"))])) }
+        for i in 0..<4 { _ = try await source.upload(FileUpload(name: "h\(i).png", source: .data(Data("h\(i)".utf8)))) }
+        for (files, most) in [(nil as Int?, 1...1), (4, 2...4)] {
+            let inner = try openLocal(scratch.path("target\(files ?? 0).db"))
+            let target = FlakyBackend(inner, seed: 0, rate: 0, plainFileStore: true, uploadDelay: .milliseconds(100))
+            // One record a batch: the four linked files come one batch at a time, so only the standalone files can overlap.
+            let options = MigrationOptions(batchSize: 1, concurrency: 1, fileConcurrency: files)
+            let report = try await migrate(source, target, state: scratch.path("state\(files ?? 0)"), options: options)
+            #expect(report.ok && report.files.written == 8 && report.files.verified == 8, "\(report.files) \(report.mismatches)")
+            #expect(most.contains(target.maxUploadsInFlight), "fileConcurrency \(String(describing: files)): \(target.maxUploadsInFlight) uploads at once")
+            await inner.close()
         }
         await source.close()
     }
@@ -998,9 +1024,11 @@ struct MigrationTests {
         // written first and its attachment fails on its own, as `attach` reports).
         let refusing = FlakyBackend(local, seed: 0, rate: 0, plainFileStore: true, narrow: { acl in acl.entries.keys.contains { if case .role = $0 { true } else { false } } ? ACL() : nil },
                                     refusesFileName: { $0.hasPrefix("bad") })
-        let options = MigrationOptions(classes: ["Note"], batchSize: 1, concurrency: 2)
+        // One batch at a time: a second batch linking bad.png comes after its copy failed, and must not try again.
+        let options = MigrationOptions(classes: ["Note"], batchSize: 1, concurrency: 1)
         for run in 1...2 {
             let report = try await migrate(source, refusing, state: scratch.path("state"), options: options)
+            #expect(refusing.uploadAttempts.count { $0 == "bad.png" } == run, "run \(run): \(refusing.uploadAttempts)")
             let note = try #require(report.classes.first { $0.source == "Note" })
             #expect(note.written == (run == 1 ? 2 : 0) && note.skipped == (run == 1 ? 0 : 2) && note.failed == 2, "run \(run): \(note)")
             // bad.png once (not once per record or batch), bad-loose.txt, and shared.txt's role grant.
