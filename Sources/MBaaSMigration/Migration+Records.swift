@@ -348,7 +348,7 @@ extension Migration {
         }
         // File values go into the target's store before the records that hold them. Those already copied (by this
         // run or an earlier one) are looked up for the whole batch at once, since many records often link one file;
-        // the others are copied side by side, up to `concurrency` at a time: one after another, each copy's round
+        // the others are copied side by side, up to `fileConcurrency` at a time: one after another, each copy's round
         // trips (source, target, state) set the pace of the whole class.
         var files: [String: LinkedFileCopy] = [:]
         var missing: [(key: String, ref: FileReference)] = []
@@ -629,7 +629,8 @@ extension Migration {
     /// resolved the same way).
     ///
     /// ``LinkedFileCopy/missing`` when the source does not have the file (its callers report it, each for its own
-    /// record); ``LinkedFileCopy/failed(_:)`` when the source cannot read it or the target refuses it after retries
+    /// record); ``LinkedFileCopy/failed(_:)`` when the source cannot read it or list it (for its ACL), a look-up of
+    /// an earlier run's upload fails, or the target refuses it after retries
     /// (counted here, once for the run; each caller fails its own records). Only cancellation and the state's own
     /// errors end the run.
     func copyFileOnce(_ ref: FileReference, key: String, linked: Bool, _ state: MigrationState) async throws -> LinkedFileCopy {
@@ -639,11 +640,7 @@ extension Migration {
             .failed(try fileFailed(error, ref.name, what, className: Self.linkedFiles, sourceId: key))
         }
         let data: Data
-        let sourceACL: ACL?
-        do {
-            data = try await withRetry { try await self.source.download(ref) }
-            sourceACL = try await sourceFileACL(ref)
-        } catch let e as MBaaSError where e.kind == .notFound {
+        do { data = try await withRetry { try await self.source.download(ref) } } catch let e as MBaaSError where e.kind == .notFound {
             return .missing
         } catch {
             return try failed(error, "cannot be read")
@@ -666,6 +663,12 @@ extension Migration {
                 box.update { $0.files.skipped += 1 }
                 return .copied(existing)
             }
+        }
+        // Its own ACL in the source's store, found before anything is marked: a file whose ACL cannot be found is not
+        // uploaded at all (without one it would be open to everyone on most stores).
+        let sourceACL: ACL?
+        do { sourceACL = try await sourceFileACL(ref) } catch {
+            return try failed(error, "cannot be looked up on \(source.adapterName) (for its ACL)")
         }
         try await offPool { try state.addPending(.file, className: Self.linkedFiles, sourceIds: [key]) }
         let acl = try await targetFileACL(sourceACL, name: ref.name, className: Self.linkedFiles, state)
@@ -770,7 +773,7 @@ extension Migration {
             return
         }
         let pending = Set(try await offPool { try state.pending(.file, className: Self.standaloneFiles) })
-        // Up to `concurrency` at a time: one after another, each file's round trips set the pace.
+        // Up to `fileConcurrency` at a time: one after another, each file's round trips set the pace.
         try await concurrently(standalone, limit: options.fileCopiesInFlight) { info in
             try await self.copyStandaloneFile(info, wasPending: pending.contains(info.reference.name), state)
         }
@@ -836,12 +839,17 @@ extension Migration {
         return e
     }
 
-    /// The source's ACL of a file records link to: looked up in its file list where the source keeps file ACLs
-    /// (a file attached to a record has none of its own).
+    /// The source's ACL of a file records link to: looked up in its file list (every file whose name starts with
+    /// this one, in whatever order the store lists them) where the source keeps file ACLs; a file attached to a
+    /// record has none of its own. A file the list does not show is `notFound`: the caller fails it rather than
+    /// upload it without the ACL it may have.
     func sourceFileACL(_ ref: FileReference) async throws -> ACL? {
         guard ref.attachment == nil, source.capabilities.has(.fileACL), source.capabilities.has(.fileList) else { return nil }
-        let listed = try await withRetry { try await self.source.listFiles(prefix: ref.name, limit: 100) }
-        return listed.first { $0.reference.name == ref.name }?.acl
+        let listed = try await withRetry { try await self.source.listFiles(prefix: ref.name, limit: nil) }
+        guard let info = listed.first(where: { $0.reference.name == ref.name }) else {
+            throw MBaaSError(.notFound, "\(source.adapterName) does not list the file, so its ACL is unknown")
+        }
+        return info.acl
     }
 
     /// The ACL a copied file gets on the target: the source's, with user ids through the id map (as a record's; roles
@@ -851,6 +859,8 @@ extension Migration {
     func targetFileACL(_ given: ACL?, name: String, className: String, _ state: MigrationState) async throws -> ACL? {
         guard let given else { return nil }
         guard target.capabilities.has(.fileACL) else {
+            // Open to everyone already: nothing is lost, nothing said.
+            if given == .publicReadWrite { return nil }
             box.update {
                 $0.problem(self.fileACLProblem)
                 $0.warn(.init(kind: "acl", className: className, sourceId: name, detail: "file '\(name)': its ACL is not kept"))

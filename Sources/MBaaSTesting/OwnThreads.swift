@@ -44,14 +44,19 @@ public struct OwnThreadsTrait: SuiteTrait, TestTrait, TestScoping {
 
     public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? { testCase == nil ? nil : self }
 
+    /// Whether the current task already holds a turn (the trait given twice, on a suite and on its test, takes one).
+    @TaskLocal static var holdsTurn = false
+
     public func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        try await Self.running.withLock {
+        @Sendable func run() async throws {
             if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
                 try await withTaskExecutorPreference(OwnThreadsExecutor.shared) { try await function() }
             } else {
                 try await function()
             }
         }
+        if Self.holdsTurn { return try await run() }
+        try await Self.running.withLock { try await Self.$holdsTurn.withValue(true) { try await run() } }
     }
 }
 

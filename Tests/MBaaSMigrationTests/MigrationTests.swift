@@ -960,16 +960,21 @@ struct MigrationTests {
         _ = try await source.upload(FileUpload(name: "private.txt", source: .data(Data("mine".utf8)), contentType: "text/plain", acl: .privateTo("boss")))
         // A file a record links to has its own ACL in a separate file store: it goes with the file too.
         _ = try await source.upload(FileUpload(name: "linked.txt", source: .data(Data("linked".utf8)), contentType: "text/plain", acl: .privateTo("boss")))
-        _ = try await source.create(Record(className: "Note", fields: ["text": "n", "photo": .file(FileReference(name: "linked.txt"))]))
+        _ = try await source.upload(FileUpload(name: "open.txt", source: .data(Data("open".utf8)), contentType: "text/plain", acl: .publicReadWrite))
+        _ = try await source.create(Record(className: "Note", fields: ["text": "n", "photo": .file(FileReference(name: "linked.txt")),
+                                                                       "open": .file(FileReference(name: "open.txt"))]))
         for refuses in [false, true] {
             let local = try openLocal(scratch.path("t\(refuses).db"))
             let target = FlakyBackend(local, seed: 0, rate: 0, plainFileStore: true, refusesFileACLs: refuses)
             let plan = try await Migration(source: source, target: target, options: MigrationOptions(classes: ["Note"], dryRun: true), state: nil).run()
             #expect((plan.plan?.unsupported ?? []).contains { $0.hasPrefix("file ACLs: local does not keep them") } == refuses)
             let report = try await migrate(source, target, state: scratch.path("state\(refuses)"), options: MigrationOptions(classes: ["Note"]))
-            #expect(report.files.written == 2 && report.files.verified == 2 && report.files.failed == 0, "\(refuses): \(report.files) \(report.mismatches)")
+            #expect(report.files.written == 3 && report.files.verified == 3 && report.files.failed == 0, "\(refuses): \(report.files) \(report.mismatches)")
             #expect(report.classes.first?.written == 1, "the run went on past the file")
             let stored = try #require(try await local.listFiles(prefix: "private", limit: 10).first)
+            #expect(target.uploadAttempts.count == 3, "each file once: \(target.uploadAttempts)")
+            // A file open to everyone loses nothing on a store without file ACLs: no warning for it.
+            #expect(!report.warnings.contains { $0.sourceId == "open.txt" }, "\(report.warnings)")
             #expect(try await local.download(stored.reference) == Data("mine".utf8))
             let said = report.problems.contains { $0.hasPrefix("file ACLs: local does not keep them") }
             #expect(said == refuses, "\(report.problems)")
@@ -1002,6 +1007,29 @@ struct MigrationTests {
             await inner.close()
         }
         await source.close()
+    }
+
+    @Test("a linked file whose ACL cannot be found (the source does not list it) is not uploaded open: it and its records fail alone")
+    func unlistedLinkedFile() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let inner = try openLocal(scratch.path("s.db"))
+        _ = try await inner.upload(FileUpload(name: "hidden.txt", source: .data(Data("h".utf8)), acl: .privateTo("nobody")))
+        _ = try await inner.upload(FileUpload(name: "shown.txt", source: .data(Data("s".utf8)), acl: .publicReadWrite))
+        _ = try await inner.create(Record(className: "Note", id: "h", fields: ["photo": .file(FileReference(name: "hidden.txt"))]))
+        _ = try await inner.create(Record(className: "Note", id: "s", fields: ["photo": .file(FileReference(name: "shown.txt"))]))
+        let source = FlakyBackend(inner, seed: 0, rate: 0, hidesFromList: { $0 == "hidden.txt" })
+        let local = try openLocal(scratch.path("t.db"))
+        let target = FlakyBackend(local, seed: 0, rate: 0, plainFileStore: true)
+        let report = try await migrate(source, target, state: scratch.path("state"), options: MigrationOptions(classes: ["Note"]))
+        let note = try #require(report.classes.first { $0.source == "Note" })
+        #expect(note.written == 1 && note.failed == 1 && report.files.failed == 1, "\(note) \(report.files)")
+        #expect(report.mismatches.contains { $0.sourceId == "h" && $0.detail.contains("file 'hidden.txt' (field photo) could not be copied")
+            && $0.detail.contains("does not list the file, so its ACL is unknown") }, "\(report.mismatches)")
+        #expect(target.uploadAttempts == ["shown.txt"], "\(target.uploadAttempts)")
+        #expect(try await local.listFiles(prefix: nil, limit: nil).map(\.reference.name) == ["shown.txt"])
+        await local.close()
+        await inner.close()
     }
 
     @Test("a file the target refuses fails alone: the records linking it are not written and are named, the run goes on, and a later run moves them")
@@ -1286,10 +1314,13 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     let refusesFileACLs: Bool
     /// File names the store refuses as `unsupported`, as NCMB's file store refuses full-width names.
     let refusesFileName: @Sendable (String) -> Bool
+    /// File names its file list leaves out (as a source: a linked file whose ACL cannot be found).
+    let hidesFromList: @Sendable (String) -> Bool
 
     init(_ inner: any Backend, seed: UInt64, rate: UInt64 = 10, afterOnly: Bool = false, plainFileStore: Bool = false,
          uploadDelay: Duration = .zero, without: Set<Capabilities.Feature> = [], narrow: (@Sendable (ACL) -> ACL?)? = nil, refusesFileACLs: Bool = false,
          refusesFileName: @escaping @Sendable (String) -> Bool = { _ in false },
+         hidesFromList: @escaping @Sendable (String) -> Bool = { _ in false },
          userFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil },
          findUserFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil }) {
         self.inner = inner
@@ -1302,6 +1333,7 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         self.narrow = narrow
         self.refusesFileACLs = refusesFileACLs
         self.refusesFileName = refusesFileName
+        self.hidesFromList = hidesFromList
         self.userFault = userFault
         self.findUserFault = findUserFault
     }
@@ -1395,7 +1427,9 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     }
     func download(_ file: FileReference) async throws -> Data { try await inner.download(file) }
     func deleteFile(_ file: FileReference) async throws { try await inner.deleteFile(file) }
-    func listFiles(prefix: String?, limit: Int?) async throws -> [FileInfo] { try await inner.listFiles(prefix: prefix, limit: limit) }
+    func listFiles(prefix: String?, limit: Int?) async throws -> [FileInfo] {
+        try await inner.listFiles(prefix: prefix, limit: limit).filter { !hidesFromList($0.reference.name) }
+    }
     func signUp(username: String, password: String, email: String?, fields: [String: Value]) async throws -> Session {
         try await inner.signUp(username: username, password: password, email: email, fields: fields)
     }
