@@ -606,8 +606,7 @@ extension Migration {
     }
 
     /// Copies one source file into the target's store, once however many batches link it at the same moment (they
-    /// share the copy): the target's reference, or `nil` when the source does not have the file (each caller names
-    /// its records that link it).
+    /// share the copy): what it came to (``copyFileOnce(_:key:linked:_:)``); a failure is remembered for the run.
     func copySharedFile(_ ref: FileReference, key: String, linked: Bool, _ state: MigrationState) async throws -> LinkedFileCopy {
         try await fileCopies.once(key) { try await self.copyFileOnce(ref, key: key, linked: linked, state) }
     }
@@ -1032,7 +1031,8 @@ enum LinkedFileCopy: Sendable {
     case copied(FileReference)
     /// Not in the source's file store.
     case missing
-    /// The source could not read it, or the target refused it (after retries): the records linking it fail.
+    /// It could not be copied (the source could not read or list it, or the target refused it, after retries): the
+    /// records linking it fail, and the next run tries again.
     case failed(MBaaSError)
 }
 
