@@ -33,12 +33,12 @@ struct NCMBPythonSDKTests {
         _ = FileManager.default.createFile(atPath: errFile.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: errFile) }
         let out = Pipe(), err = try FileHandle(forWritingTo: errFile)
+        defer { try? err.close() }
         process.standardOutput = out
         process.standardError = err
         try process.run()
         let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        try err.close()
         let errors = String(decoding: try Data(contentsOf: errFile), as: UTF8.self)
         await running.stop()
         #expect(process.terminationStatus == 0, "drive.py failed:\n\(output)\n\(errors)")
