@@ -94,11 +94,18 @@ extension AppPotBackend {
             let columns = row.keys.filter { !AppPotClassSchema.systemColumns.contains($0) }.sorted()
             throw MBaaSError(.invalidRequest, "the AppPot class \(className) already exists on the server (columns \(columns.joined(separator: ", "))) and AppPot does not tell its column types: declare it with registerClass(_:) before writing, so values are not written with guessed types")
         }
+        let derived = try await derivedSchema(className, fields: fields)
+        logger.debug("apppot defining class from its first record", metadata: ["class": "\(className)"])
+        try await defineClasses([derived])
+        return derived
+    }
+
+    /// The table a first write with these fields defines: their columns (not the system ones), typed for the server's
+    /// generation (detected first with `generation=auto`).
+    private func derivedSchema(_ className: String, fields: [String: Value]) async throws -> AppPotClassSchema {
         if state.current.detectPending { _ = try await anonymousToken() }
         var derived = AppPotClassSchema.derive(name: className, from: fields, generation: generation)
         derived.columns = derived.columns.filter { !AppPotClassSchema.systemColumns.contains($0.key) }
-        logger.debug("apppot defining class from its first record", metadata: ["class": "\(className)"])
-        try await defineClasses([derived])
         return derived
     }
 
@@ -114,12 +121,10 @@ extension AppPotBackend {
             for r in records { try checkColumns(r.fields, of: known) }
             return
         }
-        if state.current.detectPending { _ = try await anonymousToken() }   // generation=auto: the limits are the generation's
         var merged: [String: Value] = [:]
         for r in records { for (k, v) in r.fields where merged[k] == nil || merged[k]!.isNull { merged[k] = v } }
         try AppPotIdentifier.check(className, what: "class name")
-        var derived = AppPotClassSchema.derive(name: className, from: merged, generation: generation)
-        derived.columns = derived.columns.filter { !AppPotClassSchema.systemColumns.contains($0.key) }
+        let derived = try await derivedSchema(className, fields: merged)   // the limits are the generation's
         for column in derived.columns.keys { try AppPotRowCodec.checkFieldName(column) }
         try derived.checkFits(generation)
     }

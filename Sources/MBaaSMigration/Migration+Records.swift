@@ -265,7 +265,7 @@ extension Migration {
         }
         let adopt = found
         if adopt { observer(.note("\(cls): the target's \(plan.target) already holds records; each batch is matched by source id first")) }
-        let batchSize = max(1, min(options.batchSize, target.capabilities.maxBatchSize > 0 ? target.capabilities.maxBatchSize : options.batchSize))
+        let batchSize = writeBatchSize
         let pageSize = max(1, source.capabilities.maxPageSize)
         var batch: [Record] = []
         var done = 0

@@ -271,7 +271,7 @@ extension Migration {
 
     /// Every copied file: downloaded from the target and compared with the source's size and sha256.
     func verifyFiles(target: any Backend, _ state: MigrationState) async throws {
-        // Up to `concurrency` files at a time, as they were copied.
+        // Up to `fileConcurrency` files at a time, as they were copied.
         try await concurrently(try await offPool({ try state.copiedFiles() }), limit: options.fileCopiesInFlight) { f in
             try await self.verifyFile(target: target, "(files)", f.sourceName, f.target, f.sha256, f.size)
         }

@@ -206,7 +206,7 @@ public final class Migration: Sendable {
                 // What the target can tell before anything is written (a table too wide for it, a field it lacks), for
                 // the first batch's worth of the sample in its final shape: with every pointer in place (phase 1 leaves
                 // out those to records not copied yet on a target that makes its own ids, and phase 2 sets them).
-                let sample = page.records.prefix(min(options.batchSize, target.capabilities.maxBatchSize > 0 ? target.capabilities.maxBatchSize : options.batchSize))
+                let sample = page.records.prefix(writeBatchSize)
                     .map { r -> Record in
                         let prepared = prepare(r, maps: Maps(), verifying: true)
                         var record = prepared.record
@@ -396,6 +396,11 @@ final class ACLNarrowings: @unchecked Sendable {
 }
 
 extension Migration {
+    /// Records per write: ``MigrationOptions/batchSize``, capped by the target's batch limit, at least 1.
+    var writeBatchSize: Int {
+        max(1, min(options.batchSize, target.capabilities.maxBatchSize > 0 ? target.capabilities.maxBatchSize : options.batchSize))
+    }
+
     /// The target's note on a feature, as plan lines and problems quote it: ` (note)`, or nothing.
     func noted(_ feature: Capabilities.Feature) -> String {
         target.capabilities.note(for: feature).map { " (\($0))" } ?? ""

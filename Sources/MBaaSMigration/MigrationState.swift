@@ -1,4 +1,5 @@
 public import Foundation
+import DequeModule
 import GRDB
 import Synchronization
 public import MBaaSCore
@@ -705,8 +706,7 @@ private final class OffPoolCall<T: Sendable>: @unchecked Sendable {
 final class StateCallThreads: @unchecked Sendable {
     static let shared = StateCallThreads()
     private let lock = NSLock()
-    private var jobs: [@Sendable () -> Void] = []
-    private var head = 0
+    private var jobs = Deque<@Sendable () -> Void>()
     /// Each idle thread waits on its own semaphore: one submit wakes exactly one, or starts a thread.
     private var idle: [DispatchSemaphore] = []
 
@@ -724,19 +724,11 @@ final class StateCallThreads: @unchecked Sendable {
         thread.start()
     }
 
-    private func next() -> (@Sendable () -> Void)? {
-        guard head < jobs.count else { return nil }
-        let job = jobs[head]
-        head += 1
-        if head > 64 && head * 2 > jobs.count { jobs.removeFirst(head); head = 0 }
-        return job
-    }
-
     private func work() {
         let mine = DispatchSemaphore(value: 0)
         while true {
             let job: (@Sendable () -> Void)? = lock.withLock {
-                if let job = next() { return job }
+                if let job = jobs.popFirst() { return job }
                 idle.append(mine)
                 return nil
             }

@@ -32,15 +32,6 @@ struct CLIHarness {
 
     func cleanUp() { try? FileManager.default.removeItem(at: directory) }
 
-    /// Runs blocking work (child processes waited for) on a thread of its own: a long wait does not hold one of Swift's
-    /// cooperative threads (two on a two-core machine), which servers run by tests in parallel need to answer. Not a
-    /// dispatch queue: on Linux its global queues run on the threads Swift's tasks run on.
-    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
-        }
-    }
-
     /// Starts a process, one start at a time across the CLI tests. Foundation's `Process.run()` on Linux lists
     /// `/proc/self/fd` to close descriptors in the child and can read past its buffer when about 1,300 are open
     /// (fixed upstream after this toolchain, swift-corelibs-foundation PR 5472): the test process crashed there when

@@ -135,15 +135,15 @@ struct MigrateCLITests {
         #expect(samples.status == 0, "\(samples.stderr)")
         let state = cli.directory.appendingPathComponent("state").path
         let arguments = ["migrate", "--from", "ncmb-export:\(export)", "--to", cli.url, "--state", state, "--batch", "50", "--format", "json"]
-        // Minutes of waiting for child processes: off the cooperative pool.
-        let (kills, log) = try await CLIHarness.offPool { try Self.killRepeatedly(arguments, in: cli, state: URL(fileURLWithPath: state), className: "MemoClass") }
-        let last = try await CLIHarness.offPool { try cli.run(arguments, sessionOption: false) }
+        // Minutes of waiting for child processes: on the suite's own threads (`.ownThreads`), off the cooperative pool.
+        let (kills, log) = try Self.killRepeatedly(arguments, in: cli, state: URL(fileURLWithPath: state), className: "MemoClass")
+        let last = try cli.run(arguments, sessionOption: false)
         #expect(last.status == 0, "\(last.stderr)")
         let json = try last.json()
         let memo = json["classes"]?.arrayValue?.first { $0["source"] == "MemoClass" }
         #expect(memo?["verified"] == 3000 && memo?["mismatched"] == 0 && memo?["failed"] == 0, "\(json)")
         // Every source record exactly once.
-        let queried = try await CLIHarness.offPool { try cli.run(["objects", "query", cli.url, "MemoClass", "--all", "--keys", "sourceObjectId", "--format", "json"]) }
+        let queried = try cli.run(["objects", "query", cli.url, "MemoClass", "--all", "--keys", "sourceObjectId", "--format", "json"])
         #expect(queried.status == 0, "\(queried.stderr)")
         let all = try queried.json()
         let ids = all["results"]?.arrayValue?.compactMap { $0["fields"]?["sourceObjectId"]?.stringValue } ?? []
@@ -164,9 +164,9 @@ struct MigrateCLITests {
         // marks, looked up in the bundle on resume, keep a killed run's records from being written again.
         let arguments = ["migrate", "--from", "ncmb-export:\(export)", "--to", "bundle:\(bundle.path)", "--state", state, "--batch", "50",
                          "--format", "json"]
-        // Minutes of waiting for child processes: off the cooperative pool.
-        let (kills, log) = try await CLIHarness.offPool { try Self.killRepeatedly(arguments, in: cli, state: URL(fileURLWithPath: state), className: "MemoClass") }
-        let last = try await CLIHarness.offPool { try cli.run(arguments, sessionOption: false) }
+        // Minutes of waiting for child processes: on the suite's own threads (`.ownThreads`), off the cooperative pool.
+        let (kills, log) = try Self.killRepeatedly(arguments, in: cli, state: URL(fileURLWithPath: state), className: "MemoClass")
+        let last = try cli.run(arguments, sessionOption: false)
         #expect(last.status == 0, "\(last.stderr)")
         let memo = try last.json()["classes"]?.arrayValue?.first { $0["source"] == "MemoClass" }
         #expect(memo?["verified"] == 3000 && memo?["mismatched"] == 0 && memo?["failed"] == 0, "\(String(describing: memo))")

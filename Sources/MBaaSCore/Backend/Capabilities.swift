@@ -39,8 +39,10 @@ public struct Capabilities: Sendable, Hashable {
         /// A limit, not a capability: an empty string is stored as no value, and reads back absent (a backend that
         /// answers NULL and `""` alike). Whoever compares what was written with what is read treats the two as one.
         public static let emptyStringsAbsent: Feature = "emptyStringsAbsent"
-        /// A standalone file keeps the ACL it is uploaded with (``FileUpload/acl``), and the store enforces it. Without
-        /// it an upload carrying an ACL is `unsupported`: the store's files have no ACLs of their own.
+        /// A file of the store (not one attached to a record, which follows its record) keeps the ACL it is uploaded
+        /// with (``FileUpload/acl``), and the store enforces it; ``FileStore/listFiles(prefix:limit:)`` gives it back
+        /// in ``FileInfo/acl``. Without it an upload carrying an ACL is `unsupported`: the store's files have no ACLs
+        /// of their own.
         public static let fileACL: Feature = "fileACL"
         /// Field operations other than set and delete (increment, add, addUnique, remove).
         public static let fieldOperations: Feature = "fieldOperations"
