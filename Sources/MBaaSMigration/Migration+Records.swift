@@ -851,6 +851,10 @@ extension Migration {
         return info.acl
     }
 
+    /// Whether a file's ACL opens it to everyone anyway: copied without it into a store whose files have none, it
+    /// loses nothing, and neither the plan nor the report says so.
+    static func isOpen(_ acl: ACL) -> Bool { acl == .publicReadWrite }
+
     /// The ACL a copied file gets on the target: the source's, with user ids through the id map (as a record's; roles
     /// left out where the target has none), where the target keeps file ACLs. A store whose files have no ACLs
     /// (AppPot, Parse) gets the file without it: said per file, and once for the run (the plan says so); the file is
@@ -858,8 +862,7 @@ extension Migration {
     func targetFileACL(_ given: ACL?, name: String, className: String, _ state: MigrationState) async throws -> ACL? {
         guard let given else { return nil }
         guard target.capabilities.has(.fileACL) else {
-            // Open to everyone already: nothing is lost, nothing said.
-            if given == .publicReadWrite { return nil }
+            if Self.isOpen(given) { return nil }
             box.update {
                 $0.problem(self.fileACLProblem)
                 $0.warn(.init(kind: "acl", className: className, sourceId: name, detail: "file '\(name)': its ACL is not kept"))

@@ -172,7 +172,7 @@ public final class Migration: Sendable {
             let files = try await source.listFiles(prefix: nil, limit: nil)
             plan.files = files.count
             fileNames = Set(files.map(\.reference.name))
-            if !target.capabilities.has(.fileACL), files.contains(where: { $0.acl != nil }) {
+            if !target.capabilities.has(.fileACL), files.contains(where: { $0.acl.map { !Self.isOpen($0) } ?? false }) {
                 plan.unsupported.append(fileACLProblem)
             }
         }

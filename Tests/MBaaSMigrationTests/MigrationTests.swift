@@ -1009,6 +1009,24 @@ struct MigrationTests {
         await source.close()
     }
 
+    @Test("files open to everyone lose nothing on a store without file ACLs: neither the plan nor the report says so")
+    func openFilesWithoutFileACLs() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try openLocal(scratch.path("s.db"))
+        _ = try await source.upload(FileUpload(name: "open.txt", source: .data(Data("open".utf8)), acl: .publicReadWrite))
+        _ = try await source.create(Record(className: "Note", fields: ["text": "n"]))
+        let local = try openLocal(scratch.path("t.db"))
+        let target = FlakyBackend(local, seed: 0, rate: 0, refusesFileACLs: true)
+        let plan = try await Migration(source: source, target: target, options: MigrationOptions(classes: ["Note"], dryRun: true), state: nil).run()
+        #expect(!(plan.plan?.unsupported ?? []).contains { $0.hasPrefix("file ACLs:") }, "\(plan.plan?.unsupported ?? [])")
+        let report = try await migrate(source, target, state: scratch.path("state"), options: MigrationOptions(classes: ["Note"]))
+        #expect(report.ok && report.files.written == 1 && report.files.verified == 1, "\(report.files) \(report.mismatches)")
+        #expect(!report.problems.contains { $0.hasPrefix("file ACLs:") } && report.warnings.isEmpty, "\(report.problems) \(report.warnings)")
+        await local.close()
+        await source.close()
+    }
+
     @Test("a linked file whose ACL cannot be found (the source does not list it) is not uploaded open: it and its records fail alone")
     func unlistedLinkedFile() async throws {
         let scratch = try Scratch()
