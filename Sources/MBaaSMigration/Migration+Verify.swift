@@ -5,7 +5,7 @@ import MBaaSCore
 extension Migration {
     /// Compares the target with the source through the id map and the mapping, and reports every difference:
     /// counts per class; per record, a checksum over the mapped content (fields, pointers resolved through the id map,
-    /// ACL where the target keeps ACLs, timestamps where it keeps them); files by size and sha256; users by user name, e-mail
+    /// ACL where the target keeps ACLs, timestamps where it keeps them); files by size and sha256, and by ACL where both stores keep file ACLs; users by user name, e-mail
     /// and fields (``verifyUsers(target:_:)``); roles by their members where the target lists roles.
     /// Writes only to the state's scratch table.
     ///
@@ -269,11 +269,17 @@ extension Migration {
         return "fields differ: " + diffs.joined(separator: "; ")
     }
 
-    /// Every copied file: downloaded from the target and compared with the source's size and sha256.
+    /// Every copied file: downloaded from the target and compared with the source's size and sha256; a file of a
+    /// separate store also by its ACL where both stores keep and list file ACLs (``fileACLDifference(_:_:_:_:)``).
     func verifyFiles(target: any Backend, _ state: MigrationState) async throws {
+        let acls = try await fileACLsToCompare(target: target)
         // Up to `fileConcurrency` files at a time, as they were copied.
         try await concurrently(try await offPool({ try state.copiedFiles() }), limit: options.fileCopiesInFlight) { f in
-            try await self.verifyFile(target: target, "(files)", f.sourceName, f.target, f.sha256, f.size)
+            var aclDifference: String?
+            if let acls, let given = acls.source[f.sourceName] {
+                aclDifference = try await self.fileACLDifference(given, listed: acls.target[f.target.name], f.sourceName, state)
+            }
+            try await self.verifyFile(target: target, "(files)", f.sourceName, f.target, f.sha256, f.size, aclDifference: aclDifference)
         }
         for cls in try await sourceClasses() {
             var after = ""
@@ -291,17 +297,63 @@ extension Migration {
         }
     }
 
-    /// Downloads one copied file from the target and compares its size and sha256 with the source's.
-    func verifyFile(target: any Backend, _ cls: String, _ id: String, _ ref: FileReference, _ sha: String, _ size: Int64) async throws {
+    /// The file ACLs verification compares: the source's, by file name, and the target's, by the name it stored
+    /// the file under. `nil` where either store keeps or lists no file ACLs (the copy said so for each file whose ACL
+    /// was not kept), or where no source file has an ACL. A listing that fails is a mismatch: the ACLs were not proven.
+    func fileACLsToCompare(target: any Backend) async throws -> (source: [String: ACL], target: [String: ACL?])? {
+        guard source.capabilities.has(.fileACL), source.capabilities.has(.fileList),
+              target.capabilities.has(.fileACL), target.capabilities.has(.fileList) else { return nil }
+        do {
+            var given: [String: ACL] = [:]
+            for f in try await withRetry({ try await self.source.listFiles(prefix: nil, limit: nil) }) where f.reference.attachment == nil {
+                if let acl = f.acl { given[f.reference.name] = acl }
+            }
+            guard !given.isEmpty else { return nil }
+            var stored: [String: ACL?] = [:]
+            for f in try await withRetry({ try await target.listFiles(prefix: nil, limit: nil) }) where f.reference.attachment == nil {
+                stored[f.reference.name] = f.acl
+            }
+            return (given, stored)
+        } catch {
+            if error is CancellationError || Task.isCancelled { throw CancellationError() }
+            box.update {
+                $0.files.mismatched += 1
+                $0.add(.init(kind: "file", className: Self.standaloneFiles, sourceId: nil, detail: "file ACLs cannot be compared: \(MBaaSError.wrap(error))"))
+            }
+            return nil
+        }
+    }
+
+    /// How a copied file's ACL on the target differs from the source's mapped as the copy maps it (user ids through
+    /// the id map, roles left out where the target has none), comparing grants that give some access; `nil` when
+    /// they are the same. `listed` is the target's ACL of the file, `nil` when the target does not list the file.
+    func fileACLDifference(_ given: ACL, listed: ACL??, _ sourceName: String, _ state: MigrationState) async throws -> String? {
+        let maps = try await offPool { try self.maps(for: [Record(className: Self.standaloneFiles, acl: given)], state) }
+        let expected = mapACL(given, maps: maps, className: Self.standaloneFiles, sourceId: sourceName, reporting: false)
+        guard let listed else { return "the target does not list it, so its ACL cannot be compared" }
+        func grants(_ acl: ACL?) -> ACL { ACL((acl?.entries ?? [:]).filter { $0.value.read || $0.value.write }) }
+        guard grants(listed) != grants(expected) else { return nil }
+        func printed(_ acl: ACL) -> String { acl.entries.isEmpty ? "none" : acl.json.printed([.sortedKeys]) }
+        return "ACL \(printed(grants(listed))), expected \(printed(grants(expected)))"
+    }
+
+    /// Downloads one copied file from the target and compares its size and sha256 with the source's; a file whose
+    /// bytes match but whose ACL differs (`aclDifference`) is a mismatch too.
+    func verifyFile(target: any Backend, _ cls: String, _ id: String, _ ref: FileReference, _ sha: String, _ size: Int64,
+                    aclDifference: String? = nil) async throws {
         do {
             let data = try await withRetry { try await target.download(ref) }
-            if Int64(data.count) == size && sha256Hex(data) == sha {
+            var differences: [String] = []
+            if Int64(data.count) != size || sha256Hex(data) != sha {
+                differences.append("\(data.count) bytes with sha256 \(sha256Hex(data).prefix(12))…, expected \(size) bytes with \(sha.prefix(12))…")
+            }
+            if let aclDifference { differences.append(aclDifference) }
+            if differences.isEmpty {
                 box.update { $0.files.verified += 1 }
             } else {
                 box.update {
                     $0.files.mismatched += 1
-                    $0.add(.init(kind: "file", className: cls, sourceId: id,
-                                 detail: "file \(ref.name): \(data.count) bytes with sha256 \(sha256Hex(data).prefix(12))…, expected \(size) bytes with \(sha.prefix(12))…"))
+                    $0.add(.init(kind: "file", className: cls, sourceId: id, detail: "file \(ref.name): " + differences.joined(separator: "; ")))
                 }
             }
         } catch {

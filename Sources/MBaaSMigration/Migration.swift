@@ -98,8 +98,8 @@ public enum MigrationEvent: Sendable {
 /// 4. **Files** that no record links to are copied to the target's file store.
 /// 5. **Pointers (phase 2)**: fields left in phase 1 are set through the id map; a pointer to a record that was not
 ///    migrated is reported, never dropped.
-/// 6. **Verify** (``verify()``): records by a checksum over their mapped content, files by size and sha256, users by
-///    user name, e-mail and the fields the import gave them, roles by their members where the target keeps roles.
+/// 6. **Verify** (``verify()``): records by a checksum over their mapped content, files by size and sha256 (and by
+///    their ACL where both stores keep file ACLs), users by user name, e-mail and the fields the import gave them, roles by their members where the target keeps roles.
 ///
 /// Running again resumes: mapped records are skipped; records that were pending when a run died are looked up on the
 /// target by `sourceObjectId` (or by id where the target kept it) before anything is created, so nothing is

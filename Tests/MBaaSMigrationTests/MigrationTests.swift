@@ -1027,6 +1027,49 @@ struct MigrationTests {
         await source.close()
     }
 
+    @Test("verification compares a file's ACL where both stores keep them: a file on the target without its ACL (as an earlier version copied linked files) is a mismatch, named, until it is fixed")
+    func fileACLsVerified() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try openLocal(scratch.path("s.db"))
+        _ = try await source.importUser(DirectoryUser(id: "boss", username: "boss"), password: .unusable)
+        let grants = ACL([.user("boss"): .readWrite, .everyone: .read])
+        for (name, acl) in [("linked.txt", grants), ("loose.txt", ACL.privateTo("boss")), ("plain.txt", nil)] {
+            _ = try await source.upload(FileUpload(name: name, source: .data(Data(name.utf8)), contentType: "text/plain", acl: acl))
+        }
+        _ = try await source.create(Record(className: "Note", id: "n", fields: ["photo": .file(FileReference(name: "linked.txt"))]))
+        let local = try openLocal(scratch.path("t.db"))
+        let target = FlakyBackend(local, seed: 0, rate: 0, plainFileStore: true)
+        let first = try await migrate(source, target, state: scratch.path("state"), options: MigrationOptions(classes: ["Note"]))
+        #expect(first.ok && first.files.verified == 3 && first.files.mismatched == 0, "\(first.files) \(first.mismatches)")
+        let bossOnTarget = try #require(first.userOutcomes.first { $0.sourceId == "boss" }?.targetId)
+        func verify() async throws -> MigrationReport {
+            try await Migration(source: source, target: target, options: MigrationOptions(classes: ["Note"]),
+                                state: MigrationState(directory: scratch.path("state"))).verify()
+        }
+        // The target's copies lose their ACLs: the linked one without any, the loose one opened to everyone.
+        for (name, acl) in [("linked.txt", nil as ACL?), ("loose.txt", ACL.publicReadWrite)] {
+            try await local.deleteFile(FileReference(name: name))
+            _ = try await local.upload(FileUpload(name: name, source: .data(Data(name.utf8)), contentType: "text/plain", acl: acl))
+        }
+        let broken = try await verify()
+        #expect(!broken.ok && broken.files.verified == 1 && broken.files.mismatched == 2, "\(broken.files) \(broken.mismatches)")
+        let expectedLinked = ACL([.user(bossOnTarget): .readWrite, .everyone: .read]).json.printed([.sortedKeys])
+        #expect(broken.mismatches.contains { $0.kind == "file" && $0.sourceId == "linked.txt" && $0.detail == "file linked.txt: ACL none, expected \(expectedLinked)" },
+                "\(broken.mismatches)")
+        #expect(broken.mismatches.contains { $0.sourceId == "loose.txt" && $0.detail.contains(#"ACL {"*":{"read":true,"write":true}}, expected"#) },
+                "\(broken.mismatches)")
+        // Put right on the target, both verify again.
+        for (name, acl) in [("linked.txt", ACL([.user(bossOnTarget): .readWrite, .everyone: .read])), ("loose.txt", ACL.privateTo(bossOnTarget))] {
+            try await local.deleteFile(FileReference(name: name))
+            _ = try await local.upload(FileUpload(name: name, source: .data(Data(name.utf8)), contentType: "text/plain", acl: acl))
+        }
+        let fixed = try await verify()
+        #expect(fixed.ok && fixed.files.verified == 3 && fixed.files.mismatched == 0, "\(fixed.files) \(fixed.mismatches)")
+        await local.close()
+        await source.close()
+    }
+
     @Test("a linked file whose ACL cannot be found (the source does not list it) is not uploaded open: it and its records fail alone")
     func unlistedLinkedFile() async throws {
         let scratch = try Scratch()
