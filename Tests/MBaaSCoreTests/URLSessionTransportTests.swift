@@ -8,7 +8,7 @@ import FoundationNetworking
 
 /// A URLProtocol stub that echoes what it received; injected through the session configuration (never
 /// registered globally).
-final class EchoProtocol: URLProtocol, @unchecked Sendable {
+final class EchoProtocol: URLProtocol {
     override class func canInit(with request: URLRequest) -> Bool { true }
     override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
     override func startLoading() {
