@@ -107,6 +107,11 @@ struct BenchMigrate: AsyncParsableCommand {
                 let (same, sameSeconds) = try await timed { try await post(server, collection: "Same\(run)") { stored.next() } }
                 rows.append(Row(target: "pocketbase", method: "direct loader, the migrated records' own content",
                                 records: same, seconds: sameSeconds))
+                // The users the migration imported, created the plain way: PocketBase hashes each password itself,
+                // whoever sends it, so this is the floor of the migration's users phase.
+                let (created, usersSeconds) = try await directUsers(server, export: export, run: run)
+                rows.append(Row(target: "pocketbase", method: "direct user creates, the export's users (\(loaderConcurrency) in flight)",
+                                records: created, seconds: usersSeconds))
                 await pb.close()
             }
             let json = JSON.object([
@@ -130,6 +135,15 @@ struct BenchMigrate: AsyncParsableCommand {
                 }
                 if let i = rows.first(where: { $0.target == target && $0.method.hasPrefix("Local batch insert") }), i.rate > 0 {
                     table += String(format: "; migrate / Local batch insert = %.2fx", m.rate / i.rate)
+                }
+                // The same job done by the plain loaders: the export's users, then its records (plain, or with the
+                // migrated records' own content), one after the other as the migration does them.
+                if let u = rows.first(where: { $0.target == target && $0.method.hasPrefix("direct user creates") }) {
+                    for (prefix, label) in [("direct /api/batch", "plain records"), ("direct loader, the migrated", "same content")] {
+                        if let d = rows.first(where: { $0.target == target && $0.method.hasPrefix(prefix) }), d.seconds + u.seconds > 0 {
+                            table += String(format: "; migrate / direct users + %@ loader = %.2fx", label, (d.seconds + u.seconds) / m.seconds)
+                        }
+                    }
                 }
                 if let r = rows.first(where: { $0.target == target && $0.method.hasPrefix(PhaseClock.recordsPhase) }) {
                     if let i = rows.first(where: { $0.target == target && $0.method.hasPrefix("Local batch insert") }), i.rate > 0 {
@@ -217,6 +231,32 @@ struct BenchMigrate: AsyncParsableCommand {
                 }
                 return nil
             }
+        }
+    }
+
+    /// Creates as many users of PocketBase's `users` collection as the export has, one POST each (a batch of users
+    /// outlasts PocketBase's batch timeout, since every password is hashed), `loaderConcurrency` in flight, each with
+    /// an e-mail of this run's own and a random password, as the migration's `reset` gives them. Returns how many.
+    func directUsers(_ server: PocketBaseBenchSession, export: URL, run: String) async throws -> (Int, Double) {
+        var reader = try JSONArrayFileReader(url: export.appendingPathComponent("user.json"), member: "results")
+        var count = 0
+        while try reader.next() != nil { count += 1 }
+        reader.close()
+        let n = count
+        return try await timed {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for i in 0..<n {
+                    if i >= loaderConcurrency { try await group.next() }
+                    group.addTask {
+                        let secret = (UUID().uuidString + UUID().uuidString).filter { $0 != "-" }   // 64 of the 71 PocketBase takes
+                        _ = try await server.send("POST", "/api/collections/users/records", .object([
+                            "email": .string("direct-\(run)-\(i)@bench.invalid"), "password": .string(secret), "passwordConfirm": .string(secret),
+                        ]))
+                    }
+                }
+                try await group.waitForAll()
+            }
+            return n
         }
     }
 
