@@ -742,8 +742,22 @@ extension Migration {
             }
             return
         }
+        // A file of the source's separate store keeps its own ACL where an attachment can have one; elsewhere it is
+        // reachable as its record is, which is said. Its ACL not found, it is not attached (the next run tries again).
+        var acl: ACL?
+        if target.capabilities.has(.attachmentACL) {
+            let own: ACL?
+            do { own = try await sourceFileACL(a.ref) } catch {
+                _ = try fileFailed(error, a.ref.name, "cannot be looked up on \(source.adapterName) (for its ACL), so it was not attached (field \(a.field))",
+                                   className: a.className, sourceId: a.sourceId)
+                return
+            }
+            acl = try await targetFileACL(own, name: a.ref.name, className: a.className, state)
+        } else {
+            try await warnIfOwnACLDropped(a)
+        }
         let upload = FileUpload(name: a.ref.name, source: .data(data), contentType: a.ref.contentType ?? guessContentType(forFileName: a.ref.name),
-                                attachment: FileAttachment(className: targetClass, objectId: targetId, field: a.field))
+                                acl: acl, attachment: FileAttachment(className: targetClass, objectId: targetId, field: a.field))
         do {
             let stored = try await withRetry { try await self.target.upload(upload) }
             let (sha, size, name) = (sha256Hex(data), Int64(data.count), Value.file(stored).json.printed())
@@ -755,6 +769,36 @@ extension Migration {
                 $0.add(.init(kind: "failed", className: a.className, sourceId: a.sourceId, detail: "file '\(a.ref.name)' cannot be attached: \(MBaaSError.wrap(error))"))
             }
         }
+    }
+
+    /// A file of the source's separate store, with an ACL of its own, attached to its record on a target without
+    /// ``MBaaSCore/Capabilities/Feature/attachmentACL``: there it is reachable as its record is, so an ACL of its own
+    /// that is not open to everyone is not kept. Said per file
+    /// (and once for the run, as the plan says); a file whose ACL cannot be looked up is said as such. The file is
+    /// attached either way: leaving it out would lose the record's link.
+    func warnIfOwnACLDropped(_ a: MigrationState.Attachment) async throws {
+        let own: ACL?
+        do { own = try await sourceFileACL(a.ref) } catch {
+            if error is CancellationError || Task.isCancelled { throw CancellationError() }
+            box.update {
+                $0.warn(.init(kind: "acl", className: a.className, sourceId: a.sourceId,
+                              detail: "file '\(a.ref.name)' (field \(a.field)): its own ACL cannot be looked up on \(self.source.adapterName) (\(MBaaSError.wrap(error))); attached to its record, it is reachable as the record is"))
+            }
+            return
+        }
+        guard let own, !Self.isOpen(own) else { return }
+        box.update {
+            $0.problem(self.attachedFileACLProblem)
+            $0.warn(.init(kind: "acl", className: a.className, sourceId: a.sourceId,
+                          detail: "file '\(a.ref.name)' (field \(a.field)): attached to its record on \(self.target.adapterName), it is reachable as the record is; its own ACL \(own.json.printed([.sortedKeys])) is not kept"))
+        }
+    }
+
+    /// What the plan and the report say where files records link to are attached to their records on the target
+    /// while the source's files have ACLs of their own.
+    var attachedFileACLProblem: String {
+        "file ACLs: files records link to are attached to their records on \(target.adapterName) and reachable as the record is; their own ACLs are not kept"
+            + (target.capabilities.has(.fileACL) && target.capabilities.has(.files) ? " (files no record links to keep theirs)" : "")
     }
 
     /// Files that no record links to, into the target's file store.

@@ -172,8 +172,13 @@ public final class Migration: Sendable {
             let files = try await source.listFiles(prefix: nil, limit: nil)
             plan.files = files.count
             fileNames = Set(files.map(\.reference.name))
+            let ownACLs = files.contains { $0.reference.attachment == nil && $0.acl.map { !Self.isOpen($0) } ?? false }
             if !target.capabilities.has(.fileACL), files.contains(where: { $0.acl.map { !Self.isOpen($0) } ?? false }) {
                 plan.unsupported.append(fileACLProblem)
+            }
+            // Linked files become attachments there, reachable as their records are (where they have no ACL of their own).
+            if ownACLs, source.capabilities.has(.fileACL), target.capabilities.has(.fileAttachment), !target.capabilities.has(.attachmentACL) {
+                plan.unsupported.append(attachedFileACLProblem)
             }
         }
         let sourceTypes = source.capabilities.features.filter { $0.rawValue.hasPrefix("value.") }

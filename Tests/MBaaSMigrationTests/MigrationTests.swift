@@ -988,6 +988,44 @@ struct MigrationTests {
         await source.close()
     }
 
+    @Test("a linked file with an ACL of its own keeps it as an attachment where attachments have ACLs; elsewhere it is reachable as its record is, which the plan and the report say")
+    func attachedFileACLs() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try openLocal(scratch.path("s.db"))
+        _ = try await source.importUser(DirectoryUser(id: "boss", username: "boss"), password: .unusable)
+        _ = try await source.upload(FileUpload(name: "private.txt", source: .data(Data("p".utf8)), acl: .privateTo("boss")))
+        _ = try await source.upload(FileUpload(name: "open.txt", source: .data(Data("o".utf8)), acl: .publicReadWrite))
+        _ = try await source.create(Record(className: "Note", id: "n", acl: .publicReadWrite,
+                                           fields: ["photo": .file(FileReference(name: "private.txt")), "open": .file(FileReference(name: "open.txt"))]))
+        for keeps in [true, false] {
+            // The embedded store attaches files to their records, each with an ACL of its own (or, here, without).
+            let local = try openLocal(scratch.path("t\(keeps).db"))
+            let target = FlakyBackend(local, seed: 0, rate: 0, without: keeps ? [] : [.attachmentACL])
+            let said = "file ACLs: files records link to are attached to their records on local and reachable as the record is; their own ACLs are not kept (files no record links to keep theirs)"
+            let plan = try await Migration(source: source, target: target, options: MigrationOptions(classes: ["Note"], dryRun: true), state: nil).run()
+            #expect(plan.plan?.unsupported.contains(said) == !keeps, "\(keeps): \(plan.plan?.unsupported ?? [])")
+            let report = try await migrate(source, target, state: scratch.path("state\(keeps)"), options: MigrationOptions(classes: ["Note"]))
+            #expect(report.ok && report.files.written == 2 && report.files.failed == 0, "\(keeps): \(report.files) \(report.mismatches)")
+            #expect(report.problems.contains(said) == !keeps, "\(keeps): \(report.problems)")
+            let warnings = report.warnings.filter { $0.kind == "acl" }
+            if keeps {
+                #expect(warnings.isEmpty, "\(warnings)")
+            } else {
+                #expect(warnings.count == 1 && warnings.first?.sourceId == "n"
+                        && warnings.first?.detail == #"file 'private.txt' (field photo): attached to its record on local, it is reachable as the record is; its own ACL {"boss":{"read":true,"write":true}} is not kept"#,
+                        "\(warnings)")
+            }
+            let attached = try await local.listFiles(prefix: nil, limit: nil).filter { $0.reference.attachment != nil }
+            let photo = try #require(attached.first { $0.reference.attachment?.field == "photo" })
+            // Kept: the file's own ACL, the user's through the id map. Not kept: the record's, open to everyone.
+            #expect(photo.acl == (keeps ? .privateTo("boss") : .publicReadWrite), "\(keeps): \(String(describing: photo.acl))")
+            #expect(attached.first { $0.reference.attachment?.field == "open" }?.acl == .publicReadWrite)
+            await local.close()
+        }
+        await source.close()
+    }
+
     @Test("file copies follow fileConcurrency, record batches concurrency (mbaas export: batches one at a time, files four at a time)")
     func fileConcurrency() async throws {
         let scratch = try Scratch()
@@ -1480,6 +1518,10 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         defer { lock.withLock { inFlight -= 1 } }
         if uploadDelay > .zero { try await Task.sleep(for: uploadDelay) }
         if refusesFileACLs, upload.acl != nil { throw MBaaSError.unsupported("file ACLs", by: "flaky", reason: "its files have no ACLs") }
+        // As PocketBase and Kii do: an attached file follows its record.
+        if upload.attachment != nil, upload.acl != nil, !capabilities.has(.attachmentACL) {
+            throw MBaaSError(.invalidRequest, "an attached file follows the ACL of its record")
+        }
         if refusesFileName(upload.name) { throw MBaaSError.unsupported("the file name '\(upload.name)'", by: "flaky", reason: "it refuses such names") }
         try checkStorable(upload.acl)
         let stored = try await inner.upload(upload)

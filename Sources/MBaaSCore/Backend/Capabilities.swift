@@ -57,6 +57,10 @@ public struct Capabilities: Sendable, Hashable {
         public static let fileList: Feature = "fileList"
         /// Files attached to a record (a record's file field or body).
         public static let fileAttachment: Feature = "fileAttachment"
+        /// A file attached to a record keeps an ACL of its own given with it (``FileUpload/acl`` with
+        /// ``FileUpload/attachment``), enforced apart from its record's. Without it an attached file is reachable as
+        /// its record is, and an upload giving both is refused.
+        public static let attachmentACL: Feature = "attachmentACL"
         /// A stored file keeps the name it was uploaded with (the returned reference and listings show it);
         /// without it the backend renames files (e.g. adds a random suffix), so apps must keep the
         /// returned name.
