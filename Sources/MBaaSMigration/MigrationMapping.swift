@@ -79,7 +79,7 @@ public struct MigrationMapping: Sendable, Hashable {
     public init(contentsOf url: URL) throws(MBaaSError) {
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
-            throw MBaaSError(.invalidRequest, "cannot read the mapping file \(url.path): \(error.localizedDescription)")
+            throw MBaaSError(.localIO, "cannot read the mapping file \(url.path): \(MBaaSError.describe(error))")
         }
         do { try self.init(json: try JSON.parse(data)) } catch let e as MBaaSError {
             throw MBaaSError(.invalidRequest, "mapping file \(url.lastPathComponent): \(e.message)")

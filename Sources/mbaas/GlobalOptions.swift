@@ -85,35 +85,73 @@ enum BackendAccess {
 /// The environment variable that gives the backend URL when the URL argument is `-`.
 let backendURLVariable = "MBAAS_BACKEND_URL"
 
+/// Writes `data` to `url` atomically, readable by its owner alone: a temporary file beside it, created 0600 with
+/// `O_EXCL` (never readable by others, not even for a moment), synced, then renamed over `url`. A failure is
+/// `localIO` naming `what` and leaves `url` as it was.
+func writePrivateFile(_ data: Data, to url: URL, what: String) throws(MBaaSError) {
+    let dir = url.deletingLastPathComponent()
+    let temp = dir.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
+    let fd = open(temp.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw MBaaSError(.localIO, "cannot write \(what) \(url.path): \(String(cString: strerror(errno)))") }
+    var failure: Int32 = 0
+    let written = data.withUnsafeBytes { buffer -> Bool in
+        var offset = 0
+        while offset < buffer.count {
+            let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                failure = errno
+                return false
+            }
+            offset += n
+        }
+        return true
+    }
+    if written, fsync(fd) != 0 { failure = errno }
+    close(fd)
+    if failure == 0, rename(temp.path, url.path) != 0 { failure = errno }
+    guard failure == 0 else {
+        unlink(temp.path)
+        throw MBaaSError(.localIO, "cannot write \(what) \(url.path): \(String(cString: strerror(failure)))")
+    }
+}
+
 /// Resolves the URL argument. `-` means: the first line of `--url-file FILE` (which must not be readable or
 /// writable by group or others), else `$MBAAS_BACKEND_URL`. So secrets need not appear in argv (visible in `ps`)
 /// or in shell history. A URL argument together with `--url-file` is `invalidRequest`.
 func resolveBackendURL(_ argument: String, _ options: GlobalOptions) throws(MBaaSError) -> String {
+    try resolveURLArgument(argument, file: options.urlFile, fileOption: "--url-file", variable: backendURLVariable)
+}
+
+/// A URL argument, or for `-` the first line of `file` (given as `fileOption`; it must not be readable or writable
+/// by group or others), else the environment `variable`. An argument other than `-` together with a file is
+/// `invalidRequest`.
+func resolveURLArgument(_ argument: String, file: String?, fileOption: String, variable: String) throws(MBaaSError) -> String {
     guard argument == "-" else {
-        if options.urlFile != nil {
-            throw MBaaSError(.invalidRequest, "give the URL either as an argument or with --url-file (then write '-' as the URL)")
+        if file != nil {
+            throw MBaaSError(.invalidRequest, "give the URL either as an argument or with \(fileOption) (then write '-' as the URL)")
         }
         return argument
     }
-    if let file = options.urlFile {
+    if let file {
         var info = stat()
         guard stat(file, &info) == 0 else {
-            throw MBaaSError(.localIO, "--url-file \(file): \(String(cString: strerror(errno)))")
+            throw MBaaSError(.localIO, "\(fileOption) \(file): \(String(cString: strerror(errno)))")
         }
         guard info.st_mode & 0o077 == 0 else {
-            throw MBaaSError(.invalidRequest, "--url-file \(file) is readable or writable by others (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(file)")
+            throw MBaaSError(.invalidRequest, "\(fileOption) \(file) is readable or writable by others (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(file)")
         }
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
-            throw MBaaSError(.localIO, "--url-file \(file): \(MBaaSError.describe(error))")
+            throw MBaaSError(.localIO, "\(fileOption) \(file): \(MBaaSError.describe(error))")
         }
         let line = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first
             .map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
-        guard !line.isEmpty else { throw MBaaSError(.invalidRequest, "--url-file \(file) is empty; put the backend URL on its first line") }
+        guard !line.isEmpty else { throw MBaaSError(.invalidRequest, "\(fileOption) \(file) is empty; put the backend URL on its first line") }
         return line
     }
-    if let value = ProcessInfo.processInfo.environment[backendURLVariable], !value.isEmpty { return value }
-    throw MBaaSError(.invalidRequest, "the URL '-' means: read it from --url-file FILE or $\(backendURLVariable), and neither is set")
+    if let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty { return value }
+    throw MBaaSError(.invalidRequest, "the URL '-' means: read it from \(fileOption) FILE or $\(variable), and neither is set")
 }
 
 /// The live transport: with `--timeout T`, every request (whatever timeout its adapter asks for) and the session

@@ -25,15 +25,43 @@ struct MigrationOptionGroup: ParsableArguments {
     var format: OutputFormat?
     @Flag(help: "Log debug information to stderr (never secrets)")
     var verbose = false
+    @Option(name: .customLong("from-url-file"),
+            help: "Read the source URL (with its secrets) from this file's first line; give '-' as --from. The file must not be readable by others (chmod 600). Without it, '-' reads $MBAAS_FROM_URL.")
+    var fromURLFile: String?
+    @Option(name: .customLong("to-url-file"),
+            help: "Read the target URL (with its secrets) from this file's first line; give '-' as --to. The file must not be readable by others (chmod 600). Without it, '-' reads $MBAAS_TO_URL.")
+    var toURLFile: String?
+    @Option(help: "Seconds an HTTP request may take before it fails with 'timed out' (default: each adapter's own, 60).")
+    var timeout: Double?
+
+    func validate() throws {
+        if let timeout, !(timeout > 0 && timeout <= 86400) { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
+    }
+
+    /// The source URL: `--from`, or for `-` the first line of `--from-url-file` or `$MBAAS_FROM_URL`.
+    func sourceURL(_ argument: String) throws(MBaaSError) -> String {
+        try resolveURLArgument(argument, file: fromURLFile, fileOption: "--from-url-file", variable: "MBAAS_FROM_URL")
+    }
+
+    /// The target URL: `--to`, or for `-` the first line of `--to-url-file` or `$MBAAS_TO_URL`.
+    func targetURL(_ argument: String) throws(MBaaSError) -> String {
+        try resolveURLArgument(argument, file: toURLFile, fileOption: "--to-url-file", variable: "MBAAS_TO_URL")
+    }
+
+    /// Refuses a URL file for a side that is a bundle directory (`export --to`, `import --from`).
+    func requireNoURLFile(_ option: String, for side: String) throws(MBaaSError) {
+        let given = option == "--from-url-file" ? fromURLFile : toURLFile
+        if given != nil { throw MBaaSError(.invalidRequest, "\(option): \(side) is a bundle directory, not a backend URL") }
+    }
 }
 
 /// Opens the two sides of a migration: administrative identities where the adapter has one, no saved sessions. A
 /// source must exist (a mistyped `sqlite:` path is `notFound`, never a new empty database); a target is created.
-func openForMigration(_ text: String, verbose: Bool, asSource: Bool = false, readOnly: Bool = false) async throws -> any Backend {
+func openForMigration(_ text: String, verbose: Bool, timeout: Double? = nil, asSource: Bool = false, readOnly: Bool = false) async throws -> any Backend {
     var global = try GlobalOptions.parse([])
     global.verbose = verbose
     let url = try BackendURL(parsing: text)
-    let transport = RetryingTransport(URLSessionTransport(logger: global.logger))
+    let transport = RetryingTransport(timedTransport(timeout, logger: global.logger))
     // Sources, dry-run and verification targets only read: a sqlite: file is opened read-only (nothing is written
     // to it, not even its write-ahead log; a missing one is notFound, or an empty stand-in for a dry run).
     // A bundle read as a source is opened only to read: a missing or unfinished one is reported as such, and nothing
@@ -43,14 +71,18 @@ func openForMigration(_ text: String, verbose: Bool, asSource: Bool = false, rea
         url, context: BackendContext(transport: transport, logger: global.logger, administrative: true, readOnly: onlyReads))
 }
 
-/// Runs a migration with progress on stderr and the summary on stdout; exits 8 when something differs.
+/// Runs a migration with progress on stderr and the summary on stdout; exits 8 when something differs. `from` and
+/// `to` resolve the two URLs and `makeOptions` reads the mapping file, inside the error reporting: a bad URL file or
+/// mapping is a documented exit status (2 for an invalid one, 7 for one that cannot be read), never a usage error.
 func runMigration(
-    from: String, to: String, options: MigrationOptions, group: MigrationOptionGroup, verifyOnly: Bool = false
+    from resolveFrom: () throws -> String, to resolveTo: () throws -> String, options makeOptions: () throws -> MigrationOptions,
+    group: MigrationOptionGroup, verifyOnly: Bool = false
 ) async throws {
     try await runReportingErrors {
+        let (from, to, options) = (try resolveFrom(), try resolveTo(), try makeOptions())
         // The source first (it creates nothing): a mistyped source leaves no state folder and no target behind;
         // then the state (its lock refuses a second run before the target is touched); then the target.
-        let source = try await openForMigration(from, verbose: group.verbose, asSource: true)
+        let source = try await openForMigration(from, verbose: group.verbose, timeout: group.timeout, asSource: true)
         try (source as? BundleBackend)?.requireFinished()
         let state: MigrationState?
         let stateURL = group.stateDirectory.map { URL(fileURLWithPath: $0) } ?? MigrationState.defaultDirectory(from: from, to: to)
@@ -60,7 +92,7 @@ func runMigration(
             state = try MigrationState(directory: stateURL)
             printNote("state: \(stateURL.path)")
         }
-        let target = try await openForMigration(to, verbose: group.verbose, readOnly: options.dryRun || verifyOnly)
+        let target = try await openForMigration(to, verbose: group.verbose, timeout: group.timeout, readOnly: options.dryRun || verifyOnly)
         let progress = MigrationProgress(terminal: isatty(STDERR_FILENO) != 0)
         let migration = Migration(source: source, target: target, options: options, state: state,
                                   sourceDescription: BackendURL.redact(from), targetDescription: BackendURL.redact(to),
@@ -77,22 +109,31 @@ func runMigration(
             await target.close()
             throw error
         }
-        if let file = group.reportFile {
-            do { try report.json.data([.pretty, .sortedKeys]).write(to: URL(fileURLWithPath: file), options: .atomic) } catch {
-                throw MBaaSError(.invalidRequest, "cannot write the report to \(file): \(error.localizedDescription)")
-            }
-        }
         let format = group.format ?? defaultFormat()
         if options.dryRun, let plan = report.plan {
             emit(report.json, table: plan.table + "dry run: nothing was written", format: format)
         } else {
             emit(report.json, table: report.table, format: format)
         }
+        // After the summary, readable by its owner alone (it quotes record values). A report that cannot be written
+        // is exit status 7, unless the run found differences: then it stays 8, and the failure is said.
+        if let file = group.reportFile {
+            do {
+                try writePrivateFile(report.json.data([.pretty, .sortedKeys]), to: URL(fileURLWithPath: file), what: "the report")
+            } catch {
+                guard report.ok else {
+                    reportError(MBaaSError.wrap(error))
+                    throw ExitCode(exitStatusDifferences)
+                }
+                throw error
+            }
+        }
         if !report.ok { throw ExitCode(exitStatusDifferences) }
     }
 }
 
-func printNote(_ text: String) { FileHandle.standardError.write(Data("mbaas: \(text)\n".utf8)) }
+/// A note on stderr (control characters escaped: notes can quote what a server sent); never fails loudly.
+func printNote(_ text: String) { Terminal.writeErr("mbaas: \(escapingControlCharacters(text, keepNewlines: false))\n") }
 
 func parseClasses(_ text: String?) -> [String]? {
     text.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
@@ -128,9 +169,10 @@ struct MigrateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let options = MigrationOptions(classes: parseClasses(classes), mapping: try loadMapping(group.mappingFile), batchSize: batch,
-                                       concurrency: concurrency, dryRun: dryRun)
-        try await runMigration(from: from, to: to, options: options, group: group)
+        try await runMigration(from: { try group.sourceURL(from) }, to: { try group.targetURL(to) }, options: {
+            MigrationOptions(classes: parseClasses(classes), mapping: try loadMapping(group.mappingFile), batchSize: batch,
+                             concurrency: concurrency, dryRun: dryRun)
+        }, group: group)
     }
 }
 
@@ -143,9 +185,13 @@ struct ExportCommand: AsyncParsableCommand {
     @OptionGroup var group: MigrationOptionGroup
 
     func run() async throws {
-        let options = MigrationOptions(classes: parseClasses(classes), mapping: group.mappingFile == nil ? .verbatim : try loadMapping(group.mappingFile),
-                                       batchSize: 500, concurrency: 1, fileConcurrency: 4)
-        try await runMigration(from: from, to: bundleURL(to), options: options, group: group)
+        try await runMigration(from: { try group.sourceURL(from) }, to: {
+            try group.requireNoURLFile("--to-url-file", for: "export's --to")
+            return bundleURL(to)
+        }, options: {
+            MigrationOptions(classes: parseClasses(classes), mapping: group.mappingFile == nil ? .verbatim : try loadMapping(group.mappingFile),
+                             batchSize: 500, concurrency: 1, fileConcurrency: 4)
+        }, group: group)
     }
 }
 
@@ -157,8 +203,10 @@ struct ImportCommand: AsyncParsableCommand {
     @OptionGroup var group: MigrationOptionGroup
 
     func run() async throws {
-        let options = MigrationOptions(mapping: try loadMapping(group.mappingFile))
-        try await runMigration(from: bundleURL(from), to: to, options: options, group: group)
+        try await runMigration(from: {
+            try group.requireNoURLFile("--from-url-file", for: "import's --from")
+            return bundleURL(from)
+        }, to: { try group.targetURL(to) }, options: { MigrationOptions(mapping: try loadMapping(group.mappingFile)) }, group: group)
     }
 }
 
@@ -171,8 +219,9 @@ struct VerifyCommand: AsyncParsableCommand {
     @OptionGroup var group: MigrationOptionGroup
 
     func run() async throws {
-        let options = MigrationOptions(classes: parseClasses(classes), mapping: try loadMapping(group.mappingFile))
-        try await runMigration(from: from, to: to, options: options, group: group, verifyOnly: true)
+        try await runMigration(from: { try group.sourceURL(from) }, to: { try group.targetURL(to) }, options: {
+            MigrationOptions(classes: parseClasses(classes), mapping: try loadMapping(group.mappingFile))
+        }, group: group, verifyOnly: true)
     }
 }
 
@@ -224,13 +273,15 @@ final class MigrationProgress: @unchecked Sendable {
         case .phase(let name):
             endLine()
             if !terminal || name != "records" { write("mbaas: \(name)\n") }
-        case .classStarted(let source, let target, let total):
+        case .classStarted(let rawSource, let rawTarget, let total):
+            let (source, target) = (escapingControlCharacters(rawSource, keepNewlines: false), escapingControlCharacters(rawTarget, keepNewlines: false))
             endLine()
             started = Date()
             current = source
             lastLogged = 0
             if !terminal { write("mbaas: records \(source) -> \(target): \(total.map { "\($0) to read" } ?? "count unknown")\n") }
-        case .progress(let source, let done, let total) where !terminal:
+        case .progress(let rawSource, let done, let total) where !terminal:
+            let source = escapingControlCharacters(rawSource, keepNewlines: false)
             // Deciles of the count (at most nine lines), or steps of logStep records.
             let mark = total.map { $0 > 0 ? done * 10 / $0 : 0 } ?? done / Self.logStep
             guard mark > lastLogged, done != total else { return }
@@ -242,8 +293,9 @@ final class MigrationProgress: @unchecked Sendable {
             } else {
                 write("mbaas: \(source): \(done) (\(rate))\n")
             }
-        case .progress(let source, let done, let total):
+        case .progress(let rawSource, let done, let total):
             guard Date().timeIntervalSince(lastDraw) > 0.1 || done == total else { return }
+            let source = escapingControlCharacters(rawSource, keepNewlines: false)
             lastDraw = Date()
             let elapsed = max(0.001, Date().timeIntervalSince(started))
             let rate = Double(done) / elapsed
@@ -260,12 +312,12 @@ final class MigrationProgress: @unchecked Sendable {
         case .classFinished(let c):
             endLine()
             let elapsed = max(0.001, Date().timeIntervalSince(started))
-            write("mbaas: \(c.source) -> \(c.target): read \(c.read), written \(c.written), skipped \(c.skipped), failed \(c.failed)"
+            write("mbaas: \(escapingControlCharacters(c.source, keepNewlines: false)) -> \(escapingControlCharacters(c.target, keepNewlines: false)): read \(c.read), written \(c.written), skipped \(c.skipped), failed \(c.failed)"
                   + String(format: " (%.1fs, %.0f rec/s)\n", elapsed, Double(c.read) / elapsed))
             current = nil
         case .note(let text):
             endLine()
-            write("mbaas: \(text)\n")
+            write("mbaas: \(escapingControlCharacters(text, keepNewlines: false))\n")
         }
     }
 
@@ -279,5 +331,6 @@ final class MigrationProgress: @unchecked Sendable {
         if terminal, current != nil { write("\n"); current = nil }
     }
 
-    private func write(_ s: String) { FileHandle.standardError.write(Data(s.utf8)) }
+    /// To stderr, never failing loudly (a closed or full stderr does not end the migration).
+    private func write(_ s: String) { Terminal.writeErr(s) }
 }

@@ -129,18 +129,7 @@ struct SessionFile {
 
     private func writeAtomically(_ data: Data) throws(MBaaSError) {
         try ensureDirectory()
-        let dir = url.deletingLastPathComponent()
-        let temp = dir.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
         // Created 0600 from the start: the tokens are never readable by others, not even for a moment.
-        let fd = open(temp.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard fd >= 0 else { throw MBaaSError(.localIO, "cannot write \(temp.path): \(String(cString: strerror(errno)))") }
-        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd)
-        close(fd)
-        guard written == data.count, synced == 0, rename(temp.path, url.path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temp.path)
-            throw MBaaSError(.localIO, "cannot write the session file \(url.path): \(reason)")
-        }
+        try writePrivateFile(data, to: url, what: "the session file")
     }
 }

@@ -48,6 +48,74 @@ struct MigrateCLITests {
         #expect(mismatch?["detail"]?.stringValue?.contains("title") == true)
     }
 
+    @Test("secrets stay out of argv: '-' reads --from-url-file / --to-url-file (0600 only) or $MBAAS_FROM_URL / $MBAAS_TO_URL; the state folder is the same as with the URLs given")
+    func urlFiles() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let source = "ncmb-export:\(sampleExportDirectory)"
+        let (fromFile, toFile) = (cli.directory.appendingPathComponent("from.url"), cli.directory.appendingPathComponent("to.url"))
+        try Data((source + "\n").utf8).write(to: fromFile)
+        try Data((cli.url + "\n").utf8).write(to: toFile)
+        chmod(fromFile.path, 0o600)
+        chmod(toFile.path, 0o644)
+        let plan = ["migrate", "--from", "-", "--to", "-", "--from-url-file", fromFile.path, "--to-url-file", toFile.path, "--dry-run", "--format", "json"]
+        // A file others can read is refused before anything is opened.
+        let open = try cli.run(plan, sessionOption: false)
+        #expect(open.status == 2 && open.stderr.contains("--to-url-file \(toFile.path) is readable or writable by others (mode 644); run chmod 600"), "\(open.stderr)")
+        chmod(toFile.path, 0o600)
+        let dry = try cli.run(plan, sessionOption: false)
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(try dry.json()["dryRun"] == true)
+        // A URL argument and a file at once, or '-' with neither, is an invalid request naming the option.
+        let both = try cli.run(["verify", "--from", source, "--from-url-file", fromFile.path, "--to", cli.url, "--format", "json"], sessionOption: false)
+        #expect(both.status == 2 && both.stderr.contains("give the URL either as an argument or with --from-url-file"), "\(both.stderr)")
+        let neither = try cli.run(["verify", "--from", source, "--to", "-", "--format", "json"], sessionOption: false)
+        #expect(neither.status == 2 && neither.stderr.contains("read it from --to-url-file FILE or $MBAAS_TO_URL"), "\(neither.stderr)")
+        // The environment, and the default state folder derived from the URLs themselves (a resume finds it either way).
+        let home = cli.directory.appendingPathComponent("home").path
+        let viaEnv = try cli.run(["migrate", "--from", "-", "--to", "-", "--format", "json"], sessionOption: false,
+                                 environment: ["MBAAS_FROM_URL": source, "MBAAS_TO_URL": cli.url, "XDG_DATA_HOME": home])
+        #expect(viaEnv.status == 0, "\(viaEnv.stderr)")
+        let again = try cli.run(["migrate", "--from", source, "--to", cli.url, "--format", "json"], sessionOption: false, environment: ["XDG_DATA_HOME": home])
+        #expect(again.status == 0, "\(again.stderr)")
+        let memo = try again.json()["classes"]?.arrayValue?.first { $0["source"] == "MemoClass" }
+        #expect(memo?["written"] == 0 && memo?["skipped"] == 12, "\(String(describing: memo))")
+        // A bundle side takes no URL file.
+        let export = try cli.run(["export", "--from", source, "--to", cli.directory.appendingPathComponent("b").path, "--to-url-file", toFile.path], sessionOption: false)
+        #expect(export.status == 2 && export.stderr.contains("--to-url-file: export's --to is a bundle directory"), "\(export.stderr)")
+    }
+
+    @Test("a bad mapping file is exit 2 (7 when it cannot be read) with the error's own message; the report is 0600, and a report that cannot be written is exit 7, or stays 8 when the run found differences")
+    func mappingAndReportErrors() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let source = "ncmb-export:\(sampleExportDirectory)"
+        let state = cli.directory.appendingPathComponent("state").path
+        let mapping = cli.directory.appendingPathComponent("mapping.json")
+        try Data(#"{"classes":{"MemoClass":{"renam":"Memo"}}}"#.utf8).write(to: mapping)
+        let bad = try cli.run(["migrate", "--from", source, "--to", cli.url, "--mapping", mapping.path, "--state", state], sessionOption: false)
+        #expect(bad.status == 2 && bad.stderr.hasPrefix("mbaas: error: invalidRequest: mapping file mapping.json:") && bad.stderr.contains("renam"), "\(bad.stderr)")
+        let missing = try cli.run(["migrate", "--from", source, "--to", cli.url, "--mapping", mapping.path + ".none", "--state", state, "--format", "json"],
+                                  sessionOption: false)
+        #expect(missing.status == 7, "\(missing.stderr)")
+        #expect((try? JSON.parse(Data(missing.stderr.utf8)))?["error"]?["kind"] == "localIO", "\(missing.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: state), "nothing was opened")
+
+        let report = cli.directory.appendingPathComponent("report.json")
+        let ok = try cli.run(["migrate", "--from", source, "--to", cli.url, "--state", state, "--report", report.path, "--format", "json"], sessionOption: false)
+        #expect(ok.status == 0, "\(ok.stderr)")
+        var info = stat()
+        #expect(stat(report.path, &info) == 0 && info.st_mode & 0o777 == 0o600, "mode \(String(info.st_mode & 0o777, radix: 8))")
+        let nowhere = cli.directory.appendingPathComponent("no-such-dir/report.json").path
+        let unwritable = try cli.run(["verify", "--from", source, "--to", cli.url, "--state", state, "--report", nowhere, "--format", "json"], sessionOption: false)
+        #expect(unwritable.status == 7 && unwritable.stderr.contains("cannot write the report \(nowhere)"), "\(unwritable.stderr)")
+        let summary = try unwritable.json()
+        #expect(summary["ok"] == true, "the summary is printed first")
+        _ = try cli.run(["objects", "update", cli.url, "MemoClass", "KXBeNC7VSJ5zffgR", #"{"title":"changed"}"#])
+        let differs = try cli.run(["verify", "--from", source, "--to", cli.url, "--state", state, "--report", nowhere, "--format", "json"], sessionOption: false)
+        #expect(differs.status == 8 && differs.stderr.contains("cannot write the report"), "\(differs.stderr)")
+    }
+
     @Test("--dry-run prints the plan and writes nothing, not even the state folder")
     func dryRun() throws {
         let cli = try CLIHarness()
