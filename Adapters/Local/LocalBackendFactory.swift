@@ -26,6 +26,7 @@ public struct LocalBackendFactory: BackendFactory {
     }
 
     public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
+        try url.requireKnownOptions(["files"], adapter: "sqlite")
         let path = try Self.databasePath(url)
         var options = self.options
         if let dir = url.option("files") {

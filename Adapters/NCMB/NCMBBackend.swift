@@ -62,6 +62,7 @@ public struct NCMBConfiguration: Sendable, Hashable {
         guard let host = url.host, !host.isEmpty else {
             throw MBaaSError(.invalidRequest, "an NCMB URL needs a host, e.g. \(NCMBConfiguration.defaultHost)")
         }
+        try url.requireKnownOptions(Self.knownOptions, adapter: "NCMB")
         self.init(applicationKey: appKey, clientKey: clientKey, host: host, port: url.port, isSecure: url.isSecure)
         if let v = url.option("apiVersion"), !v.isEmpty { apiVersion = v }
         if let v = url.option("scriptAPIVersion"), !v.isEmpty { scriptAPIVersion = v }
@@ -89,6 +90,9 @@ public struct NCMBConfiguration: Sendable, Hashable {
         }
         if let t = try url.timeoutOption() { timeout = t }
     }
+
+    /// The URL options an `ncmb://` URL may carry; any other is refused.
+    public static let knownOptions: Set<String> = ["apiVersion", "scriptAPIVersion", "scriptHost", "verifyResponseSignature", "currentUserRoles", "timeout"]
 
     /// `https://host[:port]`
     public var baseURL: String { Self.base(isSecure: isSecure, host: host, port: port) }

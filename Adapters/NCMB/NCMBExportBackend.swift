@@ -9,7 +9,8 @@ public struct NCMBExportBackendFactory: BackendFactory {
     /// A directory, not a server: no host (`ncmb-export:DIR`).
     public var wireProfile: WireProfile { WireProfile.generic.merging(WireProfile(requiresHost: false)) }
     public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
-        try NCMBExportBackend(directory: URL(fileURLWithPath: url.path), context: context)
+        try url.requireKnownOptions([], adapter: "ncmb-export")
+        return try NCMBExportBackend(directory: URL(fileURLWithPath: url.path), context: context)
     }
 }
 
@@ -64,7 +65,7 @@ public actor NCMBExportBackend: Backend {
     public func listClasses() async throws -> [String] {
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: directory.path) } catch {
-            throw MBaaSError(.unavailable, "ncmb-export: cannot list \(directory.path): \(error.localizedDescription)")
+            throw MBaaSError(.localIO, "ncmb-export: cannot list \(directory.path): \(MBaaSError.describe(error))")
         }
         return names.filter { $0.hasSuffix(".json") && !Self.directoryFiles.contains($0) }
             .map { Self.className(forFile: String($0.dropLast(5))) }.sorted()
@@ -99,7 +100,7 @@ public actor NCMBExportBackend: Backend {
         } catch let e as MBaaSError { throw e } catch let e as JSONArrayFileReader.Failure {
             throw Self.malformed(name, e)
         } catch {
-            throw MBaaSError(.unavailable, "ncmb-export: cannot read \(name): \(error.localizedDescription)")
+            throw MBaaSError(.localIO, "ncmb-export: cannot read \(name): \(MBaaSError.describe(error))")
         }
     }
 
@@ -378,7 +379,7 @@ public actor NCMBExportBackend: Backend {
         do { return try Data(contentsOf: url) } catch CocoaError.fileReadNoSuchFile, CocoaError.fileNoSuchFile {
             throw MBaaSError(.notFound, "ncmb-export: file '\(file.name)' is not in \(filesDirectory.path)")
         } catch {
-            throw MBaaSError(.unavailable, "ncmb-export: cannot read files/\(file.name): \(error.localizedDescription)")
+            throw MBaaSError(.localIO, "ncmb-export: cannot read files/\(file.name): \(MBaaSError.describe(error))")
         }
     }
 

@@ -46,6 +46,7 @@ public struct ParseConfiguration: Sendable, Hashable {
         guard let host = url.host, !host.isEmpty else {
             throw MBaaSError(.invalidRequest, "a Parse URL needs a host: parse://APPLICATION_ID:REST_API_KEY@HOST/parse")
         }
+        try url.requireKnownOptions(["masterKey", "batchSize", "currentUserRoles", "timeout"], adapter: "Parse")
         self.init(applicationId: appId, restAPIKey: url.secret.flatMap { $0.isEmpty ? nil : $0 }, host: host,
                   port: url.port, isSecure: url.isSecure, mount: url.path.isEmpty ? ParseWire.defaultMount : url.path)
         if let v = url.option("masterKey") {

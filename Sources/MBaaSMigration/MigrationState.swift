@@ -45,7 +45,7 @@ public final class MigrationState: Sendable {
         do {
             try fm.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw MBaaSError(.unavailable, "cannot create the state folder \(directory.path): \(error.localizedDescription)")
+            throw MBaaSError(.localIO, "cannot create the state folder \(directory.path): \(MBaaSError.describe(error))")
         }
         let lockPath = directory.appendingPathComponent("state.lock").path
         let fd = open(lockPath, O_RDWR | O_CREAT, 0o600)

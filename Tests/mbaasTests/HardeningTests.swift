@@ -27,6 +27,28 @@ struct HardeningTests {
         #expect(counted["count"] == 1)
     }
 
+    @Test("a misspelt URL option is refused, named with the known ones, before anything is opened: never ignored in silence")
+    func unknownURLOptionsAreRefused() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let db = cli.directory.appendingPathComponent("typo.db").path
+        for (url, said) in [
+            ("sqlite:\(db)?file=/tmp", "unknown sqlite URL option 'file' (known: files)"),
+            ("ncmb+http://A:C@127.0.0.1:9/?verifyResponseSignatures=true", "unknown NCMB URL option 'verifyResponseSignatures' (known: apiVersion,"),
+            ("parse+http://APP:KEY@127.0.0.1:9/parse?masterkey=M", "unknown Parse URL option 'masterkey' (known: batchSize, currentUserRoles, masterKey, timeout)"),
+            ("bundle:\(cli.directory.path)/b?x=1", "unknown bundle URL option 'x' (it takes none)"),
+            ("ncmb-export:\(cli.directory.path)/e?x=1", "unknown ncmb-export URL option 'x' (it takes none)"),
+        ] {
+            let r = try cli.run(["objects", "query", url, "Memo", "--format", "json"])
+            #expect(r.status == 2 && r.stderr.contains(said), "\(url): \(r.status) \(r.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: db), "nothing was created")
+        // The migration commands refuse them the same way, before any state folder exists.
+        let state = cli.directory.appendingPathComponent("state").path
+        let m = try cli.run(["migrate", "--from", "sqlite:\(db)?file=x", "--to", cli.url, "--state", state], sessionOption: false)
+        #expect(m.status == 2 && m.stderr.contains("unknown sqlite URL option 'file'") && !FileManager.default.fileExists(atPath: state), "\(m.stderr)")
+    }
+
     @Test func aBrokenPipeEndsQuietly() throws {
         let cli = try CLIHarness()
         defer { cli.cleanUp() }

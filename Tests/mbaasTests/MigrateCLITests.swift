@@ -114,6 +114,13 @@ struct MigrateCLITests {
         _ = try cli.run(["objects", "update", cli.url, "MemoClass", "KXBeNC7VSJ5zffgR", #"{"title":"changed"}"#])
         let differs = try cli.run(["verify", "--from", source, "--to", cli.url, "--state", state, "--report", nowhere, "--format", "json"], sessionOption: false)
         #expect(differs.status == 8 && differs.stderr.contains("cannot write the report"), "\(differs.stderr)")
+        // Folders the file system refuses (even to root: nothing can be made under /proc) are localIO, exit 7, named.
+        let noState = try cli.run(["migrate", "--from", source, "--to", cli.url, "--state", "/proc/mbaas-test-state"], sessionOption: false)
+        #expect(noState.status == 7 && noState.stderr.contains("localIO: cannot create the state folder /proc/mbaas-test-state: No such file or directory"),
+                "\(noState.stderr)")
+        let noBundle = try cli.run(["export", "--from", source, "--to", "/proc/mbaas-test-bundle", "--state", cli.directory.appendingPathComponent("s3").path],
+                                   sessionOption: false)
+        #expect(noBundle.status == 7 && noBundle.stderr.contains("localIO: cannot create the bundle directory /proc/mbaas-test-bundle"), "\(noBundle.stderr)")
     }
 
     @Test("--dry-run prints the plan and writes nothing, not even the state folder")

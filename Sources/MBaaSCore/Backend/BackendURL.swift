@@ -123,6 +123,15 @@ public struct BackendURL: Sendable, Hashable, CustomStringConvertible {
     /// An option, or a default.
     public func option(_ name: String) -> String? { options[name] }
 
+    /// Refuses an option the adapter does not read, naming it and the known ones (``MBaaSError/Kind/invalidRequest``):
+    /// a misspelt option would otherwise be ignored in silence (`?masterkey=` would run without the master key).
+    /// Adapters call this with every option they read; `known` may be empty (no options at all).
+    public func requireKnownOptions(_ known: Set<String>, adapter: String) throws(MBaaSError) {
+        guard let unknown = options.keys.sorted().first(where: { !known.contains($0) }) else { return }
+        let list = known.isEmpty ? "it takes none" : "known: " + known.sorted().joined(separator: ", ")
+        throw MBaaSError(.invalidRequest, "unknown \(adapter) URL option '\(unknown)' (\(list))")
+    }
+
     /// The `timeout` option, the seconds each HTTP request may take (`?timeout=120`): `nil` when absent (the
     /// transport's default applies); a value that is not a positive number is ``MBaaSError/Kind/invalidRequest``.
     public func timeoutOption() throws(MBaaSError) -> Double? {

@@ -15,7 +15,8 @@ public struct BundleBackendFactory: BackendFactory {
     /// A directory, not a server: no host (`bundle:DIR`).
     public var wireProfile: WireProfile { WireProfile.generic.merging(WireProfile(requiresHost: false)) }
     public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
-        try BundleBackend(directory: URL(fileURLWithPath: url.path), context: context)
+        try url.requireKnownOptions([], adapter: "bundle")
+        return try BundleBackend(directory: URL(fileURLWithPath: url.path), context: context)
     }
 }
 
@@ -108,7 +109,7 @@ public actor BundleBackend: Backend {
                                            attributes: [.posixPermissions: 0o700])
                 }
             } catch {
-                throw MBaaSError(.unavailable, "cannot create the bundle directory \(directory.path): \(error.localizedDescription)")
+                throw MBaaSError(.localIO, "cannot create the bundle directory \(directory.path): \(MBaaSError.describe(error))")
             }
             for url in Self.lineFiles(directory) { try Self.cutPartialLine(url) }
             files = try BundleFileIndex.load(directory, scratch: directory.appendingPathComponent("files/.index.sqlite"))
@@ -144,7 +145,7 @@ public actor BundleBackend: Backend {
             }
             if keep != size { try handle.truncate(atOffset: keep) }
         } catch {
-            throw MBaaSError(.unavailable, "cannot repair \(url.path): \(error.localizedDescription)")
+            throw MBaaSError(.localIO, "cannot repair \(url.path): \(MBaaSError.describe(error))")
         }
     }
 

@@ -78,7 +78,7 @@ public struct BundleManifest: Sendable, Hashable {
             try json.data([.pretty, .sortedKeys]).write(to: url, options: .atomic)
             try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
         } catch {
-            throw MBaaSError(.unavailable, "cannot write \(url.path): \(error.localizedDescription)")
+            throw MBaaSError(.localIO, "cannot write \(url.path): \(MBaaSError.describe(error))")
         }
     }
 
@@ -100,7 +100,7 @@ public struct BundleManifest: Sendable, Hashable {
                 }
             }
         } catch {
-            throw MBaaSError(.unavailable, "cannot read \(url.path): \(error.localizedDescription)")
+            throw MBaaSError(.localIO, "cannot read \(url.path): \(MBaaSError.describe(error))")
         }
         if !lastWasNewline { lines += 1 }
         return (lines, hasher.finalize().lowercaseHex)

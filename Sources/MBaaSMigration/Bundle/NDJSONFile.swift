@@ -25,7 +25,9 @@ struct NDJSONReader {
             handle = try FileHandle(forReadingFrom: url)
             if offset > 0 { try handle.seek(toOffset: UInt64(offset)) }
         } catch {
-            throw MBaaSError(.notFound, "cannot read \(url.path): \(error.localizedDescription)")
+            // Missing is notFound; anything else (permissions, I/O) is the local file system's.
+            let kind: MBaaSError.Kind = FileManager.default.fileExists(atPath: url.path) ? .localIO : .notFound
+            throw MBaaSError(kind, "cannot read \(url.path): \(MBaaSError.describe(error))")
         }
         bufferStart = offset
         number = line
@@ -45,7 +47,7 @@ struct NDJSONReader {
                 }
                 let data: Data
                 do { data = try handle.read(upToCount: 1 << 18) ?? Data() } catch {
-                    throw MBaaSError(.unavailable, "cannot read \(name): \(error.localizedDescription)")
+                    throw MBaaSError(.localIO, "cannot read \(name): \(MBaaSError.describe(error))")
                 }
                 if data.isEmpty { atEOF = true } else { buffer.append(contentsOf: data) }
                 end = buffer[position...].firstIndex(of: 0x0A)
@@ -75,20 +77,20 @@ final class NDJSONWriter {
         let fm = FileManager.default
         if !fm.fileExists(atPath: url.path) {
             guard fm.createFile(atPath: url.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-                throw MBaaSError(.unavailable, "cannot create \(url.path)")
+                throw MBaaSError(.localIO, "cannot create \(url.path)")
             }
         }
         do {
             handle = try FileHandle(forWritingTo: url)
             try handle.seekToEnd()
         } catch {
-            throw MBaaSError(.unavailable, "cannot open \(url.path) for writing: \(error.localizedDescription)")
+            throw MBaaSError(.localIO, "cannot open \(url.path) for writing: \(MBaaSError.describe(error))")
         }
     }
 
     func append(_ json: JSON) throws(MBaaSError) {
         do { try handle.write(contentsOf: Data((json.printed([.sortedKeys]) + "\n").utf8)) } catch {
-            throw MBaaSError(.unavailable, "cannot write \(url.lastPathComponent): \(error.localizedDescription)")
+            throw MBaaSError(.localIO, "cannot write \(url.lastPathComponent): \(MBaaSError.describe(error))")
         }
     }
 
@@ -96,7 +98,7 @@ final class NDJSONWriter {
         var text = ""
         for json in lines { text += json.printed([.sortedKeys]) + "\n" }
         do { try handle.write(contentsOf: Data(text.utf8)) } catch {
-            throw MBaaSError(.unavailable, "cannot write \(url.lastPathComponent): \(error.localizedDescription)")
+            throw MBaaSError(.localIO, "cannot write \(url.lastPathComponent): \(MBaaSError.describe(error))")
         }
     }
 
