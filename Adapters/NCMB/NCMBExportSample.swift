@@ -46,7 +46,7 @@ public enum NCMBExportSample {
             try fm.createDirectory(at: directory.appendingPathComponent("files"), withIntermediateDirectories: true)
             try fm.createDirectory(at: directory.appendingPathComponent("role-members"), withIntermediateDirectories: true)
         } catch {
-            throw MBaaSError(.unavailable, "cannot create \(directory.path): \(error.localizedDescription)")
+            throw MBaaSError(.localIO, "cannot create \(directory.path): \(MBaaSError.describe(error))")
         }
         let base = Date(timeIntervalSince1970: 1_696_118_400)   // 2023-10-01
         func date(_ offset: Int) -> String { ISO8601.format(base.addingTimeInterval(TimeInterval(offset))) }
@@ -57,7 +57,7 @@ public enum NCMBExportSample {
 
         func stream(_ name: String, count: Int, _ element: (Int, inout Generator) -> JSONObject) throws(MBaaSError) {
             let url = directory.appendingPathComponent(name)
-            guard fm.createFile(atPath: url.path, contents: nil) else { throw MBaaSError(.unavailable, "cannot create \(url.path)") }
+            guard fm.createFile(atPath: url.path, contents: nil) else { throw MBaaSError(.localIO, "cannot create \(url.path)") }
             do {
                 let handle = try FileHandle(forWritingTo: url)
                 defer { try? handle.close() }
@@ -69,7 +69,7 @@ public enum NCMBExportSample {
                 text += "  ]\n}\n"
                 try handle.write(contentsOf: Data(text.utf8))
             } catch {
-                throw MBaaSError(.unavailable, "cannot write \(url.path): \(error.localizedDescription)")
+                throw MBaaSError(.localIO, "cannot write \(url.path): \(MBaaSError.describe(error))")
             }
         }
 
@@ -121,7 +121,7 @@ public enum NCMBExportSample {
             var bytes = Data("sample file \(n) ".utf8)
             for _ in 0..<(64 + g.int(512)) { bytes.append(UInt8(truncatingIfNeeded: g.next())) }
             do { try bytes.write(to: directory.appendingPathComponent("files/photo-\(n).png")) } catch {
-                throw MBaaSError(.unavailable, "cannot write files/photo-\(n).png: \(error.localizedDescription)")
+                throw MBaaSError(.localIO, "cannot write files/photo-\(n).png: \(MBaaSError.describe(error))")
             }
         }
         return Summary(records: records, users: userCount, categories: categories.count, files: fileCount)

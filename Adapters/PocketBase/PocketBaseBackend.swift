@@ -57,7 +57,7 @@ public actor PocketBaseBackend: Backend {
     public static let capabilities: Capabilities = {
         var features: Set<Capabilities.Feature> = [
             .objects, .multiKeySort, .skip, .selectKeys, .count, .batch, .atomicBatch, .acl, .nestedKeys, .files, .fileDelete,
-            .fileList, .fileAttachment, .auth, .signUp, .listClasses, .listUsers, .importUsers, .userFields, .userEmail, .fileACL, .unicodeFileNames,
+            .fileList, .fileAttachment, .auth, .signUp, .listClasses, .listUsers, .importUsers, .userFields, .userEmail, .fileACL, .fileACLListing, .unicodeFileNames,
             .queryValue("Date"), .queryValue("Pointer"), .aclReadOnly,
         ]
         for type in ["null", "bool", "double", "string", "Date", "Bytes", "array", "object", "Pointer", "File", "GeoPoint"] {

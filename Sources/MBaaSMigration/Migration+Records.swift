@@ -777,6 +777,8 @@ extension Migration {
     /// (and once for the run, as the plan says); a file whose ACL cannot be looked up is said as such. The file is
     /// attached either way: leaving it out would lose the record's link.
     func warnIfOwnACLDropped(_ a: MigrationState.Attachment) async throws {
+        // Attached on the source too: it followed its record there as well.
+        guard a.ref.attachment == nil else { return }
         let own: ACL?
         do { own = try await sourceFileACL(a.ref) } catch {
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
@@ -883,11 +885,13 @@ extension Migration {
     }
 
     /// The source's ACL of a file records link to: looked up in its file list (every file whose name starts with
-    /// this one, in whatever order the store lists them) where the source keeps file ACLs; a file attached to a
-    /// record has none of its own. A file the list does not show is `notFound`: the caller fails it rather than
+    /// this one, in whatever order the store lists them) where the source keeps and lists file ACLs
+    /// (``MBaaSCore/Capabilities/Feature/fileACLListing``); a file attached to a record has one of its own only where
+    /// the source's attachments have ACLs (``MBaaSCore/Capabilities/Feature/attachmentACL``). A file the list does not show is `notFound`: the caller fails it rather than
     /// upload it without the ACL it may have.
     func sourceFileACL(_ ref: FileReference) async throws -> ACL? {
-        guard ref.attachment == nil, source.capabilities.has(.fileACL), source.capabilities.has(.fileList) else { return nil }
+        guard source.capabilities.has(.fileACL), source.capabilities.has(.fileList), source.capabilities.has(.fileACLListing),
+              ref.attachment == nil || source.capabilities.has(.attachmentACL) else { return nil }
         let listed = try await withRetry { try await self.source.listFiles(prefix: ref.name, limit: nil) }
         guard let info = listed.first(where: { $0.reference.name == ref.name }) else {
             throw MBaaSError(.notFound, "\(source.adapterName) does not list the file, so its ACL is unknown")

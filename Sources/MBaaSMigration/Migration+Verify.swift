@@ -298,11 +298,11 @@ extension Migration {
     }
 
     /// The file ACLs verification compares: the source's, by file name, and the target's, by the name it stored
-    /// the file under. `nil` where either store keeps or lists no file ACLs (the copy said so for each file whose ACL
-    /// was not kept), or where no source file has an ACL. A listing that fails is a mismatch: the ACLs were not proven.
+    /// the file under. `nil` where either store keeps no file ACLs or does not list them
+    /// (``MBaaSCore/Capabilities/Feature/fileACLListing``; the plan and the copy said what was not kept), or where no source file has an ACL. A listing that fails is a mismatch: the ACLs were not proven.
     func fileACLsToCompare(target: any Backend) async throws -> (source: [String: ACL], target: [String: ACL?])? {
-        guard source.capabilities.has(.fileACL), source.capabilities.has(.fileList),
-              target.capabilities.has(.fileACL), target.capabilities.has(.fileList) else { return nil }
+        let lists: Set<Capabilities.Feature> = [.fileACL, .fileList, .fileACLListing]
+        guard source.capabilities.features.isSuperset(of: lists), target.capabilities.features.isSuperset(of: lists) else { return nil }
         do {
             var given: [String: ACL] = [:]
             for f in try await withRetry({ try await self.source.listFiles(prefix: nil, limit: nil) }) where f.reference.attachment == nil {

@@ -49,7 +49,7 @@ public final class MigrationState: Sendable {
         }
         let lockPath = directory.appendingPathComponent("state.lock").path
         let fd = open(lockPath, O_RDWR | O_CREAT, 0o600)
-        guard fd >= 0 else { throw MBaaSError(.unavailable, "cannot open \(lockPath): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw MBaaSError(.localIO, "cannot open \(lockPath): \(String(cString: strerror(errno)))") }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             closeDescriptor(fd)
             throw MBaaSError(.conflict, "another migration is running on the state folder \(directory.path); wait for it to finish (or stop it) and run again")

@@ -92,7 +92,10 @@ func writePrivateFile(_ data: Data, to url: URL, what: String) throws(MBaaSError
     let dir = url.deletingLastPathComponent()
     let temp = dir.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
     let fd = open(temp.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw MBaaSError(.localIO, "cannot write \(what) \(url.path): \(String(cString: strerror(errno)))") }
+    guard fd >= 0 else {
+        let reason = String(cString: strerror(errno))
+        throw MBaaSError(.localIO, "cannot write \(what) \(url.path): \(reason)")
+    }
     var failure: Int32 = 0
     let written = data.withUnsafeBytes { buffer -> Bool in
         var offset = 0

@@ -1019,10 +1019,46 @@ struct MigrationTests {
             let attached = try await local.listFiles(prefix: nil, limit: nil).filter { $0.reference.attachment != nil }
             let photo = try #require(attached.first { $0.reference.attachment?.field == "photo" })
             // Kept: the file's own ACL, the user's through the id map. Not kept: the record's, open to everyone.
-            #expect(photo.acl == (keeps ? .privateTo("boss") : .publicReadWrite), "\(keeps): \(String(describing: photo.acl))")
+            let boss = try #require(report.userOutcomes.first { $0.sourceId == "boss" }?.targetId)
+            #expect(photo.acl == (keeps ? .privateTo(boss) : .publicReadWrite), "\(keeps): \(String(describing: photo.acl))")
             #expect(attached.first { $0.reference.attachment?.field == "open" }?.acl == .publicReadWrite)
             await local.close()
         }
+        await source.close()
+    }
+
+    @Test("an attachment with an ACL of its own on the source keeps it on a target whose attachments have ACLs; a store that does not list its files' ACLs is said in the plan, and its files are not compared by ACL")
+    func attachmentsAndUnlistedFileACLs() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try openLocal(scratch.path("s.db"))
+        _ = try await source.importUser(DirectoryUser(id: "boss", username: "boss"), password: .unusable)
+        _ = try await source.create(Record(className: "Note", id: "n", acl: .publicReadWrite, fields: ["text": "n"]))
+        _ = try await source.upload(FileUpload(name: "own.txt", source: .data(Data("own".utf8)), acl: .privateTo("boss"),
+                                               attachment: FileAttachment(className: "Note", objectId: "n", field: "photo")))
+        _ = try await source.upload(FileUpload(name: "loose.txt", source: .data(Data("loose".utf8)), acl: .privateTo("boss")))
+        let local = try openLocal(scratch.path("t.db"))
+        let report = try await migrate(source, local, state: scratch.path("state"), options: MigrationOptions(classes: ["Note"]))
+        #expect(report.ok && report.files.written == 2, "\(report.files) \(report.mismatches)")
+        let attached = try #require(try await local.listFiles(prefix: nil, limit: nil).first { $0.reference.attachment?.field == "photo" })
+        #expect(attached.acl == .privateTo("boss"), "\(String(describing: attached.acl))")
+        #expect(report.warnings.filter { $0.kind == "acl" }.isEmpty, "\(report.warnings)")
+
+        // A source that keeps file ACLs but does not list them (as Kii): the plan says the files go without them.
+        let unlisting = FlakyBackend(source, seed: 0, rate: 0, without: [.fileACLListing])
+        let plan = try await Migration(source: unlisting, target: local, options: MigrationOptions(classes: ["Note"], dryRun: true), state: nil).run()
+        #expect(plan.plan?.unsupported.contains { $0.hasPrefix("file ACLs: local does not list its files' ACLs") } == true, "\(plan.plan?.unsupported ?? [])")
+        // A target that does not list them: its files are not compared by ACL, so a copy that lost its ACL passes
+        // (what the capability declares: nothing to read it from), rather than every file failing.
+        try await local.deleteFile(FileReference(name: "loose.txt"))
+        _ = try await local.upload(FileUpload(name: "loose.txt", source: .data(Data("loose".utf8))))
+        let listing = try await Migration(source: source, target: local, options: MigrationOptions(classes: ["Note"]),
+                                          state: MigrationState(directory: scratch.path("state"))).verify()
+        #expect(!listing.ok && listing.mismatches.contains { $0.sourceId == "loose.txt" && $0.detail.contains("ACL none, expected") }, "\(listing.mismatches)")
+        let unlisted = try await Migration(source: source, target: FlakyBackend(local, seed: 0, rate: 0, without: [.fileACLListing]),
+                                           options: MigrationOptions(classes: ["Note"]), state: MigrationState(directory: scratch.path("state"))).verify()
+        #expect(unlisted.files.mismatched == 0 && !unlisted.mismatches.contains { $0.detail.contains("ACL") }, "\(unlisted.mismatches)")
+        await local.close()
         await source.close()
     }
 

@@ -207,7 +207,8 @@ extension BenchCLITests {
         if live {
             expected += [("pocketbase", "mbaas migrate", 210), ("pocketbase", "  users and roles phase", 3), ("pocketbase", "  records phase", 200),
                          ("pocketbase", "per-record create loop", 20),
-                         ("pocketbase", "direct /api/batch loader", 200), ("pocketbase", "direct loader, the migrated records' own content", 200)]
+                         ("pocketbase", "direct /api/batch loader", 200), ("pocketbase", "direct loader, the migrated records' own content", 200),
+                         ("pocketbase", "direct user creates", 3)]
         }
         for (target, method, records) in expected {
             let r = row(target, method)

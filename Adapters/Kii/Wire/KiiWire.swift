@@ -38,6 +38,7 @@ public enum KiiWire {
                 + "Records read back carry no ACL (see KiiBackend.acl(className:id:)). Role principals have no "
             + "Kii subject and are refused; bucket verbs beyond create/query/read (DROP_BUCKET_WITH_ALL_CONTENT) and "
             + "scope verbs are reachable only through KiiBackend.aclList(resource:)",
+            .fileACLListing: "a Kii file's ACL is read apart from the files bucket's query (KiiBackend.acl(className:id:)), not in listings",
             .anonymousAuth: "Kii pseudo users are not exposed",
             .serverLogout: "Kii has no token revocation call; logOut is local",
             .roles: "Kii has groups but no roles, and users/me does not list groups",

@@ -16,7 +16,7 @@ public enum NCMBWire {
     public static let capabilities = Capabilities(
         features: [
             .objects, .skip, .count, .multiKeySort, .acl, .fieldOperations, .nestedKeys, .files, .fileDelete, .fileList,
-            .fileAttachment, .attachmentACL, .auth, .signUp, .anonymousAuth, .serverLogout, .roles, .fileACL,
+            .fileAttachment, .attachmentACL, .fileACLListing, .auth, .signUp, .anonymousAuth, .serverLogout, .roles, .fileACL,
             .valueType("Date"), .valueType("Pointer"), .valueType("GeoPoint"), .valueType("array"),
             .valueType("object"), .queryValue("Date"), .queryValue("Pointer"), .fileNames, .aclReadOnly, .listUsers,
         ],

@@ -40,10 +40,14 @@ public struct Capabilities: Sendable, Hashable {
         /// answers NULL and `""` alike). Whoever compares what was written with what is read treats the two as one.
         public static let emptyStringsAbsent: Feature = "emptyStringsAbsent"
         /// A file of the store (not one attached to a record, which follows its record) keeps the ACL it is uploaded
-        /// with (``FileUpload/acl``), and the store enforces it; ``FileStore/listFiles(prefix:limit:)`` gives it back
-        /// in ``FileInfo/acl``. Without it an upload carrying an ACL is `unsupported`: the store's files have no ACLs
-        /// of their own.
+        /// with (``FileUpload/acl``), and the store enforces it; with ``fileACLListing``,
+        /// ``FileStore/listFiles(prefix:limit:)`` gives it back in ``FileInfo/acl``. Without it an upload carrying an
+        /// ACL is `unsupported`: the store's files have no ACLs of their own.
         public static let fileACL: Feature = "fileACL"
+        /// ``FileStore/listFiles(prefix:limit:)`` gives each file's ACL in ``FileInfo/acl`` (`nil`: the file has
+        /// none). Without it a store may keep file ACLs it does not list (Kii reads an object's ACL apart), so whoever
+        /// copies or compares files cannot learn their ACLs from a listing.
+        public static let fileACLListing: Feature = "fileACLListing"
         /// Field operations other than set and delete (increment, add, addUnique, remove).
         public static let fieldOperations: Feature = "fieldOperations"
         /// Dotted keys into object fields in queries.

@@ -57,13 +57,13 @@ public actor BundleBackend: Backend {
     /// A finished bundle holds what was written into it: users with their fields and roles with their members among
     /// them (so verifying a bundle compares both), read only.
     static let readCapabilities = Capabilities(
-        features: Set<Capabilities.Feature>([.objects, .count, .listClasses, .listUsers, .userFields, .userEmail, .fileACL, .roles, .files, .fileList, .readOnly,
+        features: Set<Capabilities.Feature>([.objects, .count, .listClasses, .listUsers, .userFields, .userEmail, .fileACL, .fileACLListing, .roles, .files, .fileList, .readOnly,
                                               .acl, .clientIds, .clientTimestamps]).union(BundleBackend.valueTypes),
         operators: [], maxPageSize: 1000, defaultPageSize: 500, maxBatchSize: 0,
         notes: [.batch: "a finished bundle is read only", .auth: "a bundle has no sessions"])
 
     static let writeCapabilities = Capabilities(
-        features: Set<Capabilities.Feature>([.objects, .batch, .listUsers, .importUsers, .userFields, .userEmail, .fileACL, .roles, .files, .acl, .clientIds, .clientTimestamps,
+        features: Set<Capabilities.Feature>([.objects, .batch, .listUsers, .importUsers, .userFields, .userEmail, .fileACL, .fileACLListing, .roles, .files, .acl, .clientIds, .clientTimestamps,
                                               .mixedFieldTypes])
             .union(BundleBackend.valueTypes),
         operators: [], maxPageSize: 1000, defaultPageSize: 500, maxBatchSize: 1000,
@@ -398,7 +398,7 @@ public actor BundleBackend: Backend {
         let blob = blobsPath + sha
         if access(blob, F_OK) != 0 {
             do { try writeWhole(data, to: blob, through: blobsPath + ".\(sha).partial") } catch {
-                throw MBaaSError(.unavailable, "cannot write the blob of \(upload.name): \(error.message)")
+                throw MBaaSError(.localIO, "cannot write the blob of \(upload.name): \(error.message)")
             }
         }
         var name = upload.name
@@ -445,7 +445,7 @@ public actor BundleBackend: Backend {
         let tmpIndex = directory.appendingPathComponent("files/.index.ndjson.partial")
         try files.writeCompacted(to: tmpIndex)
         guard rename(tmpIndex.path, indexURL.path) == 0 else {
-            throw MBaaSError(.unavailable, "cannot write files/index.ndjson: \(String(cString: strerror(errno)))")
+            throw MBaaSError(.localIO, "cannot write files/index.ndjson: \(String(cString: strerror(errno)))")
         }
         var classes: [BundleManifest.ClassEntry] = []
         let recordsDir = directory.appendingPathComponent("records")
@@ -486,7 +486,7 @@ public actor BundleBackend: Backend {
 /// full disk leaves nothing behind.
 func writeWhole(_ data: Data, to path: String, through partial: String) throws(MBaaSError) {
     let fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw MBaaSError(.unavailable, String(cString: strerror(errno))) }
+    guard fd >= 0 else { throw MBaaSError(.localIO, String(cString: strerror(errno))) }
     var failure: Int32 = 0
     data.withUnsafeBytes { raw in
         var offset = 0
@@ -504,6 +504,6 @@ func writeWhole(_ data: Data, to path: String, through partial: String) throws(M
     if failure == 0, rename(partial, path) != 0 { failure = errno }
     if failure != 0 {
         unlink(partial)
-        throw MBaaSError(.unavailable, String(cString: strerror(failure)))
+        throw MBaaSError(.localIO, String(cString: strerror(failure)))
     }
 }

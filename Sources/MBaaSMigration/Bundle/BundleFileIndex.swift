@@ -42,7 +42,7 @@ final class BundleFileIndex: Sendable {
                     """)
             }
         } catch {
-            throw MBaaSError(.unavailable, "cannot open the bundle's file index\(scratch.map { " at \($0.path)" } ?? ""): \(error)")
+            throw MBaaSError(.localIO, "cannot open the bundle's file index\(scratch.map { " at \($0.path)" } ?? ""): \(error)")
         }
     }
 
@@ -146,7 +146,7 @@ final class BundleFileIndex: Sendable {
             } catch let e as MBaaSError {
                 throw e
             } catch {
-                throw MBaaSError(.unavailable, "cannot write \(url.lastPathComponent): \(error)")
+                throw MBaaSError(.localIO, "cannot write \(url.lastPathComponent): \(error)")
             }
         }
         writer.sync()
@@ -198,7 +198,7 @@ final class BundleFileIndex: Sendable {
     /// else `unavailable`).
     private func access<T>(_ body: (Database) throws -> T) throws(MBaaSError) -> T {
         do { return try db.write(body) } catch let e as MBaaSError { throw e } catch {
-            throw MBaaSError(.unavailable, "the bundle's file index: \(error)")
+            throw MBaaSError(.localIO, "the bundle's file index: \(error)")
         }
     }
 }

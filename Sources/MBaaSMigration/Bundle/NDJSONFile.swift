@@ -26,7 +26,10 @@ struct NDJSONReader {
             if offset > 0 { try handle.seek(toOffset: UInt64(offset)) }
         } catch {
             // Missing is notFound; anything else (permissions, I/O) is the local file system's.
-            let kind: MBaaSError.Kind = FileManager.default.fileExists(atPath: url.path) ? .localIO : .notFound
+            let ns = error as NSError
+            let saysMissing = ns.domain == NSPOSIXErrorDomain ? ns.code == Int(ENOENT)
+                : ns.domain == NSCocoaErrorDomain && [CocoaError.fileReadNoSuchFile.rawValue, CocoaError.fileNoSuchFile.rawValue].contains(ns.code)
+            let kind: MBaaSError.Kind = saysMissing || !FileManager.default.fileExists(atPath: url.path) ? .notFound : .localIO
             throw MBaaSError(kind, "cannot read \(url.path): \(MBaaSError.describe(error))")
         }
         bufferStart = offset
