@@ -85,37 +85,14 @@ enum BackendAccess {
 /// The environment variable that gives the backend URL when the URL argument is `-`.
 let backendURLVariable = "MBAAS_BACKEND_URL"
 
-/// Writes `data` to `url` atomically, readable by its owner alone: a temporary file beside it, created 0600 with
-/// `O_EXCL` (never readable by others, not even for a moment), synced, then renamed over `url`. A failure is
-/// `localIO` naming `what` and leaves `url` as it was.
+/// Writes `data` to `url` atomically, readable by its owner alone: a temporary file beside it, created 0600 (never
+/// readable by others, not even for a moment), synced, then renamed over `url` (``writeWhole(_:to:through:sync:)``).
+/// A failure is `localIO` naming `what` and leaves `url` as it was.
 func writePrivateFile(_ data: Data, to url: URL, what: String) throws(MBaaSError) {
-    let dir = url.deletingLastPathComponent()
-    let temp = dir.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
-    let fd = open(temp.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-    guard fd >= 0 else {
-        let reason = String(cString: strerror(errno))
-        throw MBaaSError(.localIO, "cannot write \(what) \(url.path): \(reason)")
-    }
-    var failure: Int32 = 0
-    let written = data.withUnsafeBytes { buffer -> Bool in
-        var offset = 0
-        while offset < buffer.count {
-            let n = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                failure = errno
-                return false
-            }
-            offset += n
-        }
-        return true
-    }
-    if written, fsync(fd) != 0 { failure = errno }
-    close(fd)
-    if failure == 0, rename(temp.path, url.path) != 0 { failure = errno }
-    guard failure == 0 else {
-        unlink(temp.path)
-        throw MBaaSError(.localIO, "cannot write \(what) \(url.path): \(String(cString: strerror(failure)))")
+    let temp = url.deletingLastPathComponent()
+        .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
+    do { try writeWhole(data, to: url.path, through: temp.path, sync: true) } catch {
+        throw MBaaSError(.localIO, "cannot write \(what) \(url.path): \(error.message)")
     }
 }
 

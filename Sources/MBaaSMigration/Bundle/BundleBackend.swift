@@ -481,29 +481,3 @@ public actor BundleBackend: Backend {
     public func logOut(confirmWithServer: Bool) async throws {}
     public func currentUser() async throws -> User { throw MBaaSError(.unauthorized, "a bundle has no sessions") }
 }
-
-/// Writes `data` to `path` through `partial` (created 0600) renamed into place: the file is whole or absent, and a
-/// full disk leaves nothing behind.
-func writeWhole(_ data: Data, to path: String, through partial: String) throws(MBaaSError) {
-    let fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw MBaaSError(.localIO, String(cString: strerror(errno))) }
-    var failure: Int32 = 0
-    data.withUnsafeBytes { raw in
-        var offset = 0
-        while offset < raw.count {
-            let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                failure = errno
-                return
-            }
-            offset += n
-        }
-    }
-    if close(fd) != 0, failure == 0 { failure = errno }
-    if failure == 0, rename(partial, path) != 0 { failure = errno }
-    if failure != 0 {
-        unlink(partial)
-        throw MBaaSError(.localIO, String(cString: strerror(failure)))
-    }
-}
