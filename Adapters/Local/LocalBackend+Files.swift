@@ -123,8 +123,10 @@ extension LocalBackend {
             var sql = "SELECT \(LocalStore.fileColumns) FROM files f WHERE \(grant.sql)"
             var arguments = grant.arguments
             if let prefix {
-                sql += " AND substr(f.name, 1, ?) = ?"
-                arguments += [prefix.unicodeScalars.count, prefix]
+                // The range lets the name index find the prefix (a migration looks files up one by one); substr
+                // keeps it exact.
+                sql += " AND f.name >= ? AND f.name < ? AND substr(f.name, 1, ?) = ?"
+                arguments += [prefix, prefix + "\u{10FFFF}", prefix.unicodeScalars.count, prefix]
             }
             sql += " ORDER BY f.seq LIMIT ?"
             arguments += [limit ?? -1]

@@ -176,7 +176,7 @@ public final class Migration: Sendable {
             if !target.capabilities.has(.fileACL), files.contains(where: { $0.acl.map { !Self.isOpen($0) } ?? false }) {
                 plan.unsupported.append(fileACLProblem)
             }
-            if source.capabilities.has(.fileACL), !source.capabilities.has(.fileACLListing), target.capabilities.has(.fileACL) {
+            if !files.isEmpty, source.capabilities.has(.fileACL), !source.capabilities.has(.fileACLListing), target.capabilities.has(.fileACL) {
                 plan.unsupported.append("file ACLs: \(source.adapterName) does not list its files' ACLs\(source.capabilities.note(for: .fileACLListing).map { " (\($0))" } ?? ""); files are copied without theirs, as the target's store keeps files given none")
             }
             // Linked files become attachments there, reachable as their records are (where they have no ACL of their own).

@@ -26,10 +26,15 @@ struct NDJSONReader {
             if offset > 0 { try handle.seek(toOffset: UInt64(offset)) }
         } catch {
             // Missing is notFound; anything else (permissions, I/O) is the local file system's.
+            // By the error's own code; a domain that says nothing either way falls back to whether the file is there.
             let ns = error as NSError
-            let saysMissing = ns.domain == NSPOSIXErrorDomain ? ns.code == Int(ENOENT)
-                : ns.domain == NSCocoaErrorDomain && [CocoaError.fileReadNoSuchFile.rawValue, CocoaError.fileNoSuchFile.rawValue].contains(ns.code)
-            let kind: MBaaSError.Kind = saysMissing || !FileManager.default.fileExists(atPath: url.path) ? .notFound : .localIO
+            let missing: Bool
+            switch ns.domain {
+            case NSPOSIXErrorDomain: missing = ns.code == Int(ENOENT)
+            case NSCocoaErrorDomain: missing = [CocoaError.fileReadNoSuchFile.rawValue, CocoaError.fileNoSuchFile.rawValue].contains(ns.code)
+            default: missing = !FileManager.default.fileExists(atPath: url.path)
+            }
+            let kind: MBaaSError.Kind = missing ? .notFound : .localIO
             throw MBaaSError(kind, "cannot read \(url.path): \(MBaaSError.describe(error))")
         }
         bufferStart = offset
