@@ -396,7 +396,10 @@ public actor BundleBackend: Backend {
         let data = try upload.source.load()
         let sha = SHA256.hash(data: data).lowercaseHex
         let blob = blobsPath + sha
-        if access(blob, F_OK) != 0 {
+        // Written once per content; a blob of another size (cut short by a crash or power loss after its rename,
+        // blobs are not synced) is written again.
+        var present = stat()
+        if stat(blob, &present) != 0 || Int64(present.st_size) != Int64(data.count) {
             do { try writeWhole(data, to: blob, through: blobsPath + ".\(sha).partial") } catch {
                 throw MBaaSError(.localIO, "cannot write the blob of \(upload.name): \(error.message)")
             }
