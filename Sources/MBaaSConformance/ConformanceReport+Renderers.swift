@@ -44,10 +44,10 @@ extension ConformanceReport {
                             + [ConformanceReport.cell(total)])
             }
         }
-        var widths = header.map(\.count)
-        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        var widths = header.map(\.displayWidth)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.displayWidth) } }
         func line(_ cells: [String]) -> String {
-            cells.enumerated().map { i, c in c + String(repeating: " ", count: widths[i] - c.count) }
+            cells.enumerated().map { i, c in c.padded(toDisplayWidth: widths[i]) }
                 .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
         }
         var out = "MBaaSKit conformance (suite \(suiteVersion))\n"

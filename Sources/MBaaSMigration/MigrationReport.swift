@@ -183,8 +183,9 @@ public struct MigrationReport: Sendable {
                      verified ? "\(roles.verified)" : "-", verified ? "\(roles.mismatched)" : "-"])
         rows.append(["(files)", "", "\(files.read)", "\(files.written)", "\(files.skipped)", "\(files.failed)",
                      verified ? "\(files.verified)" : "-", verified ? "\(files.mismatched)" : "-"])
-        let widths = rows[0].indices.map { i in rows.map { $0[i].count }.max() ?? 0 }
-        var out = rows.map { r in r.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }.joined(separator: "  ") }
+        // Columns on the screen, not characters: a class named in kanji takes two per character.
+        let widths = rows[0].indices.map { i in rows.map { $0[i].displayWidth }.max() ?? 0 }
+        var out = rows.map { r in r.enumerated().map { $1.padded(toDisplayWidth: widths[$0]) }.joined(separator: "  ") }
             .joined(separator: "\n")
         let temporary = userOutcomes.filter { $0.password == "temporary" }.count
         if !userOutcomes.isEmpty {

@@ -9,9 +9,10 @@ struct TextTable {
     var rendered: String {
         let cells = ([headers] + rows).map { $0.map { Self.clip($0, maxWidth) } }
         var widths = Array(repeating: 0, count: headers.count)
-        for row in cells { for (i, c) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], c.count) } }
+        // Columns on the screen, not characters: a kanji takes two.
+        for row in cells { for (i, c) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], c.displayWidth) } }
         func line(_ row: [String]) -> String {
-            row.enumerated().map { i, c in c + String(repeating: " ", count: widths[i] - c.count) }
+            row.enumerated().map { i, c in c.padded(toDisplayWidth: widths[i]) }
                 .joined(separator: "  ").trimmingTrailingSpaces()
         }
         var out = [line(cells[0]), line(widths.map { String(repeating: "-", count: $0) })]
@@ -21,7 +22,7 @@ struct TextTable {
 
     private static func clip(_ s: String, _ n: Int) -> String {
         let flat = escapingControlCharacters(s, keepNewlines: false)
-        return flat.count <= n ? flat : String(flat.prefix(n - 1)) + "…"
+        return flat.clipped(toDisplayWidth: n)
     }
 
     /// A two-column key/value table.

@@ -61,6 +61,18 @@ struct CLITests {
         let table = try cli.run(["objects", "query", cli.url, "Memo", "--order", "money", "--limit", "2", "--format", "table"])
         #expect(table.status == 0)
         #expect(table.text.hasPrefix("id ") && table.text.contains("(2 records)") && table.text.contains("money"))
+
+        // Japanese text lines up: the column after it starts at the same screen column on every line.
+        _ = try cli.run(["objects", "create", cli.url, "Wide", #"{"title":"ラーメン二郎","n":1}"#, "--id", "w1"])
+        _ = try cli.run(["objects", "create", cli.url, "Wide", #"{"title":"soba","n":2}"#, "--id", "w2"])
+        let wide = try cli.run(["objects", "query", cli.url, "Wide", "--order", "n", "--format", "table"])
+        let lines = wide.text.split(separator: "\n").map(String.init).filter { $0.hasPrefix("w1") || $0.hasPrefix("w2") || $0.hasPrefix("id") }
+        let starts = lines.map { line -> Int in
+            // The screen column where the updatedAt column begins: after the last run of two spaces.
+            let head = line[..<line.range(of: "  ", options: .backwards)!.upperBound]
+            return String(head).displayWidth
+        }
+        #expect(lines.count == 3 && Set(starts).count == 1, "\(wide.text)")
     }
 
     @Test(arguments: [
