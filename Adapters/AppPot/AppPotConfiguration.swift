@@ -107,9 +107,7 @@ public struct AppPotConfiguration: Sendable, Hashable {
         let root = url.path.split(separator: "/").joined(separator: "/")
         let known: Set<String> = ["company", "app", "version", "device", "user", "anonymousData", "transactions",
                                    "generation", "defaultScope", "untypedReads", "clientGroupIds", "timeout"]
-        if let unknown = url.options.keys.sorted().first(where: { !known.contains($0) }) {
-            throw MBaaSError(.invalidRequest, "unknown AppPot URL option '\(unknown)' (known: \(known.sorted().joined(separator: ", ")))")
-        }
+        try url.requireKnownOptions(known, adapter: "AppPot")
         let user = url.option("user").flatMap { $0.isEmpty ? nil : $0 }
         if user != nil, url.secret == nil {
             throw MBaaSError(.invalidRequest, "AppPot URL option 'user' needs the password as the URL's secret (apppot://APP_KEY:PASSWORD@...)")

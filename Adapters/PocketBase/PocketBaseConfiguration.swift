@@ -72,9 +72,7 @@ public struct PocketBaseConfiguration: Sendable, Hashable {
             throw MBaaSError(.invalidRequest, "not a PocketBase URL (scheme '\(url.scheme)'; expected pocketbase:// or pocketbase+http://)")
         }
         guard url.host != nil else { throw MBaaSError(.invalidRequest, "PocketBase URL \(url) has no host") }
-        if let unknown = url.options.keys.sorted().first(where: { !Self.knownOptions.contains($0) }) {
-            throw MBaaSError(.invalidRequest, "unknown PocketBase URL option '\(unknown)' (known: \(Self.knownOptions.sorted().joined(separator: ", ")))")
-        }
+        try url.requireKnownOptions(Self.knownOptions, adapter: "PocketBase")
         var users = url.option("users") ?? "users"
         let files = url.option("files") ?? "mbaas_files"
         for (option, name) in [("users", users), ("files", files)] where !PocketBaseWire.isValidCollectionName(name) {

@@ -917,9 +917,14 @@ extension Migration {
             }
             return nil
         }
-        let probe = [Record(className: className, acl: given)]
-        let maps = try await offPool { try self.maps(for: probe, state) }
-        return mapACL(given, maps: maps, className: className, sourceId: name, reporting: true)
+        return try await mappedFileACL(given, name: name, className: className, reporting: true, state)
+    }
+
+    /// A file's ACL with user ids through the id map, as a record's is mapped (roles left out where the target has
+    /// none): what the copy gives the target, and what verification expects there.
+    func mappedFileACL(_ given: ACL, name: String, className: String, reporting: Bool, _ state: MigrationState) async throws -> ACL {
+        let maps = try await offPool { try self.maps(for: [Record(className: className, acl: given)], state) }
+        return mapACL(given, maps: maps, className: className, sourceId: name, reporting: reporting)
     }
 
     /// The state's class name for files no record links to.

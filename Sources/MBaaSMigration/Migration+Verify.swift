@@ -328,8 +328,7 @@ extension Migration {
     /// the id map, roles left out where the target has none), comparing grants that give some access; `nil` when
     /// they are the same. `listed` is the target's ACL of the file, `nil` when the target does not list the file.
     func fileACLDifference(_ given: ACL, listed: ACL??, _ sourceName: String, _ state: MigrationState) async throws -> String? {
-        let maps = try await offPool { try self.maps(for: [Record(className: Self.standaloneFiles, acl: given)], state) }
-        let expected = mapACL(given, maps: maps, className: Self.standaloneFiles, sourceId: sourceName, reporting: false)
+        let expected = try await mappedFileACL(given, name: sourceName, className: Self.standaloneFiles, reporting: false, state)
         guard let listed else { return "the target does not list it, so its ACL cannot be compared" }
         func grants(_ acl: ACL?) -> ACL { ACL((acl?.entries ?? [:]).filter { $0.value.read || $0.value.write }) }
         guard grants(listed) != grants(expected) else { return nil }

@@ -172,15 +172,16 @@ public final class Migration: Sendable {
             let files = try await source.listFiles(prefix: nil, limit: nil)
             plan.files = files.count
             fileNames = Set(files.map(\.reference.name))
-            let ownACLs = files.contains { $0.reference.attachment == nil && $0.acl.map { !Self.isOpen($0) } ?? false }
-            if !target.capabilities.has(.fileACL), files.contains(where: { $0.acl.map { !Self.isOpen($0) } ?? false }) {
+            // A file whose ACL is not open to everyone: what is lost where its ACL cannot go along.
+            let restricted = { (f: FileInfo) in f.acl.map { !Self.isOpen($0) } ?? false }
+            if !target.capabilities.has(.fileACL), files.contains(where: restricted) {
                 plan.unsupported.append(fileACLProblem)
             }
             if !files.isEmpty, source.capabilities.has(.fileACL), !source.capabilities.has(.fileACLListing), target.capabilities.has(.fileACL) {
-                plan.unsupported.append("file ACLs: \(source.adapterName) does not list its files' ACLs\(source.capabilities.note(for: .fileACLListing).map { " (\($0))" } ?? ""); files are copied without theirs, as the target's store keeps files given none")
+                plan.unsupported.append("file ACLs: \(source.adapterName) does not list its files' ACLs\(noted(.fileACLListing, of: source)); files are copied without theirs, as the target's store keeps files given none")
             }
             // Linked files become attachments there, reachable as their records are (where they have no ACL of their own).
-            if ownACLs, source.capabilities.has(.fileACL), target.capabilities.has(.fileAttachment), !target.capabilities.has(.attachmentACL) {
+            if files.contains(where: { $0.reference.attachment == nil && restricted($0) }), source.capabilities.has(.fileACL), target.capabilities.has(.fileAttachment), !target.capabilities.has(.attachmentACL) {
                 plan.unsupported.append(attachedFileACLProblem)
             }
         }
@@ -409,9 +410,10 @@ extension Migration {
         max(1, min(options.batchSize, target.capabilities.maxBatchSize > 0 ? target.capabilities.maxBatchSize : options.batchSize))
     }
 
-    /// The target's note on a feature, as plan lines and problems quote it: ` (note)`, or nothing.
-    func noted(_ feature: Capabilities.Feature) -> String {
-        target.capabilities.note(for: feature).map { " (\($0))" } ?? ""
+    /// A side's note on a feature (the target's unless told), as plan lines and problems quote it: ` (note)`, or
+    /// nothing.
+    func noted(_ feature: Capabilities.Feature, of side: (any Backend)? = nil) -> String {
+        (side ?? target).capabilities.note(for: feature).map { " (\($0))" } ?? ""
     }
 }
 

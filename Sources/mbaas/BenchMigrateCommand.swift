@@ -37,7 +37,7 @@ struct BenchMigrate: AsyncParsableCommand {
             defer { try? FileManager.default.removeItem(at: scratch) }
             let export = scratch.appendingPathComponent("export")
             printNote("writing a synthetic export of \(records) records")
-            try NCMBExportSample.write(records: records, seed: 1, fileEvery: 0, to: export)
+            let sample = try NCMBExportSample.write(records: records, seed: 1, fileEvery: 0, to: export)
             var rows: [Row] = []
             let source = try NCMBExportBackend(directory: export)
             let admin = BackendContext(administrative: true)
@@ -109,7 +109,7 @@ struct BenchMigrate: AsyncParsableCommand {
                                 records: same, seconds: sameSeconds))
                 // The users the migration imported, created the plain way: PocketBase hashes each password itself,
                 // whoever sends it, so this is the floor of the migration's users phase.
-                let (created, usersSeconds) = try await directUsers(server, export: export, run: run)
+                let (created, usersSeconds) = try await directUsers(server, count: sample.users, run: run)
                 rows.append(Row(target: "pocketbase", method: "direct user creates, the export's users (\(loaderConcurrency) in flight)",
                                 records: created, seconds: usersSeconds))
                 await pb.close()
@@ -140,7 +140,7 @@ struct BenchMigrate: AsyncParsableCommand {
                 // migrated records' own content), one after the other as the migration does them.
                 if let u = rows.first(where: { $0.target == target && $0.method.hasPrefix("direct user creates") }) {
                     for (prefix, label) in [("direct /api/batch", "plain records"), ("direct loader, the migrated", "same content")] {
-                        if let d = rows.first(where: { $0.target == target && $0.method.hasPrefix(prefix) }), d.seconds + u.seconds > 0 {
+                        if let d = rows.first(where: { $0.target == target && $0.method.hasPrefix(prefix) }), m.seconds > 0 {
                             table += String(format: "; migrate / direct users + %@ loader = %.2fx", label, (d.seconds + u.seconds) / m.seconds)
                         }
                     }
@@ -234,16 +234,11 @@ struct BenchMigrate: AsyncParsableCommand {
         }
     }
 
-    /// Creates as many users of PocketBase's `users` collection as the export has, one POST each (a batch of users
-    /// outlasts PocketBase's batch timeout, since every password is hashed), `loaderConcurrency` in flight, each with
-    /// an e-mail of this run's own and a random password, as the migration's `reset` gives them. Returns how many.
-    func directUsers(_ server: PocketBaseBenchSession, export: URL, run: String) async throws -> (Int, Double) {
-        var reader = try JSONArrayFileReader(url: export.appendingPathComponent("user.json"), member: "results")
-        var count = 0
-        while try reader.next() != nil { count += 1 }
-        reader.close()
-        let n = count
-        return try await timed {
+    /// Creates `n` users (as many as the export has) of PocketBase's `users` collection, one POST each (a batch of
+    /// users outlasts PocketBase's batch timeout, since every password is hashed), `loaderConcurrency` in flight,
+    /// each with an e-mail of this run's own and a random password, as the migration's `reset` gives them.
+    func directUsers(_ server: PocketBaseBenchSession, count n: Int, run: String) async throws -> (Int, Double) {
+        try await timed {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for i in 0..<n {
                     if i >= loaderConcurrency { try await group.next() }

@@ -41,9 +41,7 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: "Seconds an HTTP request may take before it fails with 'timed out' (default 60).")
     var timeout: Double?
 
-    func validate() throws {
-        if let timeout, !(timeout > 0 && timeout <= 86400) { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
-    }
+    func validate() throws { try validateTimeout(timeout) }
 
     var resolvedFormat: OutputFormat { format ?? defaultFormat() }
 
@@ -84,6 +82,11 @@ enum BackendAccess {
 
 /// The environment variable that gives the backend URL when the URL argument is `-`.
 let backendURLVariable = "MBAAS_BACKEND_URL"
+
+/// `--timeout`, where a command takes it: more than 0 and at most a day.
+func validateTimeout(_ timeout: Double?) throws {
+    if let timeout, !(timeout > 0 && timeout <= 86400) { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
+}
 
 /// Writes `data` to `url` atomically, readable by its owner alone: a temporary file beside it, created 0600 (never
 /// readable by others, not even for a moment), synced, then renamed over `url` (``writeWhole(_:to:through:sync:)``).

@@ -34,9 +34,7 @@ struct MigrationOptionGroup: ParsableArguments {
     @Option(help: "Seconds an HTTP request may take before it fails with 'timed out' (default: each adapter's own, 60).")
     var timeout: Double?
 
-    func validate() throws {
-        if let timeout, !(timeout > 0 && timeout <= 86400) { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
-    }
+    func validate() throws { try validateTimeout(timeout) }
 
     /// The source URL: `--from`, or for `-` the first line of `--from-url-file` or `$MBAAS_FROM_URL`.
     func sourceURL(_ argument: String) throws(MBaaSError) -> String {
@@ -48,10 +46,10 @@ struct MigrationOptionGroup: ParsableArguments {
         try resolveURLArgument(argument, file: toURLFile, fileOption: "--to-url-file", variable: "MBAAS_TO_URL")
     }
 
-    /// Refuses a URL file for a side that is a bundle directory (`export --to`, `import --from`).
-    func requireNoURLFile(_ option: String, for side: String) throws(MBaaSError) {
-        let given = option == "--from-url-file" ? fromURLFile : toURLFile
-        if given != nil { throw MBaaSError(.invalidRequest, "\(option): \(side) is a bundle directory, not a backend URL") }
+    /// Refuses a URL file (`file`, given as `option`) for a side that is a bundle directory (`export --to`,
+    /// `import --from`).
+    func requireNoURLFile(_ file: String?, _ option: String, for side: String) throws(MBaaSError) {
+        if file != nil { throw MBaaSError(.invalidRequest, "\(option): \(side) is a bundle directory, not a backend URL") }
     }
 }
 
@@ -186,7 +184,7 @@ struct ExportCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runMigration(from: { try group.sourceURL(from) }, to: {
-            try group.requireNoURLFile("--to-url-file", for: "export's --to")
+            try group.requireNoURLFile(group.toURLFile, "--to-url-file", for: "export's --to")
             return bundleURL(to)
         }, options: {
             MigrationOptions(classes: parseClasses(classes), mapping: group.mappingFile == nil ? .verbatim : try loadMapping(group.mappingFile),
@@ -204,7 +202,7 @@ struct ImportCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runMigration(from: {
-            try group.requireNoURLFile("--from-url-file", for: "import's --from")
+            try group.requireNoURLFile(group.fromURLFile, "--from-url-file", for: "import's --from")
             return bundleURL(from)
         }, to: { try group.targetURL(to) }, options: { MigrationOptions(mapping: try loadMapping(group.mappingFile)) }, group: group)
     }
@@ -274,18 +272,18 @@ final class MigrationProgress: @unchecked Sendable {
             endLine()
             if !terminal || name != "records" { write("mbaas: \(name)\n") }
         case .classStarted(let rawSource, let rawTarget, let total):
-            let (source, target) = (escapingControlCharacters(rawSource, keepNewlines: false), escapingControlCharacters(rawTarget, keepNewlines: false))
+            let (source, target) = (flat(rawSource), flat(rawTarget))
             endLine()
             started = Date()
             current = source
             lastLogged = 0
             if !terminal { write("mbaas: records \(source) -> \(target): \(total.map { "\($0) to read" } ?? "count unknown")\n") }
         case .progress(let rawSource, let done, let total) where !terminal:
-            let source = escapingControlCharacters(rawSource, keepNewlines: false)
             // Deciles of the count (at most nine lines), or steps of logStep records.
             let mark = total.map { $0 > 0 ? done * 10 / $0 : 0 } ?? done / Self.logStep
             guard mark > lastLogged, done != total else { return }
             lastLogged = mark
+            let source = flat(rawSource)
             let elapsed = max(0.001, Date().timeIntervalSince(started))
             let rate = String(format: "%.0f rec/s", Double(done) / elapsed)
             if let total, total > 0 {
@@ -295,7 +293,7 @@ final class MigrationProgress: @unchecked Sendable {
             }
         case .progress(let rawSource, let done, let total):
             guard Date().timeIntervalSince(lastDraw) > 0.1 || done == total else { return }
-            let source = escapingControlCharacters(rawSource, keepNewlines: false)
+            let source = flat(rawSource)
             lastDraw = Date()
             let elapsed = max(0.001, Date().timeIntervalSince(started))
             let rate = Double(done) / elapsed
@@ -312,12 +310,12 @@ final class MigrationProgress: @unchecked Sendable {
         case .classFinished(let c):
             endLine()
             let elapsed = max(0.001, Date().timeIntervalSince(started))
-            write("mbaas: \(escapingControlCharacters(c.source, keepNewlines: false)) -> \(escapingControlCharacters(c.target, keepNewlines: false)): read \(c.read), written \(c.written), skipped \(c.skipped), failed \(c.failed)"
+            write("mbaas: \(flat(c.source)) -> \(flat(c.target)): read \(c.read), written \(c.written), skipped \(c.skipped), failed \(c.failed)"
                   + String(format: " (%.1fs, %.0f rec/s)\n", elapsed, Double(c.read) / elapsed))
             current = nil
         case .note(let text):
             endLine()
-            write("mbaas: \(escapingControlCharacters(text, keepNewlines: false))\n")
+            printNote(text)
         }
     }
 
@@ -333,4 +331,7 @@ final class MigrationProgress: @unchecked Sendable {
 
     /// To stderr, never failing loudly (a closed or full stderr does not end the migration).
     private func write(_ s: String) { Terminal.writeErr(s) }
+
+    /// A class name as a log line may hold it: control characters escaped, on one line.
+    private func flat(_ s: String) -> String { escapingControlCharacters(s, keepNewlines: false) }
 }

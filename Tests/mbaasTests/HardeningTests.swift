@@ -39,7 +39,8 @@ struct HardeningTests {
             ("bundle:\(cli.directory.path)/b?x=1", "unknown bundle URL option 'x' (it takes none)"),
             ("ncmb-export:\(cli.directory.path)/e?x=1", "unknown ncmb-export URL option 'x' (it takes none)"),
         ] {
-            let r = try cli.run(["objects", "query", url, "Memo", "--format", "json"])
+            // A create: the one command that would make a missing sqlite: file.
+            let r = try cli.run(["objects", "create", url, "Memo", #"{"a":1}"#, "--format", "json"])
             #expect(r.status == 2 && r.stderr.contains(said), "\(url): \(r.status) \(r.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: db), "nothing was created")

@@ -75,9 +75,7 @@ public struct KiiConfiguration: Sendable, Hashable {
         var base = BackendURL(scheme: "kii", isSecure: url.isSecure, host: host, port: url.port).httpBase
         base += url.path.isEmpty || url.path == "/" ? "/api" : (url.path.hasSuffix("/") ? String(url.path.dropLast()) : url.path)
         let known: Set<String> = ["filesBucket", "dataType", "clientID", "timeout"]
-        if let unknown = url.options.keys.sorted().first(where: { !known.contains($0) }) {
-            throw MBaaSError(.invalidRequest, "Kii URL option '\(unknown)' is unknown (known: clientID, filesBucket, dataType, timeout)")
-        }
+        try url.requireKnownOptions(known, adapter: "Kii")
         let files = url.option("filesBucket") ?? "mbaas_files"
         if let problem = KiiBucketAddress.problem(withBucketName: files) {
             throw MBaaSError(.invalidRequest, "Kii URL option filesBucket: \(problem)")

@@ -195,7 +195,7 @@ final class BundleFileIndex: Sendable {
     }
 
     /// Runs `body` in one transaction; a failure is ``MBaaSError`` (`decoding` for an entry that cannot be read back,
-    /// else `unavailable`).
+    /// else `localIO`).
     private func access<T>(_ body: (Database) throws -> T) throws(MBaaSError) -> T {
         do { return try db.write(body) } catch let e as MBaaSError { throw e } catch {
             throw MBaaSError(.localIO, "the bundle's file index: \(error)")

@@ -25,8 +25,8 @@ struct NDJSONReader {
             handle = try FileHandle(forReadingFrom: url)
             if offset > 0 { try handle.seek(toOffset: UInt64(offset)) }
         } catch {
-            // Missing is notFound; anything else (permissions, I/O) is the local file system's.
-            // By the error's own code; a domain that says nothing either way falls back to whether the file is there.
+            // Missing is notFound, told by the error's own code (a domain that says nothing either way falls back to
+            // whether the file is there); anything else (permissions, I/O) is the local file system's.
             let ns = error as NSError
             let missing: Bool
             switch ns.domain {
