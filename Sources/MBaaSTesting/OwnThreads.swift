@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import Testing
 
 /// Runs every job of a test on a thread of its own, never on one of Swift's cooperative threads.
@@ -20,6 +20,7 @@ public final class OwnThreadsExecutor: TaskExecutor {
         let executor = asUnownedTaskExecutor()
         // A thread per job: a job that blocks holds only its own thread, whatever else is waiting.
         Thread {
+            Thread.current.threadDictionary[OwnThreadsTrait.marker] = true
             Thread.current.name = OwnThreadsTrait.threadName
             job.runSynchronously(on: executor)
         }.start()
@@ -35,9 +36,18 @@ public struct OwnThreadsTrait: SuiteTrait, TestTrait, TestScoping {
     public init() {}
     public var isRecursive: Bool { true }
 
-    /// The name of ``OwnThreadsExecutor``'s threads, set from within (Linux ignores a name given before the thread
-    /// starts).
+    /// The name of ``OwnThreadsExecutor``'s threads, for debuggers and `top -H`, set from within (Linux ignores a
+    /// name given before the thread starts). Only mostly: Foundation's `Thread.name` names the thread `start()`
+    /// recorded, and a new thread can get there first, keeping the name it inherited. Ask
+    /// ``isOnOwnThread`` instead.
     public static let threadName = "mbaas-test"
+
+    /// Whether the caller runs on one of ``OwnThreadsExecutor``'s threads (a synchronous question: an asynchronous
+    /// caller may move between threads at each suspension).
+    public static var isOnOwnThread: Bool { Thread.current.threadDictionary[marker] as? Bool == true }
+
+    /// The key ``OwnThreadsExecutor`` marks its threads' dictionaries with.
+    static let marker = "MBaaSTesting.OwnThreadsExecutor"
 
     /// The turns of tests under this trait: as many at once as there are cores, at least 2.
     public static let running = AsyncLock(permits: max(2, ProcessInfo.processInfo.activeProcessorCount))
