@@ -105,6 +105,17 @@ struct JSONTests {
         #expect(odd.path == #"$["a b"][0]"#)
     }
 
+    @Test func refusesARepeatedMemberName() throws {
+        let error = try #require(Self.failure(#"{"items":[{"price":1,"price":2}]}"#))
+        #expect(error.message == "the member name is repeated in this object")
+        #expect(error.path == "$.items[0].price")
+        #expect(error.offset == 21)   // the second "price"
+        #expect(Self.failure(#"{"a":{"a":1},"b":{"a":1}}"#) == nil)   // the same name in different objects is fine
+        // Names are Swift strings, equal when canonically equivalent: an object cannot hold both, so it is refused.
+        #expect(Self.failure(#"{"é":1,"e\u0301":2}"#)?.message == "the member name is repeated in this object")
+        #expect(Self.failure(#"{"a":1,"\u0061":2}"#)?.path == "$.a")     // an escape spelling the same name is the same name
+    }
+
     @Test func refusesInvalidUTF8InsteadOfReplacingIt() throws {
         for bytes: [UInt8] in [
             [0x22, 0xFF, 0x22], [0x22, 0x61, 0xC3, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22],   // bad byte, truncated, surrogate

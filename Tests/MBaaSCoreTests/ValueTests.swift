@@ -208,6 +208,21 @@ struct RecordTests {
         }
     }
 
+    @Test func directParsingRefusesARepeatedMemberName() throws {
+        for (text, path) in [
+            (#"{"a":{"b":1,"c":2,"b":3}}"#, "$.a.b"),
+            (#"{"d":{"__type":"Date","iso":"2024-01-01T00:00:00.000Z","iso":"2025-01-01T00:00:00.000Z"}}"#, "$.d.iso"),
+            (#"{"d":{"__type":"Date","__type":"Date"}}"#, "$.d.__type"),
+        ] {
+            #expect {
+                try Value.parse(jsonText: text)
+            } throws: { error in
+                guard let e = error as? JSONParseError else { return false }
+                return e.path == path && e.message == "the member name is repeated in this object"
+            }
+        }
+    }
+
     // MARK: Dates are real calendar instants (issue 11)
 
     @Test(arguments: [

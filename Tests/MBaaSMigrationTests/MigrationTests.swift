@@ -284,6 +284,25 @@ struct MigrationTests {
         try await expectNothingWritten(target)
     }
 
+    @Test("a member given twice in an exported record stops the run before anything is written, naming it: neither value is guessed")
+    func repeatedMemberInExport() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let export = try scratch.sampleExport()
+        let memo = export.appendingPathComponent("MemoClass.json")
+        var text = try String(contentsOf: memo, encoding: .utf8)
+        #expect(text.contains("\"title\": \"Snack\","))
+        text = text.replacingOccurrences(of: "\"title\": \"Snack\",", with: "\"title\": \"Snack\", \"title\": \"Snacks\",")
+        try text.write(to: memo, atomically: true, encoding: .utf8)
+        let source = try NCMBExportBackend(directory: export)
+        let target = try openLocal(scratch.path("memo.db"))
+        let error = await #expect(throws: MBaaSError.self) { try await migrate(source, target, state: scratch.path("state")) }
+        #expect(error?.kind == .decoding)
+        #expect(error?.message.contains("MemoClass.json line") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("title") == true && error?.message.contains("repeated") == true, "\(String(describing: error))")
+        try await expectNothingWritten(target)
+    }
+
     /// The target holds no class and no user; closes it.
     func expectNothingWritten(_ target: LocalBackend, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         #expect(try await target.listClasses().isEmpty, sourceLocation: sourceLocation)

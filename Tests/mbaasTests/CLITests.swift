@@ -34,6 +34,11 @@ struct CLITests {
         #expect(bad.status == 2 && bad.stderr.contains("invalidRequest: fields: invalid JSON"))
         let reserved = try cli.run(["objects", "create", cli.url, "Memo", #"{"id":"x"}"#])
         #expect(reserved.status == 2 && reserved.stderr.contains("'id' is reserved"))
+        let twice = try cli.run(["objects", "create", cli.url, "Memo", #"{"title":"a","money":1,"title":"b"}"#])
+        #expect(twice.status == 2, "\(twice.stderr)")
+        #expect(twice.stderr.contains("invalidRequest: fields: invalid JSON") && twice.stderr.contains("$.title")
+            && twice.stderr.contains("repeated"), "\(twice.stderr)")
+        #expect(try cli.json(["objects", "query", cli.url, "Memo", "--count"])["count"] == 0)
     }
 
     @Test func queryOptions() throws {
@@ -80,6 +85,7 @@ struct CLITests {
         (#"{"$nor":[{"a":1}]}"#, "'$nor'"),
         (#"{"title":{"$regex":"("}}"#, "invalid regular expression"),
         (#"{"money":"#, "where: invalid JSON"),
+        (#"{"money":1,"money":{"$gt":5}}"#, "repeated"),
     ])
     func malformedWhereIsRejected(where text: String, expected: String) throws {
         let cli = try CLIHarness()

@@ -195,8 +195,8 @@ extension JSON {
     /// Parses a complete JSON text. Trailing non-space characters are an error.
     ///
     /// Nothing is changed silently: an integer that does not fit in 64 bits, a number too large or (non-zero and)
-    /// too small for a double, a number with a leading zero (`01`), and a string that is not valid UTF-8 are errors
-    /// naming the path, not approximations.
+    /// too small for a double, a number with a leading zero (`01`), a string that is not valid UTF-8 and a member
+    /// name given twice in one object are errors naming the path, not approximations or a guess at which was meant.
     public static func parse(_ text: String) throws(JSONParseError) -> JSON {
         var text = text
         let result = text.withUTF8 { bytes in Result { () throws(JSONParseError) in try parse(bytes: bytes) } }
@@ -276,12 +276,16 @@ struct JSONParser {
         while true {
             skipWhitespace()
             guard index < end, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a key string") }
+            let keyOffset = index
             let key = try parseString()
             skipWhitespace()
             guard index < end, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
-            do {
-                object.storage[key] = try parseValue(depth: depth + 1)
+            do throws(JSONParseError) {
+                // A repeated member would replace the first in silence; which one the sender meant is unknown.
+                if object.storage.updateValue(try parseValue(depth: depth + 1), forKey: key) != nil {
+                    throw JSONParseError(message: "the member name is repeated in this object", offset: keyOffset)
+                }
             } catch {
                 throw Self.prefix(error, JSONPathSegment.key(key))
             }

@@ -433,6 +433,7 @@ extension JSONParser {
             while true {
                 skipWhitespace()
                 guard index < end, bytes[index] == UInt8(ascii: "\"") else { throw .json(error("expected a key string")) }
+                let keyOffset = index
                 let key: String
                 do { key = try parseString() } catch { throw .json(error) }
                 skipWhitespace()
@@ -444,7 +445,17 @@ extension JSONParser {
                     first = false
                     if key == "__type" { typed = [] } else { object.reserveCapacity(8) }
                 }
-                if typed != nil { typed!.append((key, value)) } else { object[key] = value }
+                let repeated: Bool
+                if typed != nil {
+                    repeated = typed!.contains(where: { $0.key == key })
+                    typed!.append((key, value))
+                } else {
+                    repeated = object.updateValue(value, forKey: key) != nil
+                }
+                if repeated {
+                    let e = JSONParseError(message: "the member name is repeated in this object", offset: keyOffset)
+                    throw Self.prefix(.json(e), .key(key))
+                }
                 skipWhitespace()
                 guard index < end else { throw .json(error("unterminated object")) }
                 if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -461,7 +472,7 @@ extension JSONParser {
             }
             let type = members.last(where: { $0.key == "__type" })!.value
             // The common typed form, a date, without building an object first.
-            if members.count == 2, case .string("Date") = type, members[0].key != members[1].key,
+            if members.count == 2, case .string("Date") = type,
                let iso = members.first(where: { $0.key == "iso" })?.value.stringValue, let date = ISO8601.parse(iso) {
                 return .date(date)
             }
