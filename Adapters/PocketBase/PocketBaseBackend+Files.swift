@@ -5,7 +5,8 @@ public import MBaaSCore
 /// created on demand); a standalone upload becomes a record of the files collection (`mbaas_files` by default:
 /// `file`, `name` (the name asked for), `contentType`, `size`, and the ACL columns, so `FileUpload.acl` is
 /// enforced). PocketBase renames every stored file (`photo.png` → `photo_k2j3h4l5m6.png`, non-ASCII names are
-/// replaced); ``FileReference/name`` is the stored name, and listing filters by the name asked for.
+/// replaced); ``FileReference/name`` is the stored name. Listing with a prefix finds the files whose stored name or
+/// name asked for starts with it.
 ///
 /// Downloads of files on records that are not public need a short-lived file token, which the backend fetches
 /// (`POST /api/files/token`) when a user is logged in (or with `data=superuser`).
@@ -162,9 +163,14 @@ extension PocketBaseBackend {
         if configuration.managesSchema, try await definition(name) == nil { return [] }
         var parameters: [(String, String)] = [("sort", "created,@rowid")]
         if let prefix, !prefix.isEmpty {
-            var parts: [PocketBaseFilter] = [.compare("name", .gte, .text(prefix))]
-            if let upper = PocketBaseQueryTranslator.successor(of: prefix) { parts.append(.compare("name", .lt, .text(upper))) }
-            parameters.append(("filter", PocketBaseFilter.all(parts).text))
+            // The stored name (what a reference carries, and what the core's prefix is of) or the name asked for.
+            let upper = PocketBaseQueryTranslator.successor(of: prefix)
+            let starts = ["file", "name"].map { column -> PocketBaseFilter in
+                var parts: [PocketBaseFilter] = [.compare(column, .gte, .text(prefix))]
+                if let upper { parts.append(.compare(column, .lt, .text(upper))) }
+                return .all(parts)
+            }
+            parameters.append(("filter", PocketBaseFilter.any(starts).text))
         }
         let perPage = min(limit ?? capabilities.maxPageSize, capabilities.maxPageSize)
         var infos: [FileInfo] = []

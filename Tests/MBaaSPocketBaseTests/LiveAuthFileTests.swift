@@ -163,6 +163,10 @@ struct LiveAuthFileTests {
         _ = try await backend.logIn(username: "f\(run)a", password: "pw-\(run)-aaaaa")
         #expect(try await backend.listFiles(prefix: "\(run)-", limit: nil).map(\.reference.name) == [pub.name, priv.name])
         #expect(try await backend.listFiles(prefix: "\(run)-", limit: 1).count == 1)
+        // By the stored name as well, the one a reference carries (PocketBase changed the name asked for).
+        #expect(priv.name != "\(run)-secret.txt")
+        #expect(try await backend.listFiles(prefix: priv.name, limit: nil).map(\.reference.name) == [priv.name])
+        #expect(try await backend.listFiles(prefix: "\(run)-secret.txt", limit: nil).map(\.reference.name) == [priv.name])
 
         // attached to a record
         let cls = "Doc_\(run)"
