@@ -36,7 +36,7 @@ struct NCMBPythonSDKTests {
         defer { try? err.close() }
         process.standardOutput = out
         process.standardError = err
-        try process.run()
+        try ChildProcesses.run(process)
         let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         let errors = String(decoding: try Data(contentsOf: errFile), as: UTF8.self)

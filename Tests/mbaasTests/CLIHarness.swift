@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+import MBaaSTesting
 import Testing
 
 /// Runs the built `mbaas` executable in a private temporary directory, with its own database and session file.
@@ -32,18 +33,11 @@ struct CLIHarness {
 
     func cleanUp() { try? FileManager.default.removeItem(at: directory) }
 
-    /// Starts a process, one start at a time across the CLI tests. Foundation's `Process.run()` on Linux lists
-    /// `/proc/self/fd` to close descriptors in the child and can read past its buffer when about 1,300 are open
-    /// (fixed upstream after this toolchain, swift-corelibs-foundation PR 5472): the test process crashed there when
-    /// twenty CLI tests started children at once. Only the start is serialized; the children run, and are waited
-    /// for, side by side.
+    /// Starts a process through ``MBaaSTesting/ChildProcesses``: one start at a time, and it ends with the test
+    /// process (a crashed test run leaves no server behind).
     static func launch(_ process: Process) throws {
-        launches.lock()
-        defer { launches.unlock() }
-        try process.run()
+        try ChildProcesses.run(process)
     }
-
-    private static let launches = NSLock()
 
     /// The executable: next to the test bundle (the products directory), or `.build/debug/mbaas` of this package.
     static func binary() throws -> URL {
