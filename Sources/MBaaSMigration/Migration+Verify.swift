@@ -269,10 +269,12 @@ extension Migration {
         return "fields differ: " + diffs.joined(separator: "; ")
     }
 
-    /// Every copied file: downloaded from the target and compared with the source's size and sha256; a file of a
-    /// separate store also by its ACL where both stores keep and list file ACLs (``fileACLDifference(_:_:_:_:)``).
+    /// Every copied file: downloaded from the target and compared with the source's size and sha256, and by its ACL
+    /// where both stores keep and list file ACLs (``fileACLDifference(_:listed:_:_:)``): a file of a separate store,
+    /// and an attachment where the target's attachments have ACLs of their own (the copy gave it its file's).
     func verifyFiles(target: any Backend, _ state: MigrationState) async throws {
-        let acls = try await fileACLsToCompare(target: target)
+        // One listing of each store for both kinds of file (names are unique in a store).
+        let acls = try await fileACLsToCompare(target: target, attachments: target.capabilities.has(.attachmentACL))
         // Up to `fileConcurrency` files at a time, as they were copied.
         try await concurrently(try await offPool({ try state.copiedFiles() }), limit: options.fileCopiesInFlight) { f in
             var aclDifference: String?
@@ -291,7 +293,11 @@ extension Migration {
                 try await concurrently(page, limit: options.fileCopiesInFlight) { a in
                     guard let sha = a.sha256, let size = a.size, let text = a.targetName,
                           let ref = (try? Value(json: JSON.parse(text)))?.fileValue else { return }
-                    try await self.verifyFile(target: target, cls, a.sourceId, ref, sha, size)
+                    var aclDifference: String?
+                    if let acls, target.capabilities.has(.attachmentACL), let given = acls.source[a.ref.name] {
+                        aclDifference = try await self.fileACLDifference(given, listed: acls.target[ref.name], a.ref.name, state)
+                    }
+                    try await self.verifyFile(target: target, cls, a.sourceId, ref, sha, size, aclDifference: aclDifference)
                 }
             }
         }
@@ -299,18 +305,25 @@ extension Migration {
 
     /// The file ACLs verification compares: the source's, by file name, and the target's, by the name it stored
     /// the file under. `nil` where either store keeps no file ACLs or does not list them
-    /// (``MBaaSCore/Capabilities/Feature/fileACLListing``; the plan and the copy said what was not kept), or where no source file has an ACL. A listing that fails is a mismatch: the ACLs were not proven.
-    func fileACLsToCompare(target: any Backend) async throws -> (source: [String: ACL], target: [String: ACL?])? {
+    /// (``MBaaSCore/Capabilities/Feature/fileACLListing``; the plan and the copy said what was not kept), or where no
+    /// source file has an ACL. A listing that fails is a mismatch: the ACLs were not proven.
+    ///
+    /// `attachments`: for the files attached to records on the target (whose names are unique in its store, as in a
+    /// separate one): every file the target lists, and on the source its separate store's files and, where its
+    /// attachments have ACLs of their own (``MBaaSCore/Capabilities/Feature/attachmentACL``), its attachments.
+    func fileACLsToCompare(target: any Backend, attachments: Bool = false) async throws -> (source: [String: ACL], target: [String: ACL?])? {
         let lists: Set<Capabilities.Feature> = [.fileACL, .fileList, .fileACLListing]
         guard source.capabilities.features.isSuperset(of: lists), target.capabilities.features.isSuperset(of: lists) else { return nil }
+        let sourceAttachments = attachments && source.capabilities.has(.attachmentACL)
         do {
             var given: [String: ACL] = [:]
-            for f in try await withRetry({ try await self.source.listFiles(prefix: nil, limit: nil) }) where f.reference.attachment == nil {
+            for f in try await withRetry({ try await self.source.listFiles(prefix: nil, limit: nil) })
+            where f.reference.attachment == nil || sourceAttachments {
                 if let acl = f.acl { given[f.reference.name] = acl }
             }
             guard !given.isEmpty else { return nil }
             var stored: [String: ACL?] = [:]
-            for f in try await withRetry({ try await target.listFiles(prefix: nil, limit: nil) }) where f.reference.attachment == nil {
+            for f in try await withRetry({ try await target.listFiles(prefix: nil, limit: nil) }) where f.reference.attachment == nil || attachments {
                 stored[f.reference.name] = f.acl
             }
             return (given, stored)

@@ -1011,7 +1011,7 @@ struct MigrationTests {
         await source.close()
     }
 
-    @Test("a linked file with an ACL of its own keeps it as an attachment where attachments have ACLs; elsewhere it is reachable as its record is, which the plan and the report say")
+    @Test("a linked file with an ACL of its own keeps it as an attachment where attachments have ACLs, and verification compares it; elsewhere it is reachable as its record is, which the plan and the report say")
     func attachedFileACLs() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
@@ -1045,6 +1045,32 @@ struct MigrationTests {
             let boss = try #require(report.userOutcomes.first { $0.sourceId == "boss" }?.targetId)
             #expect(photo.acl == (keeps ? .privateTo(boss) : .publicReadWrite), "\(keeps): \(String(describing: photo.acl))")
             #expect(attached.first { $0.reference.attachment?.field == "open" }?.acl == .publicReadWrite)
+            if keeps {
+                // Verification compares an attachment's ACL where attachments have their own: the private one
+                // opened on the target is a mismatch naming both ACLs, until it is put right.
+                #expect(report.files.verified == 2 && report.files.mismatched == 0, "\(report.files)")
+                func reattach(_ acl: ACL) async throws {
+                    let current = try #require(try await local.listFiles(prefix: nil, limit: nil).first { $0.reference.attachment?.field == "photo" })
+                    try await local.deleteFile(current.reference)
+                    let again = try await local.upload(FileUpload(name: "private.txt", source: .data(Data("p".utf8)), acl: acl,
+                                                                  attachment: photo.reference.attachment))
+                    #expect(again.name == photo.reference.name)
+                }
+                func verify() async throws -> MigrationReport {
+                    try await Migration(source: source, target: target, options: MigrationOptions(classes: ["Note"]),
+                                        state: MigrationState(directory: scratch.path("state\(keeps)"))).verify()
+                }
+                try await reattach(.publicReadWrite)
+                let opened = try await verify()
+                let expected = ACL.privateTo(boss).json.printed([.sortedKeys])
+                #expect(!opened.ok && opened.files.verified == 1 && opened.files.mismatched == 1, "\(opened.files) \(opened.mismatches)")
+                #expect(opened.mismatches.contains { $0.kind == "file" && $0.sourceId == "n"
+                    && $0.detail == #"file \#(photo.reference.name): ACL {"*":{"read":true,"write":true}}, expected \#(expected)"# },
+                        "\(opened.mismatches)")
+                try await reattach(.privateTo(boss))
+                let fixed = try await verify()
+                #expect(fixed.ok && fixed.files.verified == 2 && fixed.files.mismatched == 0, "\(fixed.files) \(fixed.mismatches)")
+            }
             await local.close()
         }
         await source.close()
