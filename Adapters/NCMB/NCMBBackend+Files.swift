@@ -68,7 +68,9 @@ extension NCMBBackend {
     }
 
     /// Lists the file store, oldest first (`order=createDate`), following pages of 1000 until `limit` entries or
-    /// the end. `prefix` filters by an anchored `$regex` on `fileName`.
+    /// the end. `prefix` filters by an anchored `$regex` on `fileName` [sdk: ncmb_js's `File` queries `/files` with
+    /// every `Query` method, `regularExpressionTo` (`$regex`) included; a community SDK's test (NCMBMania ncmb_deno,
+    /// `file.spec.ts`) filters `fileName` with `$regex` against the service. No official fixture shows it.]
     public func listFiles(prefix: String?, limit: Int?) async throws -> [FileInfo] {
         if let limit, limit < 0 { throw MBaaSError(.invalidRequest, "limit must be >= 0, got \(limit)") }
         var infos: [FileInfo] = []

@@ -109,6 +109,16 @@ struct VendorVectorsV2 {
         #expect(try body(t.request("POST", suffix: "/data/query/Task/count")) == JSON.parse(#"{"from":{"phyName":"Task","alias":"Task"}}"#))
     }
 
+    @Test("upload: an entity part {name} with no Content-Type of its own, then the file — apppot-sdk-js src/ts/file.ts (.field('entity', …), .attach('file', …)); the reference's 07.FileAPI capture")
+    func uploadParts() throws {
+        let form = AppPotFileCodec.uploadForm(name: "a.txt", data: Data("x".utf8), contentType: "text/plain", boundary: "b-1")
+        #expect(form.parts.map(\.name) == ["entity", "file"])
+        #expect(form.parts[0].contentType == nil && form.parts[0].filename == nil)
+        #expect(try JSON.parse(form.parts[0].data) == JSON.object(["name": "a.txt"]))
+        let wire = String(decoding: form.encoded(), as: UTF8.self)
+        #expect(wire.contains("Content-Disposition: form-data; name=\"entity\"\r\n\r\n{\"name\":\"a.txt\"}"), "\(wire)")
+    }
+
     @Test("range.offset is 1-based — apppot-sdk-js v2.3 src/ts/model.ts limit() (offset+1) and spec/select.test.ts (limit(9, 10) starts at row 11)")
     func offset() async throws {
         var answers = Self.auth

@@ -209,10 +209,12 @@ public enum AppPotFileCodec {
     /// The `entity` part's JSON: `{"name":"photo.png"}`.
     public static func entity(name: String) -> JSON { .object(["name": .string(name)]) }
 
-    /// The multipart body of `POST files` and `PUT files/{name}`: `entity` then `file`.
+    /// The multipart body of `POST files` and `PUT files/{name}`: `entity` then `file`. The `entity` part has no
+    /// `Content-Type` of its own [capture: the reference's `07.FileAPI` request; sdk: apppot-sdk-js `file.ts` sends it
+    /// as a plain form field].
     public static func uploadForm(name: String, data: Data, contentType: String, boundary: String) -> MultipartForm {
         MultipartForm(parts: [
-            MultipartForm.Part(name: "entity", contentType: "application/json", data: entity(name: name).data()),
+            MultipartForm.Part(name: "entity", data: entity(name: name).data()),
             MultipartForm.Part(name: "file", filename: name, contentType: contentType, data: data),
         ], boundary: boundary)
     }
