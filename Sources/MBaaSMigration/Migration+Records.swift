@@ -771,14 +771,15 @@ extension Migration {
         }
     }
 
-    /// A file of the source's separate store, with an ACL of its own, attached to its record on a target without
-    /// ``MBaaSCore/Capabilities/Feature/attachmentACL``: there it is reachable as its record is, so an ACL of its own
-    /// that is not open to everyone is not kept. Said per file
-    /// (and once for the run, as the plan says); a file whose ACL cannot be looked up is said as such. The file is
-    /// attached either way: leaving it out would lose the record's link.
+    /// A file with an ACL of its own attached to its record on a target without
+    /// ``MBaaSCore/Capabilities/Feature/attachmentACL``: there it is reachable as its record is, so its own ACL is not
+    /// kept. Said per file (and once for the run, as the plan says) where that loses something: a file of the source's
+    /// separate store whose ACL is not open to everyone, and an attachment whose own ACL (where the source's
+    /// attachments have one) grants someone less than its record's. A file whose ACL cannot be looked up is said as
+    /// such. The file is attached either way: leaving it out would lose the record's link.
     func warnIfOwnACLDropped(_ a: MigrationState.Attachment) async throws {
-        // Attached on the source too: it followed its record there as well.
-        guard a.ref.attachment == nil else { return }
+        // Attached on the source without an ACL of its own: it followed its record there as well.
+        if a.ref.attachment != nil && !source.capabilities.has(.attachmentACL) { return }
         let own: ACL?
         do { own = try await sourceFileACL(a.ref) } catch {
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
@@ -789,6 +790,19 @@ extension Migration {
             return
         }
         guard let own, !Self.isOpen(own) else { return }
+        if a.ref.attachment != nil {
+            let record: Record
+            do { record = try await withRetry { try await self.source.get(className: a.className, id: a.sourceId) } } catch {
+                if error is CancellationError || Task.isCancelled { throw CancellationError() }
+                box.update {
+                    $0.warn(.init(kind: "acl", className: a.className, sourceId: a.sourceId,
+                                  detail: "file '\(a.ref.name)' (field \(a.field)): its record cannot be read on \(self.source.adapterName) to compare its ACL with the file's own \(own.json.printed([.sortedKeys])) (\(MBaaSError.wrap(error))); attached to its record, it is reachable as the record is"))
+                }
+                return
+            }
+            // No ACL on a record is access for everyone.
+            guard Self.grantsLess(own, than: record.acl ?? .publicReadWrite) else { return }
+        }
         box.update {
             $0.problem(self.attachedFileACLProblem)
             $0.warn(.init(kind: "acl", className: a.className, sourceId: a.sourceId,

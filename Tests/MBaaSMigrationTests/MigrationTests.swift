@@ -1076,6 +1076,32 @@ struct MigrationTests {
         await source.close()
     }
 
+    @Test("an attachment whose own ACL grants less than its record's is said per file where the target's attachments follow their record; one no narrower is not")
+    func narrowerAttachmentsAreSaid() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try openLocal(scratch.path("s.db"))
+        _ = try await source.importUser(DirectoryUser(id: "boss", username: "boss"), password: .unusable)
+        for (id, recordACL) in [("wide", ACL.publicReadWrite), ("same", ACL.privateTo("boss")), ("bare", nil)] {
+            _ = try await source.create(Record(className: "Note", id: id, acl: recordACL, fields: ["text": .string(id)]))
+            _ = try await source.upload(FileUpload(name: "\(id).txt", source: .data(Data(id.utf8)), acl: .privateTo("boss"),
+                                                   attachment: FileAttachment(className: "Note", objectId: id, field: "photo")))
+        }
+        let local = try openLocal(scratch.path("t.db"))
+        let target = FlakyBackend(local, seed: 0, rate: 0, without: [.attachmentACL])
+        let report = try await migrate(source, target, state: scratch.path("state"), options: MigrationOptions(classes: ["Note"]))
+        #expect(report.ok && report.files.written == 3 && report.files.failed == 0, "\(report.files) \(report.mismatches)")
+        let warnings = report.warnings.filter { $0.kind == "acl" }
+        // A record without an ACL is open to everyone: its private attachment is narrower too.
+        #expect(warnings.compactMap(\.sourceId).sorted() == ["bare", "wide"] && warnings.count == 2, "\(warnings)")
+        let name = try #require(try await source.listFiles(prefix: nil, limit: nil).first { $0.reference.attachment?.objectId == "wide" }?.reference.name)
+        #expect(warnings.contains { $0.sourceId == "wide" && $0.detail == #"file '\#(name)' (field photo): attached to its record on local, it is reachable as the record is; its own ACL {"boss":{"read":true,"write":true}} is not kept"# },
+                "\(warnings)")
+        #expect(report.problems.contains { $0.hasPrefix("file ACLs: files records link to are attached to their records on local") }, "\(report.problems)")
+        await local.close()
+        await source.close()
+    }
+
     @Test("an attachment with an ACL of its own on the source keeps it on a target whose attachments have ACLs; a store that does not list its files' ACLs is said in the plan, and its files are not compared by ACL")
     func attachmentsAndUnlistedFileACLs() async throws {
         let scratch = try Scratch()
