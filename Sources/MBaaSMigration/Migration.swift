@@ -180,8 +180,11 @@ public final class Migration: Sendable {
             if !files.isEmpty, source.capabilities.has(.fileACL), !source.capabilities.has(.fileACLListing), target.capabilities.has(.fileACL) {
                 plan.unsupported.append("file ACLs: \(source.adapterName) does not list its files' ACLs\(noted(.fileACLListing, of: source)); files are copied without theirs, as the target's store keeps files given none")
             }
-            // Linked files become attachments there, reachable as their records are (where they have no ACL of their own).
-            if files.contains(where: { $0.reference.attachment == nil && restricted($0) }), source.capabilities.has(.fileACL), target.capabilities.has(.fileAttachment), !target.capabilities.has(.attachmentACL) {
+            // Linked files become attachments there, reachable as their records are (where they have no ACL of their
+            // own); so do the source's attachments, whose own ACLs (where they have them) are lost where narrower.
+            let ownACLs = source.capabilities.has(.attachmentACL)
+            if files.contains(where: { ($0.reference.attachment == nil || ownACLs) && restricted($0) }), source.capabilities.has(.fileACL),
+               target.capabilities.has(.fileAttachment), !target.capabilities.has(.attachmentACL) {
                 plan.unsupported.append(attachedFileACLProblem)
             }
         }

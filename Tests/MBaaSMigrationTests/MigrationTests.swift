@@ -1076,7 +1076,7 @@ struct MigrationTests {
         await source.close()
     }
 
-    @Test("an attachment whose own ACL grants less than its record's is said per file where the target's attachments follow their record; one no narrower is not")
+    @Test("an attachment whose own ACL grants less than its record's is said in the plan and per file where the target's attachments follow their record; one no narrower is not")
     func narrowerAttachmentsAreSaid() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
@@ -1089,6 +1089,9 @@ struct MigrationTests {
         }
         let local = try openLocal(scratch.path("t.db"))
         let target = FlakyBackend(local, seed: 0, rate: 0, without: [.attachmentACL])
+        let plan = try await Migration(source: source, target: target, options: MigrationOptions(classes: ["Note"], dryRun: true), state: nil).run()
+        #expect(plan.plan?.unsupported.contains { $0.hasPrefix("file ACLs: files records link to are attached to their records on local") } == true,
+                "\(plan.plan?.unsupported ?? [])")
         let report = try await migrate(source, target, state: scratch.path("state"), options: MigrationOptions(classes: ["Note"]))
         #expect(report.ok && report.files.written == 3 && report.files.failed == 0, "\(report.files) \(report.mismatches)")
         let warnings = report.warnings.filter { $0.kind == "acl" }
