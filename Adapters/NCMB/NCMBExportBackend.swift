@@ -94,7 +94,7 @@ public actor NCMBExportBackend: Backend {
                 guard parts.count == 2, let offset = Int64(parts[0]), let line = Int(parts[1]) else {
                     throw MBaaSError(.invalidRequest, "ncmb-export: invalid cursor '\(cursor)'")
                 }
-                return try JSONArrayFileReader(url: url, resumingAt: offset, line: line)
+                return try JSONArrayFileReader(url: url, resumingAt: offset, line: line, member: "results")
             }
             return try JSONArrayFileReader(url: url, member: "results")
         } catch let e as MBaaSError { throw e } catch let e as JSONArrayFileReader.Failure {

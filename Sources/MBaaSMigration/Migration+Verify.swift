@@ -294,7 +294,7 @@ extension Migration {
                     guard let sha = a.sha256, let size = a.size, let text = a.targetName,
                           let ref = (try? Value(json: JSON.parse(text)))?.fileValue else { return }
                     var aclDifference: String?
-                    if let acls, target.capabilities.has(.attachmentACL), let given = acls.source[a.ref.name] {
+                    if let acls, target.capabilities.has(.attachmentACL), let given = acls.source[Self.fileKey(a.ref)] {
                         aclDifference = try await self.fileACLDifference(given, listed: acls.target[ref.name], a.ref.name, state)
                     }
                     try await self.verifyFile(target: target, cls, a.sourceId, ref, sha, size, aclDifference: aclDifference)
@@ -303,23 +303,24 @@ extension Migration {
         }
     }
 
-    /// The file ACLs verification compares: the source's, by file name, and the target's, by the name it stored
-    /// the file under. `nil` where either store keeps no file ACLs or does not list them
-    /// (``MBaaSCore/Capabilities/Feature/fileACLListing``; the plan and the copy said what was not kept), or where no
-    /// source file has an ACL. A listing that fails is a mismatch: the ACLs were not proven.
+    /// The file ACLs verification compares: the source's, by ``fileKey(_:)`` (the state's key of a copied file: its
+    /// name, or for an attachment its record, field and name), and the target's, by the name it stored the file
+    /// under. The source's are those the copy hands over (``sourceFileACL(_:)``): its separate store's, and its
+    /// attachments' where they have ACLs of their own (``MBaaSCore/Capabilities/Feature/attachmentACL``). `nil`
+    /// where either store keeps no file ACLs or does not list them (``MBaaSCore/Capabilities/Feature/fileACLListing``;
+    /// the plan and the copy said what was not kept), or where no source file has an ACL. A listing that fails is a
+    /// mismatch: the ACLs were not proven.
     ///
-    /// `attachments`: for the files attached to records on the target (whose names are unique in its store, as in a
-    /// separate one): every file the target lists, and on the source its separate store's files and, where its
-    /// attachments have ACLs of their own (``MBaaSCore/Capabilities/Feature/attachmentACL``), its attachments.
+    /// `attachments`: the target's list includes the files attached to its records (names are unique in a store).
     func fileACLsToCompare(target: any Backend, attachments: Bool = false) async throws -> (source: [String: ACL], target: [String: ACL?])? {
         let lists: Set<Capabilities.Feature> = [.fileACL, .fileList, .fileACLListing]
         guard source.capabilities.features.isSuperset(of: lists), target.capabilities.features.isSuperset(of: lists) else { return nil }
-        let sourceAttachments = attachments && source.capabilities.has(.attachmentACL)
+        let sourceAttachments = source.capabilities.has(.attachmentACL)
         do {
             var given: [String: ACL] = [:]
             for f in try await withRetry({ try await self.source.listFiles(prefix: nil, limit: nil) })
             where f.reference.attachment == nil || sourceAttachments {
-                if let acl = f.acl { given[f.reference.name] = acl }
+                if let acl = f.acl { given[Self.fileKey(f.reference)] = acl }
             }
             guard !given.isEmpty else { return nil }
             var stored: [String: ACL?] = [:]

@@ -7,36 +7,50 @@ public import Foundation
 /// `setpriv --pdeathsig TERM`, so the kernel sends it `SIGTERM` when its parent goes (where `/usr/bin/setpriv` is
 /// missing, children start as they are and ``parentDeathSignal`` is `nil`). The parent the kernel watches is the *thread* that started
 /// the child: the children are started from one thread that lives as long as the process, never from a test's
-/// thread, which may end first (``OwnThreadsExecutor`` runs each job on a thread of its own).
+/// thread, which may end first (``OwnThreadsExecutor`` runs each job on a thread of its own). The signal reaches the
+/// children only: what they start in turn is theirs to stop.
 ///
 /// Starts are also serialized: Foundation's `Process.run()` on Linux lists `/proc/self/fd` to close descriptors in
 /// the child and can read past its buffer when about 1,300 are open (fixed upstream after this toolchain,
 /// swift-corelibs-foundation PR 5472). Only the start is; the children run, and are waited for, side by side.
 public enum ChildProcesses {
-    /// Runs `process` (configured, not started) from the launcher thread, under `setpriv --pdeathsig TERM` where it
-    /// exists. The process keeps its identifier (`setpriv` replaces itself with the program), so signals sent to it
+    /// Runs `process` (configured, not started) from the launcher thread, under `setpriv --pdeathsig TERM` where
+    /// setpriv takes it. The process keeps its identifier (`setpriv` replaces itself with the program), so signals sent to it
     /// reach the program; its `executableURL` and `arguments` name `setpriv` afterwards.
     public static func run(_ process: Process) throws {
-        if let setpriv = setprivURL, let program = process.executableURL {
-            if program.standardizedFileURL == setpriv {
-                // Already under setpriv (a test running its child as another user): the signal goes with its own
-                // options, which it sets after the user change that would clear it.
-                process.arguments = ["--pdeathsig", "TERM"] + (process.arguments ?? [])
-            } else {
-                process.arguments = ["--pdeathsig", "TERM", "--", program.path] + (process.arguments ?? [])
-                process.executableURL = setpriv
+        try LauncherThread.shared.perform {
+            // A program that cannot run is left to `Process.run()` to refuse, as it would without setpriv in front.
+            if let setpriv = setprivURL, let program = process.executableURL, FileManager.default.isExecutableFile(atPath: program.path) {
+                if program.standardizedFileURL == setpriv {
+                    // Already under setpriv (a test running its child as another user): the signal goes with its own
+                    // options, which it sets after the user change that would clear it.
+                    process.arguments = ["--pdeathsig", "TERM"] + (process.arguments ?? [])
+                } else {
+                    process.arguments = ["--pdeathsig", "TERM", "--", program.path] + (process.arguments ?? [])
+                    process.executableURL = setpriv
+                }
             }
+            try process.run()
         }
-        try LauncherThread.shared.perform { try process.run() }
     }
 
     /// The signal children get when the test process ends (`"TERM"`), or `nil` where it cannot be set.
     public static var parentDeathSignal: String? { setprivURL == nil ? nil : "TERM" }
 
+    /// `/usr/bin/setpriv` where it takes `--pdeathsig` (util-linux 2.33 and later; tried once, from whichever thread
+    /// asks first: the launcher, or a suite's `.enabled(if:)` before any child is started).
     static let setprivURL: URL? = {
         #if os(Linux)
         let url = URL(fileURLWithPath: "/usr/bin/setpriv")
-        return FileManager.default.isExecutableFile(atPath: url.path) ? url : nil
+        guard FileManager.default.isExecutableFile(atPath: url.path), FileManager.default.isExecutableFile(atPath: "/bin/true") else { return nil }
+        let probe = Process()
+        probe.executableURL = url
+        probe.arguments = ["--pdeathsig", "TERM", "--", "/bin/true"]
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        do { try probe.run() } catch { return nil }
+        probe.waitUntilExit()
+        return probe.terminationStatus == 0 ? url : nil
         #else
         return nil
         #endif

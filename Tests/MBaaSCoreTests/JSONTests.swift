@@ -112,7 +112,7 @@ struct JSONTests {
         #expect(error.offset == 21)   // the second "price"
         #expect(Self.failure(#"{"a":{"a":1},"b":{"a":1}}"#) == nil)   // the same name in different objects is fine
         // Names are Swift strings, equal when canonically equivalent: an object cannot hold both, so it is refused.
-        #expect(Self.failure(#"{"é":1,"e\u0301":2}"#)?.message == "the member name is repeated in this object")
+        #expect(Self.failure(#"{"é":1,"e\u0301":2}"#)?.message.contains("canonically equivalent to an earlier one") == true)
         #expect(Self.failure(#"{"a":1,"\u0061":2}"#)?.path == "$.a")     // an escape spelling the same name is the same name
     }
 

@@ -1076,6 +1076,33 @@ struct MigrationTests {
         await source.close()
     }
 
+    @Test("a source attachment with an ACL of its own, copied into a target's separate store, is verified by that ACL")
+    func sourceAttachmentIntoSeparateStore() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try openLocal(scratch.path("s.db"))
+        _ = try await source.importUser(DirectoryUser(id: "boss", username: "boss"), password: .unusable)
+        _ = try await source.create(Record(className: "Note", id: "n", acl: .publicReadWrite, fields: ["text": "n"]))
+        _ = try await source.upload(FileUpload(name: "own.txt", source: .data(Data("own".utf8)), acl: .privateTo("boss"),
+                                               attachment: FileAttachment(className: "Note", objectId: "n", field: "photo")))
+        let local = try openLocal(scratch.path("t.db"))
+        let target = FlakyBackend(local, seed: 0, rate: 0, plainFileStore: true)
+        let report = try await migrate(source, target, state: scratch.path("state"), options: MigrationOptions(classes: ["Note"]))
+        #expect(report.ok && report.files.written == 1 && report.files.verified == 1, "\(report.files) \(report.mismatches)")
+        let copy = try #require(try await local.listFiles(prefix: nil, limit: nil).first)
+        let boss = try #require(report.userOutcomes.first { $0.sourceId == "boss" }?.targetId)
+        #expect(copy.reference.attachment == nil && copy.acl == .privateTo(boss), "\(copy)")
+        // Opened on the target: the verification names it.
+        try await local.deleteFile(copy.reference)
+        _ = try await local.upload(FileUpload(name: copy.reference.name, source: .data(Data("own".utf8)), acl: .publicReadWrite))
+        let opened = try await Migration(source: source, target: target, options: MigrationOptions(classes: ["Note"]),
+                                         state: MigrationState(directory: scratch.path("state"))).verify()
+        #expect(!opened.ok && opened.files.mismatched == 1, "\(opened.files) \(opened.mismatches)")
+        #expect(opened.mismatches.contains { $0.kind == "file" && $0.detail.contains(#"ACL {"*":{"read":true,"write":true}}, expected"#) }, "\(opened.mismatches)")
+        await local.close()
+        await source.close()
+    }
+
     @Test("an attachment whose own ACL grants less than its record's is said in the plan and per file where the target's attachments follow their record; one no narrower is not")
     func narrowerAttachmentsAreSaid() async throws {
         let scratch = try Scratch()
@@ -1756,6 +1783,40 @@ struct JSONArrayFileReaderTests {
                 while try reader.next() != nil {}
             }
         }
+    }
+
+    @Test("what follows the array is read too: a second results member, a repeated name, a bad member or trailing text is an error naming it; a resumed reader checks the same")
+    func endOfFileIsChecked() throws {
+        func failure(_ text: String, member: String? = "results", resumed: Bool = false) throws -> String? {
+            let url = try write(text)
+            defer { try? FileManager.default.removeItem(at: url) }
+            do {
+                var reader = try JSONArrayFileReader(url: url, member: member)
+                if resumed {
+                    // One element in, then a reader resumed from there.
+                    let first = try #require(try reader.next())
+                    reader.close()
+                    reader = try JSONArrayFileReader(url: url, resumingAt: first.endOffset, line: first.endLine, member: member)
+                }
+                while try reader.nextRaw() != nil {}
+                reader.close()
+                return nil
+            } catch let e as JSONArrayFileReader.Failure {
+                return e.description
+            }
+        }
+        for resumed in [false, true] {
+            #expect(try failure("{\"results\":[1,2],\n\"results\":[3]}", resumed: resumed) == #"line 2: the top-level object has a second "results" member"#)
+            #expect(try failure("{\"results\":[1,2]} x", resumed: resumed) == "line 1: unexpected characters after the top-level value")
+            #expect(try failure("{\"results\":[1,2]", resumed: resumed) == "line 1: the file ends before the top-level object's closing '}'")
+            #expect(try failure("{\"results\":[1,2],\"n\":01}", resumed: resumed)?.contains(#""n": invalid JSON"#) == true)
+            #expect(try failure("{\"results\":[1,2] \"n\":1}", resumed: resumed) == #"line 1: expected ',' or '}' after the "results" array"#)
+            #expect(try failure("[1,2] [3]", member: nil, resumed: resumed) == "line 1: unexpected characters after the top-level value")
+            #expect(try failure("{\"count\":2,\"results\":[1,2],\"more\":{\"a\":[1]}}\n", resumed: resumed) == nil)
+            #expect(try failure("[1,2]\n", member: nil, resumed: resumed) == nil)
+        }
+        #expect(try failure("{\"count\":1,\"count\":2,\"results\":[1]}") == #"line 1: the top-level object has a second "count" member"#)
+        #expect(try failure("{\"results\":[1,2],\"count\":1,\"count\":2}") == #"line 1: the top-level object has a second "count" member"#)
     }
 }
 

@@ -91,7 +91,9 @@ public struct FileInfo: Sendable, Hashable {
 ///   as one chunk). An error thrown by `write` stops the download and is rethrown.
 /// - ``deleteFile(_:)`` removes the file (and clears an attachment's field); missing is `notFound`.
 /// - ``listFiles(prefix:limit:)`` lists the separate store, newest last; `unsupported` without
-///   ``Capabilities/Feature/fileList``.
+///   ``Capabilities/Feature/fileList``. `prefix` is of ``FileReference/name``, the name the store keeps; a store
+///   that renames what it stores may also match the name a file was uploaded as (PocketBase does), so a caller that
+///   needs exact prefixes filters the list.
 public protocol FileStore: Sendable {
     func upload(_ upload: FileUpload) async throws -> FileReference
     func download(_ file: FileReference) async throws -> Data

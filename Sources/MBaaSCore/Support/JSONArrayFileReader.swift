@@ -48,6 +48,17 @@ public struct JSONArrayFileReader {
     private var atEOF = false
     private var inArray = false
     private var finished = false
+    /// What must follow the array's closing bracket, checked when it is reached.
+    private var end: End = .unchecked
+    private enum End {
+        /// A reader resumed without saying where the array is: the rest of the file is not its to check.
+        case unchecked
+        /// The array is the file: nothing but white space after it.
+        case file
+        /// The array is `member` of the top-level object, whose other member names so far are `seen`: members that
+        /// come after it (each once, `member` never again), the closing brace, then white space.
+        case object(member: String, seen: Set<String>)
+    }
     /// Whether an element was read (so the next one needs a comma before it).
     private var afterElement = false
     /// Bytes asked of the file per read: one `pread` per MiB, however small the elements.
@@ -60,13 +71,22 @@ public struct JSONArrayFileReader {
     }
 
     /// Opens `url` positioned at an element boundary returned earlier as ``Element/endOffset``, with its
-    /// ``Element/endLine``, inside the array.
+    /// ``Element/endLine``, inside the array. What follows the array is not checked (see
+    /// ``init(url:resumingAt:line:member:)``).
     public init(url: URL, resumingAt offset: Int64, line: Int) throws {
         handle = try FileHandle(forReadingFrom: url)
         bufferStart = offset   // reads are positioned (`pread`): nothing to seek
         self.line = line
         inArray = true
         afterElement = true
+    }
+
+    /// As ``init(url:resumingAt:line:)``, for the array that `member` of the top-level object is (the top-level
+    /// value with `nil`): what follows the array is checked as ``init(url:member:)`` checks it, except for the names
+    /// of members before the array, which a resumed reader has not seen.
+    public init(url: URL, resumingAt offset: Int64, line: Int, member: String?) throws {
+        try self.init(url: url, resumingAt: offset, line: line)
+        end = member.map { .object(member: $0, seen: [$0]) } ?? .file
     }
 
     public func close() { try? handle.close() }
@@ -133,6 +153,7 @@ public struct JSONArrayFileReader {
                 if sawComma { throw failure("a ',' before the array's closing ']'") }
                 advance()
                 finished = true
+                try checkEnd()
                 return nil
             } else if b == UInt8(ascii: ",") {
                 if sawComma { throw failure("two commas in a row") }
@@ -256,6 +277,49 @@ public struct JSONArrayFileReader {
         return bytes
     }
 
+    /// Checks what follows the array's closing bracket (``End``): nothing in the file is left unread, and the array is
+    /// the only member of its name.
+    private mutating func checkEnd() throws {
+        guard case .object(let member, var seen) = end else {
+            if case .file = end { try expectNothingMore() }
+            return
+        }
+        while true {
+            try skipSpace()
+            guard let b = try peek() else { throw failure("the file ends before the top-level object's closing '}'") }
+            if b == UInt8(ascii: "}") { advance(); break }
+            guard b == UInt8(ascii: ",") else { throw failure("expected ',' or '}' after the \"\(member)\" array") }
+            advance()
+            let key = try memberName()
+            if !seen.insert(key).inserted {
+                throw failure("the top-level object has a second \"\(key)\" member")
+            }
+            let valueLine = line
+            let value = try takeValue()
+            do { _ = try JSON.parse(Data(value)) } catch { throw Failure(line: valueLine, message: "\"\(key)\": \(error)") }
+        }
+        try expectNothingMore()
+    }
+
+    /// Only white space is left in the file.
+    private mutating func expectNothingMore() throws {
+        try skipSpace()
+        if try peek() != nil { throw failure("unexpected characters after the top-level value") }
+    }
+
+    /// A member name of the top-level object and its colon; the reader is left at the value.
+    private mutating func memberName() throws -> String {
+        try skipSpace()
+        guard try peek() == UInt8(ascii: "\"") else { throw failure("expected a member name") }
+        let keyBytes = try takeValue()
+        guard case .string(let key) = try JSON.parse(Data(keyBytes)) else { throw failure("expected a member name") }
+        try skipSpace()
+        guard try peek() == UInt8(ascii: ":") else { throw failure("expected ':' after \"\(key)\"") }
+        advance()
+        try skipSpace()
+        return key
+    }
+
     /// Positions the reader just inside the array.
     private mutating func seekArray(member: String?) throws {
         try skipSpace()
@@ -263,26 +327,25 @@ public struct JSONArrayFileReader {
             guard try peek() == UInt8(ascii: "[") else { throw failure("expected a JSON array") }
             advance()
             inArray = true
+            end = .file
             return
         }
         guard try peek() == UInt8(ascii: "{") else { throw failure("expected a JSON object with a \"\(member!)\" array") }
         advance()
+        var seen: Set<String> = []
         while true {
             try skipSpace()
             guard let b = try peek() else { throw failure("the file ends before a \"\(member!)\" member") }
             if b == UInt8(ascii: "}") { throw failure("the top-level object has no \"\(member!)\" member") }
             if b == UInt8(ascii: ",") { advance(); continue }
             guard b == UInt8(ascii: "\"") else { throw failure("expected a member name") }
-            let keyBytes = try takeValue()
-            guard case .string(let key) = try JSON.parse(Data(keyBytes)) else { throw failure("expected a member name") }
-            try skipSpace()
-            guard try peek() == UInt8(ascii: ":") else { throw failure("expected ':' after \"\(key)\"") }
-            advance()
-            try skipSpace()
+            let key = try memberName()
+            if !seen.insert(key).inserted { throw failure("the top-level object has a second \"\(key)\" member") }
             if key == member {
                 guard try peek() == UInt8(ascii: "[") else { throw failure("\"\(key)\" is not an array") }
                 advance()
                 inArray = true
+                end = .object(member: key, seen: seen)
                 return
             }
             _ = try takeValue()

@@ -284,7 +284,8 @@ struct JSONParser {
             do throws(JSONParseError) {
                 // A repeated member would replace the first in silence; which one the sender meant is unknown.
                 if object.storage.updateValue(try parseValue(depth: depth + 1), forKey: key) != nil {
-                    throw JSONParseError(message: "the member name is repeated in this object", offset: keyOffset)
+                    let earlier = object.storage.keys[object.storage.index(forKey: key)!]
+                    throw JSONParseError(message: Self.repeatedName(earlier, key), offset: keyOffset)
                 }
             } catch {
                 throw Self.prefix(error, JSONPathSegment.key(key))
@@ -314,6 +315,14 @@ struct JSONParser {
             if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(array) }
             throw error("expected ',' or ']'")
         }
+    }
+
+    /// The error of a member name an object already has: written alike, or (Swift strings compare canonically)
+    /// with other code points that read the same, which a reader of the message would not see otherwise.
+    static func repeatedName(_ earlier: String, _ key: String) -> String {
+        earlier.unicodeScalars.elementsEqual(key.unicodeScalars)
+            ? "the member name is repeated in this object"
+            : "the member name is canonically equivalent to an earlier one in this object (the same text in other Unicode code points)"
     }
 
     /// Adds the member or element an error happened in to the front of its path.

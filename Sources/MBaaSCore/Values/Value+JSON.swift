@@ -445,15 +445,19 @@ extension JSONParser {
                     first = false
                     if key == "__type" { typed = [] } else { object.reserveCapacity(8) }
                 }
-                let repeated: Bool
+                let earlier: String?
                 if typed != nil {
-                    repeated = typed!.contains(where: { $0.key == key })
+                    // Typed forms have a few members; more than that is no typed form, so the scan stays short.
+                    guard typed!.count < 32 else {
+                        throw Self.prefix(.json(JSONParseError(message: "too many members for a typed value", offset: keyOffset)), .key(key))
+                    }
+                    earlier = typed!.first(where: { $0.key == key })?.key
                     typed!.append((key, value))
                 } else {
-                    repeated = object.updateValue(value, forKey: key) != nil
+                    earlier = object.updateValue(value, forKey: key) != nil ? object[object.index(forKey: key)!].key : nil
                 }
-                if repeated {
-                    let e = JSONParseError(message: "the member name is repeated in this object", offset: keyOffset)
+                if let earlier {
+                    let e = JSONParseError(message: Self.repeatedName(earlier, key), offset: keyOffset)
                     throw Self.prefix(.json(e), .key(key))
                 }
                 skipWhitespace()
