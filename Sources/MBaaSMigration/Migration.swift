@@ -181,9 +181,9 @@ public final class Migration: Sendable {
                 plan.unsupported.append("file ACLs: \(source.adapterName) does not list its files' ACLs\(noted(.fileACLListing, of: source)); files are copied without theirs, as the target's store keeps files given none")
             }
             // Linked files become attachments there, reachable as their records are (where they have no ACL of their
-            // own); so do the source's attachments, whose own ACLs (where they have them) are lost where narrower.
-            let ownACLs = source.capabilities.has(.attachmentACL)
-            if files.contains(where: { ($0.reference.attachment == nil || ownACLs) && restricted($0) }), source.capabilities.has(.fileACL),
+            // own). The source's own attachments lose theirs only where narrower than their record's, which the run
+            // finds out and says (a Local attachment uploaded without an ACL has its record's).
+            if files.contains(where: { $0.reference.attachment == nil && restricted($0) }), source.capabilities.has(.fileACL),
                target.capabilities.has(.fileAttachment), !target.capabilities.has(.attachmentACL) {
                 plan.unsupported.append(attachedFileACLProblem)
             }

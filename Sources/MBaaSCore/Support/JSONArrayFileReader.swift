@@ -290,13 +290,13 @@ public struct JSONArrayFileReader {
             if b == UInt8(ascii: "}") { advance(); break }
             guard b == UInt8(ascii: ",") else { throw failure("expected ',' or '}' after the \"\(member)\" array") }
             advance()
+            try skipSpace()
+            let keyLine = line
             let key = try memberName()
             if !seen.insert(key).inserted {
-                throw failure("the top-level object has a second \"\(key)\" member")
+                throw Failure(line: keyLine, message: "the top-level object has a second \"\(key)\" member")
             }
-            let valueLine = line
-            let value = try takeValue()
-            do { _ = try JSON.parse(Data(value)) } catch { throw Failure(line: valueLine, message: "\"\(key)\": \(error)") }
+            try skipMemberValue(key)
         }
         try expectNothingMore()
     }
@@ -312,12 +312,21 @@ public struct JSONArrayFileReader {
         try skipSpace()
         guard try peek() == UInt8(ascii: "\"") else { throw failure("expected a member name") }
         let keyBytes = try takeValue()
-        guard case .string(let key) = try JSON.parse(Data(keyBytes)) else { throw failure("expected a member name") }
+        let parsed: JSON
+        do { parsed = try JSON.parse(Data(keyBytes)) } catch { throw failure("invalid member name: \(error)") }
+        guard case .string(let key) = parsed else { throw failure("expected a member name") }
         try skipSpace()
         guard try peek() == UInt8(ascii: ":") else { throw failure("expected ':' after \"\(key)\"") }
         advance()
         try skipSpace()
         return key
+    }
+
+    /// A member's value other than the array's: read and checked (it is not kept), an error naming the member.
+    private mutating func skipMemberValue(_ key: String) throws {
+        let valueLine = line
+        let value = try takeValue()
+        do { _ = try JSON.parse(Data(value)) } catch { throw Failure(line: valueLine, message: "\"\(key)\": \(error)") }
     }
 
     /// Positions the reader just inside the array.
@@ -339,8 +348,9 @@ public struct JSONArrayFileReader {
             if b == UInt8(ascii: "}") { throw failure("the top-level object has no \"\(member!)\" member") }
             if b == UInt8(ascii: ",") { advance(); continue }
             guard b == UInt8(ascii: "\"") else { throw failure("expected a member name") }
+            let keyLine = line
             let key = try memberName()
-            if !seen.insert(key).inserted { throw failure("the top-level object has a second \"\(key)\" member") }
+            if !seen.insert(key).inserted { throw Failure(line: keyLine, message: "the top-level object has a second \"\(key)\" member") }
             if key == member {
                 guard try peek() == UInt8(ascii: "[") else { throw failure("\"\(key)\" is not an array") }
                 advance()
@@ -348,7 +358,7 @@ public struct JSONArrayFileReader {
                 end = .object(member: key, seen: seen)
                 return
             }
-            _ = try takeValue()
+            try skipMemberValue(key)
         }
     }
 }

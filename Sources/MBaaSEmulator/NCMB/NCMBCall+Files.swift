@@ -106,7 +106,7 @@ extension NCMBCall {
         var files = try await backend.listFiles(prefix: exact ?? prefix, limit: nil)
         // A store may match more than the name's prefix (PocketBase also matches the name a file was uploaded as).
         if let exact { files = files.filter { $0.reference.name == exact } }
-        else if let prefix { files = files.filter { $0.reference.name.hasPrefix(prefix) } }
+        else if let prefix { files = files.filter { $0.reference.name.unicodeScalars.starts(with: prefix.unicodeScalars) } }
         let order = ncmb.order.isEmpty ? NCMBQuery.defaultOrder : ncmb.order
         files.sort { a, b in
             for key in order {
