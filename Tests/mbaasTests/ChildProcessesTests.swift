@@ -57,6 +57,28 @@ struct ChildProcessesTests {
     }
 }
 
+extension ChildProcessesTests {
+    @Test("waiting for a child does not spin: the waiting thread sleeps while the child runs")
+    func waitingDoesNotSpin() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        process.arguments = ["2"]
+        let before = threadCPUSeconds()
+        try ChildProcesses.run(process)
+        process.waitUntilExit()
+        let used = threadCPUSeconds() - before
+        #expect(process.terminationStatus == 0)
+        #expect(used < 0.5, "\(used) s of CPU on the waiting thread for a 2 s child")
+    }
+}
+
+/// CPU time the calling thread has used.
+private func threadCPUSeconds() -> Double {
+    var t = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+    return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+}
+
 private final class Box: @unchecked Sendable {
     private let lock = NSLock()
     private var text: String?
