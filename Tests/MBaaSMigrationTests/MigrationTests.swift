@@ -37,6 +37,13 @@ func migrate(
     return try await Migration(source: source, target: target, options: options, state: state).run()
 }
 
+/// Verifies again, against the state folder a migration left (``Migration/verify()``).
+func reverify(
+    _ source: any Backend, _ target: any Backend, state: URL, options: MigrationOptions = MigrationOptions()
+) async throws -> MigrationReport {
+    try await Migration(source: source, target: target, options: options, state: MigrationState(directory: state)).verify()
+}
+
 @Suite("Migration")
 struct MigrationTests {
     @Test("the NCMB sample export moves into the embedded store with ids, pointers, ACLs, users, roles and files")
@@ -857,8 +864,7 @@ struct MigrationTests {
         var changed = user(1, nick: "Changed")
         changed.roles = ["staff"]
         _ = try await source.importUser(changed, password: .unusable)
-        let report = try await Migration(source: source, target: reopened, options: MigrationOptions(),
-                                         state: MigrationState(directory: scratch.path("state"))).verify()
+        let report = try await reverify(source, reopened, state: scratch.path("state"))
         #expect(report.users.verified == 1 && report.users.mismatched == 2, "\(report.users)")
         #expect(report.roles.verified == 0 && report.roles.mismatched == 1, "\(report.roles)")
         let byId = Dictionary(report.mismatches.map { ($0.sourceId ?? "", $0) }, uniquingKeysWith: { a, _ in a })
@@ -891,8 +897,7 @@ struct MigrationTests {
             try await source.deleteUser(id: user.id)
             _ = try await source.importUser(user, password: .unusable)
         }
-        let verified = try await Migration(source: source, target: target, options: MigrationOptions(),
-                                           state: MigrationState(directory: scratch.path("state"))).verify()
+        let verified = try await reverify(source, target, state: scratch.path("state"))
         await source.close()
         await local.close()
         return (plan, first, verified)
@@ -1056,9 +1061,8 @@ struct MigrationTests {
                                                                   attachment: photo.reference.attachment))
                     #expect(again.name == photo.reference.name)
                 }
-                func verify() async throws -> MigrationReport {
-                    try await Migration(source: source, target: target, options: MigrationOptions(classes: ["Note"]),
-                                        state: MigrationState(directory: scratch.path("state\(keeps)"))).verify()
+                let verify = { () async throws -> MigrationReport in
+                    try await reverify(source, target, state: scratch.path("state\(keeps)"), options: MigrationOptions(classes: ["Note"]))
                 }
                 try await reattach(.publicReadWrite)
                 let opened = try await verify()
@@ -1098,8 +1102,7 @@ struct MigrationTests {
             // Opened on the target: the verification names it.
             try await local.deleteFile(copy.reference)
             _ = try await local.upload(FileUpload(name: copy.reference.name, source: .data(Data("own".utf8)), acl: .publicReadWrite))
-            let opened = try await Migration(source: source, target: target, options: MigrationOptions(classes: ["Note"]),
-                                             state: MigrationState(directory: state)).verify()
+            let opened = try await reverify(source, target, state: state, options: MigrationOptions(classes: ["Note"]))
             #expect(!opened.ok && opened.files.mismatched == 1, "\(attachmentACL): \(opened.files) \(opened.mismatches)")
             #expect(opened.mismatches.contains { $0.kind == "file" && $0.detail.contains(#"ACL {"*":{"read":true,"write":true}}, expected"#) },
                     "\(attachmentACL): \(opened.mismatches)")
@@ -1177,11 +1180,10 @@ struct MigrationTests {
         // (what the capability declares: nothing to read it from), rather than every file failing.
         try await local.deleteFile(FileReference(name: "loose.txt"))
         _ = try await local.upload(FileUpload(name: "loose.txt", source: .data(Data("loose".utf8))))
-        let listing = try await Migration(source: source, target: local, options: MigrationOptions(classes: ["Note"]),
-                                          state: MigrationState(directory: scratch.path("state"))).verify()
+        let listing = try await reverify(source, local, state: scratch.path("state"), options: MigrationOptions(classes: ["Note"]))
         #expect(!listing.ok && listing.mismatches.contains { $0.sourceId == "loose.txt" && $0.detail.contains("ACL none, expected") }, "\(listing.mismatches)")
-        let unlisted = try await Migration(source: source, target: FlakyBackend(local, seed: 0, rate: 0, without: [.fileACLListing]),
-                                           options: MigrationOptions(classes: ["Note"]), state: MigrationState(directory: scratch.path("state"))).verify()
+        let unlisted = try await reverify(source, FlakyBackend(local, seed: 0, rate: 0, without: [.fileACLListing]), state: scratch.path("state"),
+                                          options: MigrationOptions(classes: ["Note"]))
         #expect(unlisted.files.mismatched == 0 && !unlisted.mismatches.contains { $0.detail.contains("ACL") }, "\(unlisted.mismatches)")
         await local.close()
         await source.close()
@@ -1242,9 +1244,8 @@ struct MigrationTests {
         let first = try await migrate(source, target, state: scratch.path("state"), options: MigrationOptions(classes: ["Note"]))
         #expect(first.ok && first.files.verified == 3 && first.files.mismatched == 0, "\(first.files) \(first.mismatches)")
         let bossOnTarget = try #require(first.userOutcomes.first { $0.sourceId == "boss" }?.targetId)
-        func verify() async throws -> MigrationReport {
-            try await Migration(source: source, target: target, options: MigrationOptions(classes: ["Note"]),
-                                state: MigrationState(directory: scratch.path("state"))).verify()
+        let verify = { () async throws -> MigrationReport in
+            try await reverify(source, target, state: scratch.path("state"), options: MigrationOptions(classes: ["Note"]))
         }
         // The target's copies lose their ACLs: the linked one without any, the loose one opened to everyone.
         for (name, acl) in [("linked.txt", nil as ACL?), ("loose.txt", ACL.publicReadWrite)] {

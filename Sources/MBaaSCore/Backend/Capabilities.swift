@@ -45,8 +45,8 @@ public struct Capabilities: Sendable, Hashable {
         /// ACL is `unsupported`: the store's files have no ACLs of their own.
         public static let fileACL: Feature = "fileACL"
         /// ``FileStore/listFiles(prefix:limit:)`` gives each file's ACL in ``FileInfo/acl`` (`nil`: the file has
-        /// none). Without it a store may keep file ACLs it does not list (Kii reads an object's ACL apart), so whoever
-        /// copies or compares files cannot learn their ACLs from a listing.
+        /// none). Without it a store may keep file ACLs it does not list (one that reads a file's ACL with a request
+        /// of its own), so whoever copies or compares files cannot learn their ACLs from a listing.
         public static let fileACLListing: Feature = "fileACLListing"
         /// Field operations other than set and delete (increment, add, addUnique, remove).
         public static let fieldOperations: Feature = "fieldOperations"

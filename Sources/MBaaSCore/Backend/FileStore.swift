@@ -92,7 +92,7 @@ public struct FileInfo: Sendable, Hashable {
 /// - ``deleteFile(_:)`` removes the file (and clears an attachment's field); missing is `notFound`.
 /// - ``listFiles(prefix:limit:)`` lists the separate store, newest last; `unsupported` without
 ///   ``Capabilities/Feature/fileList``. `prefix` is of ``FileReference/name``, the name the store keeps; a store
-///   that renames what it stores may also match the name a file was uploaded as (PocketBase does), so a caller that
+///   that renames what it stores may also match the name a file was uploaded as (an adapter says so), so a caller that
 ///   needs exact prefixes filters the list.
 public protocol FileStore: Sendable {
     func upload(_ upload: FileUpload) async throws -> FileReference
