@@ -121,6 +121,17 @@ extension KiiBackend {
         return limit.map { Array(out.prefix($0)) } ?? out
     }
 
+    /// A file-store file's ACL: its files-bucket object's (`GET …/objects/{id}/acl`), read per file since the bucket's
+    /// query does not carry it. An attached body has none of its own (it follows its object): `unsupported`.
+    public func fileACL(_ file: FileReference) async throws -> ACL? {
+        if file.attachment != nil {
+            throw MBaaSError.unsupported("an attached file's own ACL", by: adapterName, reason: "a Kii object body shares its object's ACL")
+        }
+        let location = try await locate(file)
+        let resource = location.bucket.objectPath(appID: configuration.appID, objectID: location.objectID)
+        return KiiACLMapping.acl(fromObjectACL: try await aclList(resource: resource, requireUser: location.bucket.needsUserToken))
+    }
+
     // MARK: Helpers
 
     nonisolated func fileInfo(_ record: Record, bucket: KiiBucketAddress) -> FileInfo {

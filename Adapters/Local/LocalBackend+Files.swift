@@ -84,6 +84,18 @@ extension LocalBackend {
         try await store.files.stream(storage, name: file.name, into: write, progress: progress)
     }
 
+    /// A stored file's ACL (`nil`: it has none), as ``listFiles(prefix:limit:)`` gives it; a file the session cannot
+    /// read is `notFound`, as for ``download(_:)``.
+    public func fileACL(_ file: FileReference) async throws -> ACL? {
+        let store = self.store
+        return try await reading { db, principal in
+            guard let row = try store.fileRow(db, name: file.name), principal.canRead(row.acl) else {
+                throw MBaaSError(.notFound, "file '\(file.name)' not found")
+            }
+            return row.acl
+        }
+    }
+
     /// Replaces the ACL of a stored file whatever its current ACL grants: the administrative way back to a file
     /// no one can reach, like ``repairACL(className:id:acl:)`` for records (no session needed; the CLI's
     /// `files repair-acl` checks that the caller owns the database file). `notFound` if there is no such file.

@@ -226,7 +226,7 @@ public actor LocalBackend: Backend {
     static let declaredCapabilities = Capabilities(
         features: Set<Capabilities.Feature>([
             .objects, .multiKeySort, .skip, .selectKeys, .count, .batch, .atomicBatch, .optimisticLocking, .acl,
-            .fieldOperations, .nestedKeys, .files, .fileDelete, .fileList, .fileAttachment, .attachmentACL, .fileACLListing, .auth, .signUp, .serverLogout, .roles,
+            .fieldOperations, .nestedKeys, .files, .fileDelete, .fileList, .fileAttachment, .attachmentACL, .fileACLListing, .fileACLRead, .auth, .signUp, .serverLogout, .roles,
             .listClasses, .listUsers, .importUsers, .userFields, .userEmail, .fileACL, .clientIds, .mixedFieldTypes, .queryValue("Date"), .queryValue("Pointer"),
             .queryValue("GeoPoint"), .queryValue("Bytes"), .queryValue("File"),
             .fileNames, .unicodeFileNames, .aclReadOnly,

@@ -867,8 +867,16 @@ extension Migration {
                 return
             }
         }
+        // Its ACL, where the listing does not carry it, read before anything is marked: a file whose ACL cannot be
+        // read is not uploaded at all (without one it would be open to everyone on most stores).
+        var given = info.acl
+        if readsFileACLs {
+            do { given = try await readFileACL(info.reference) } catch {
+                return try failed(error, "cannot be looked up on \(source.adapterName) (for its ACL)")
+            }
+        }
         try await offPool { try state.addPending(.file, className: Self.standaloneFiles, sourceIds: [name]) }
-        let acl = try await targetFileACL(info.acl, name: name, className: Self.standaloneFiles, state)
+        let acl = try await targetFileACL(given, name: name, className: Self.standaloneFiles, state)
         let upload = FileUpload(name: name, source: .data(data),
                                 contentType: info.reference.contentType ?? guessContentType(forFileName: name), acl: acl)
         let stored: FileReference
@@ -900,17 +908,33 @@ extension Migration {
 
     /// The source's ACL of a file records link to: looked up in its file list (every file whose name starts with
     /// this one, in whatever order the store lists them) where the source keeps and lists file ACLs
-    /// (``MBaaSCore/Capabilities/Feature/fileACLListing``); a file attached to a record has one of its own only where
-    /// the source's attachments have ACLs (``MBaaSCore/Capabilities/Feature/attachmentACL``). A file the list does not show is `notFound`: the caller fails it rather than
-    /// upload it without the ACL it may have.
+    /// (``MBaaSCore/Capabilities/Feature/fileACLListing``), or read on its own where the store reads them per file
+    /// (``MBaaSCore/Capabilities/Feature/fileACLRead``); a file attached to a record has one of its own only where
+    /// the source's attachments have ACLs (``MBaaSCore/Capabilities/Feature/attachmentACL``). A file the list does not
+    /// show is `notFound`: the caller fails it rather than upload it without the ACL it may have.
     func sourceFileACL(_ ref: FileReference) async throws -> ACL? {
-        guard source.capabilities.has(.fileACL), source.capabilities.has(.fileList), source.capabilities.has(.fileACLListing),
-              ref.attachment == nil || source.capabilities.has(.attachmentACL) else { return nil }
-        let listed = try await withRetry { try await self.source.listFiles(prefix: ref.name, limit: nil) }
-        guard let info = listed.first(where: { $0.reference.name == ref.name }) else {
-            throw MBaaSError(.notFound, "\(source.adapterName) does not list the file, so its ACL is unknown")
+        guard source.capabilities.has(.fileACL), ref.attachment == nil || source.capabilities.has(.attachmentACL) else { return nil }
+        if source.capabilities.has(.fileList), source.capabilities.has(.fileACLListing) {
+            let listed = try await withRetry { try await self.source.listFiles(prefix: ref.name, limit: nil) }
+            guard let info = listed.first(where: { $0.reference.name == ref.name }) else {
+                throw MBaaSError(.notFound, "\(source.adapterName) does not list the file, so its ACL is unknown")
+            }
+            return info.acl
         }
-        return info.acl
+        return try await readFileACL(ref)
+    }
+
+    /// Whether the source's file ACLs are read one file at a time: it keeps them, and reads but does not list them.
+    var readsFileACLs: Bool {
+        let c = source.capabilities
+        return c.has(.fileACL) && c.has(.fileACLRead) && !(c.has(.fileList) && c.has(.fileACLListing))
+    }
+
+    /// A file's ACL read on its own (``MBaaSCore/FileStore/fileACL(_:)``) where the source reads them per file; `nil`
+    /// where it cannot (the plan says its files go without theirs).
+    func readFileACL(_ ref: FileReference) async throws -> ACL? {
+        guard readsFileACLs else { return nil }
+        return try await withRetry { try await self.source.fileACL(ref) }
     }
 
     /// Whether a file's ACL opens it to everyone anyway: copied without it into a store whose files have none, it

@@ -308,19 +308,22 @@ extension Migration {
     /// under. The source's are those the copy hands over (``sourceFileACL(_:)``): its separate store's, and its
     /// attachments' where they have ACLs of their own (``MBaaSCore/Capabilities/Feature/attachmentACL``). `nil`
     /// where either store keeps no file ACLs or does not list them (``MBaaSCore/Capabilities/Feature/fileACLListing``;
-    /// the plan and the copy said what was not kept), or where no source file has an ACL. A listing that fails is a
-    /// mismatch: the ACLs were not proven.
+    /// a source that reads them per file, ``MBaaSCore/Capabilities/Feature/fileACLRead``, is read file by file; the
+    /// plan and the copy said what was not kept), or where no source file has an ACL. A listing or a read that fails
+    /// is a mismatch: the ACLs were not proven.
     ///
     /// `attachments`: the target's list includes the files attached to its records (names are unique in a store).
     func fileACLsToCompare(target: any Backend, attachments: Bool = false) async throws -> (source: [String: ACL], target: [String: ACL?])? {
         let lists: Set<Capabilities.Feature> = [.fileACL, .fileList, .fileACLListing]
-        guard source.capabilities.features.isSuperset(of: lists), target.capabilities.features.isSuperset(of: lists) else { return nil }
+        guard source.capabilities.features.isSuperset(of: lists) || (readsFileACLs && source.capabilities.has(.fileList)),
+              target.capabilities.features.isSuperset(of: lists) else { return nil }
         let sourceAttachments = source.capabilities.has(.attachmentACL)
         do {
             var given: [String: ACL] = [:]
             for f in try await withRetry({ try await self.source.listFiles(prefix: nil, limit: nil) })
             where f.reference.attachment == nil || sourceAttachments {
-                if let acl = f.acl { given[Self.fileKey(f.reference)] = acl }
+                let acl = readsFileACLs ? try await readFileACL(f.reference) : f.acl
+                if let acl { given[Self.fileKey(f.reference)] = acl }
             }
             guard !given.isEmpty else { return nil }
             var stored: [String: ACL?] = [:]

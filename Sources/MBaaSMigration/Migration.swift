@@ -172,12 +172,14 @@ public final class Migration: Sendable {
             let files = try await source.listFiles(prefix: nil, limit: nil)
             plan.files = files.count
             fileNames = Set(files.map(\.reference.name))
-            // A file whose ACL is not open to everyone: what is lost where its ACL cannot go along.
-            let restricted = { (f: FileInfo) in f.acl.map { !Self.isOpen($0) } ?? false }
+            // A file whose ACL is not open to everyone: what is lost where its ACL cannot go along. Where the source
+            // reads its files' ACLs one by one, the plan does not read them (a request per file): any may be.
+            let reads = readsFileACLs
+            let restricted = { (f: FileInfo) in reads || (f.acl.map { !Self.isOpen($0) } ?? false) }
             if !target.capabilities.has(.fileACL), files.contains(where: restricted) {
                 plan.unsupported.append(fileACLProblem)
             }
-            if !files.isEmpty, source.capabilities.has(.fileACL), !source.capabilities.has(.fileACLListing), target.capabilities.has(.fileACL) {
+            if !files.isEmpty, source.capabilities.has(.fileACL), !source.capabilities.has(.fileACLListing), !reads, target.capabilities.has(.fileACL) {
                 plan.unsupported.append("file ACLs: \(source.adapterName) does not list its files' ACLs\(noted(.fileACLListing, of: source)); files are copied without theirs, as the target's store keeps files given none")
             }
             // Linked files become attachments there, reachable as their records are (where they have no ACL of their

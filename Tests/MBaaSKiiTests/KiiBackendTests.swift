@@ -328,6 +328,29 @@ func simulated(_ sim: KiiSimulator, admin: Bool = false) -> KiiBackend {
         await #expect { try await kii.deleteFile(FileReference(name: "missing.txt")) } throws: { ($0 as! MBaaSError).kind == .notFound }
     }
 
+    /// A file-store file's ACL is its files-bucket object's: not in listings (no `fileACLListing`), read per file with
+    /// `GET {object}/acl` (`fileACLRead`), by reference or by name; an attached body has none of its own.
+    @Test func aFilesACLIsReadOnItsOwn() async throws {
+        let sim = KiiSimulator()
+        let alice = simulated(sim)
+        let a = try await alice.signUp(username: "alice", password: "pw-Secret1")
+        let kii = simulated(sim, admin: true)
+        #expect(kii.capabilities.has(.fileACLRead) && !kii.capabilities.has(.fileACLListing))
+        let ref = try await kii.upload(FileUpload(name: "private.txt", source: .data(Data("p".utf8)), acl: .privateTo(a.userId)))
+        #expect(try await kii.listFiles(prefix: "private", limit: nil).map(\.acl) == [nil])
+        let before = await sim.log.count
+        #expect(try await kii.fileACL(ref) == .privateTo(a.userId))
+        let read = await sim.log.dropFirst(before)
+        #expect(read.count == 1 && read.first?.method == .get, "\(read.map { "\($0.method) \($0.url.path)" })")
+        #expect(read.first?.url.path == "/api/apps/simapp/buckets/mbaas_files/objects/\(ref.url!.split(separator: "/").dropLast().last!)/acl")
+        #expect(try await kii.fileACL(FileReference(name: "private.txt")) == .privateTo(a.userId))
+        await #expect { try await kii.fileACL(FileReference(name: "missing.txt")) } throws: { ($0 as! MBaaSError).kind == .notFound }
+        let doc = try await kii.create(Record(className: "Doc", fields: ["title": "t"]))
+        let attached = try await kii.upload(FileUpload(name: "a.png", source: .data(Data("a".utf8)),
+                                                       attachment: FileAttachment(className: "Doc", objectId: doc.id!, field: "scan")))
+        await #expect { try await kii.fileACL(attached) } throws: { ($0 as! MBaaSError).kind == .unsupported }
+    }
+
     // MARK: Auth
 
     @Test func signUpLogInAndCurrentUser() async throws {

@@ -1172,8 +1172,8 @@ struct MigrationTests {
         #expect(attached.acl == .privateTo("boss"), "\(String(describing: attached.acl))")
         #expect(report.warnings.filter { $0.kind == "acl" }.isEmpty, "\(report.warnings)")
 
-        // A source that keeps file ACLs but does not list them (as Kii): the plan says the files go without them.
-        let unlisting = FlakyBackend(source, seed: 0, rate: 0, without: [.fileACLListing])
+        // A source that keeps file ACLs but neither lists nor reads them: the plan says the files go without them.
+        let unlisting = FlakyBackend(source, seed: 0, rate: 0, without: [.fileACLListing, .fileACLRead])
         let plan = try await Migration(source: unlisting, target: local, options: MigrationOptions(classes: ["Note"], dryRun: true), state: nil).run()
         #expect(plan.plan?.unsupported.contains { $0.hasPrefix("file ACLs: local does not list its files' ACLs") } == true, "\(plan.plan?.unsupported ?? [])")
         // A target that does not list them: its files are not compared by ACL, so a copy that lost its ACL passes
@@ -1187,6 +1187,62 @@ struct MigrationTests {
         #expect(unlisted.files.mismatched == 0 && !unlisted.mismatches.contains { $0.detail.contains("ACL") }, "\(unlisted.mismatches)")
         await local.close()
         await source.close()
+    }
+
+    @Test("a source that reads its files' ACLs one by one (fileACLRead, as Kii) hands them over: standalone and linked files keep them, verification compares them, and a file whose ACL cannot be read is not uploaded")
+    func filesWithACLsReadOneByOne() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let inner = try openLocal(scratch.path("s.db"))
+        _ = try await inner.importUser(DirectoryUser(id: "boss", username: "boss"), password: .unusable)
+        _ = try await inner.upload(FileUpload(name: "loose.txt", source: .data(Data("loose".utf8)), acl: .privateTo("boss")))
+        _ = try await inner.upload(FileUpload(name: "linked.png", source: .data(Data("linked".utf8)), acl: .privateTo("boss")))
+        _ = try await inner.upload(FileUpload(name: "open.txt", source: .data(Data("open".utf8))))
+        _ = try await inner.create(Record(className: "Note", id: "n", acl: .publicReadWrite, fields: ["photo": .file(FileReference(name: "linked.png"))]))
+        // The list carries no ACLs: without the reads, the private files would land open to everyone.
+        let source = FlakyBackend(inner, seed: 0, rate: 0, without: [.fileACLListing])
+        let planned = try openLocal(scratch.path("plan.db"))
+        let plan = try await Migration(source: source, target: planned, options: MigrationOptions(dryRun: true), state: nil).run()
+        #expect(plan.plan?.unsupported.contains { $0.hasPrefix("file ACLs:") } == false, "\(plan.plan?.unsupported ?? [])")
+        await planned.close()
+
+        // Into a plain file store (File values copied before their records) and into one that attaches them.
+        for plain in [true, false] {
+            let local = try openLocal(scratch.path("t\(plain).db"))
+            let target = FlakyBackend(local, seed: 0, rate: 0, plainFileStore: plain)
+            let report = try await migrate(source, target, state: scratch.path("state\(plain)"))
+            #expect(report.ok && report.files.written == 3 && report.files.verified == 3, "\(report.files) \(report.mismatches)")
+            let stored = Dictionary(try await local.listFiles(prefix: nil, limit: nil).map { ($0.reference.name, $0.acl) }, uniquingKeysWith: { a, _ in a })
+            #expect(stored["loose.txt"] == .some(.privateTo("boss")), "plain \(plain): \(stored)")
+            // Attached, it is stored under its record's path (`Note/<id>/photo/linked.png`).
+            let linked = stored.filter { $0.key.hasSuffix("linked.png") }
+            #expect(linked.count == 1 && linked.first?.value == .some(.privateTo("boss")), "plain \(plain): \(stored)")
+            #expect(report.warnings.filter { $0.kind == "acl" }.isEmpty, "\(report.warnings)")
+            // Verification reads them too: a copy that lost its ACL is a mismatch.
+            _ = try await local.repairFileACL(name: "loose.txt", acl: .publicReadWrite)
+            let again = try await reverify(source, target, state: scratch.path("state\(plain)"))
+            #expect(!again.ok && again.mismatches.contains { $0.sourceId == "loose.txt" && $0.detail.contains("ACL") }, "\(again.mismatches)")
+            await local.close()
+        }
+        #expect(source.fileACLReads >= 6, "\(source.fileACLReads)")
+
+        // A file whose ACL cannot be read is not uploaded (without it, it would be open to everyone); the record
+        // linking it is not written; the run goes on, says so, and the same command moves them once it can be read.
+        let denied = MBaaSError(.forbidden, "ACL read denied")
+        let failing = FlakyBackend(inner, seed: 0, rate: 0, without: [.fileACLListing], fileACLFault: { $0 == "open.txt" ? nil : denied })
+        let local = try openLocal(scratch.path("failing.db"))
+        let target = FlakyBackend(local, seed: 0, rate: 0, plainFileStore: true)
+        let first = try await migrate(failing, target, state: scratch.path("failing"))
+        #expect(!first.ok && first.files.failed == 2 && first.files.written == 1, "\(first.files) \(first.mismatches)")
+        #expect(first.mismatches.contains { $0.sourceId == "loose.txt" && $0.detail.contains("for its ACL") && $0.detail.contains("ACL read denied") },
+                "\(first.mismatches)")
+        #expect(first.mismatches.contains { $0.sourceId == "n" && $0.detail.contains("linked.png") }, "\(first.mismatches)")
+        #expect(Set(target.uploadAttempts) == ["open.txt"], "\(target.uploadAttempts)")
+        let second = try await migrate(source, target, state: scratch.path("failing"))
+        #expect(second.ok && second.files.written == 2, "\(second.files) \(second.mismatches)")
+        #expect(try await local.fileACL(FileReference(name: "loose.txt")) == .privateTo("boss"))
+        await local.close()
+        await inner.close()
     }
 
     @Test("file copies follow fileConcurrency, record batches concurrency (mbaas export: batches one at a time, files four at a time)")
@@ -1553,6 +1609,9 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     /// The names of every upload asked for, refused or not, in order.
     var uploadAttempts: [String] { lock.withLock { attempted } }
     private var attempted: [String] = []
+    /// How many files' ACLs were read one by one (``fileACL(_:)``).
+    var fileACLReads: Int { lock.withLock { aclReads } }
+    private var aclReads = 0
     /// The most uploads that were under way at one moment.
     var maxUploadsInFlight: Int { lock.withLock { mostInFlight } }
     private var inFlight = 0
@@ -1577,11 +1636,14 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     let refusesFileName: @Sendable (String) -> Bool
     /// File names its file list leaves out (as a source: a linked file whose ACL cannot be found).
     let hidesFromList: @Sendable (String) -> Bool
+    /// Errors given instead of a file's ACL read on its own, by file name (`nil`: none).
+    let fileACLFault: @Sendable (String) -> MBaaSError?
 
     init(_ inner: any Backend, seed: UInt64, rate: UInt64 = 10, afterOnly: Bool = false, plainFileStore: Bool = false,
          uploadDelay: Duration = .zero, without: Set<Capabilities.Feature> = [], narrow: (@Sendable (ACL) -> ACL?)? = nil, refusesFileACLs: Bool = false,
          refusesFileName: @escaping @Sendable (String) -> Bool = { _ in false },
          hidesFromList: @escaping @Sendable (String) -> Bool = { _ in false },
+         fileACLFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil },
          userFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil },
          findUserFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil }) {
         self.inner = inner
@@ -1595,6 +1657,7 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         self.refusesFileACLs = refusesFileACLs
         self.refusesFileName = refusesFileName
         self.hidesFromList = hidesFromList
+        self.fileACLFault = fileACLFault
         self.userFault = userFault
         self.findUserFault = findUserFault
     }
@@ -1692,8 +1755,21 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     }
     func download(_ file: FileReference) async throws -> Data { try await inner.download(file) }
     func deleteFile(_ file: FileReference) async throws { try await inner.deleteFile(file) }
+    /// Without ``Capabilities/Feature/fileACLListing`` the list carries no ACLs (as Kii's); without
+    /// ``Capabilities/Feature/fileACLRead`` a file's ACL cannot be read on its own either.
     func listFiles(prefix: String?, limit: Int?) async throws -> [FileInfo] {
-        try await inner.listFiles(prefix: prefix, limit: limit).filter { !hidesFromList($0.reference.name) }
+        let unlisted = without.contains(.fileACLListing)
+        return try await inner.listFiles(prefix: prefix, limit: limit).filter { !hidesFromList($0.reference.name) }.map {
+            var info = $0
+            if unlisted { info.acl = nil }
+            return info
+        }
+    }
+    func fileACL(_ file: FileReference) async throws -> ACL? {
+        if without.contains(.fileACLRead) { throw MBaaSError(.unsupported, "no fileACLRead") }
+        lock.withLock { aclReads += 1 }
+        if let fault = fileACLFault(file.name) { throw fault }
+        return try await inner.fileACL(file)
     }
     func signUp(username: String, password: String, email: String?, fields: [String: Value]) async throws -> Session {
         try await inner.signUp(username: username, password: password, email: email, fields: fields)

@@ -19,6 +19,8 @@ public enum KiiWire {
             .fileNames, .unicodeFileNames,
             // A file of the files bucket is an object with an ACL of its own (attached bodies follow their object's).
             .fileACL,
+            // Not listed with the files bucket's query: read per file, from the object's ACL (`GET {object}/acl` [sdk: kii.md §6.1]).
+            .fileACLRead,
             // An object is a JSON body in a bucket that appears with its first object; nothing declares a key's type
             // [inferred: kii.md §3 names no schema or type call, only size and indexing limits].
             .mixedFieldTypes,
@@ -38,7 +40,7 @@ public enum KiiWire {
                 + "Records read back carry no ACL (see KiiBackend.acl(className:id:)). Role principals have no "
             + "Kii subject and are refused; bucket verbs beyond create/query/read (DROP_BUCKET_WITH_ALL_CONTENT) and "
             + "scope verbs are reachable only through KiiBackend.aclList(resource:)",
-            .fileACLListing: "a Kii file's ACL is read apart from the files bucket's query (KiiBackend.acl(className:id:)), not in listings",
+            .fileACLListing: "a Kii file's ACL is read apart from the files bucket's query, a request per file (fileACL(_:)), not in listings",
             .anonymousAuth: "Kii pseudo users are not exposed",
             .serverLogout: "Kii has no token revocation call; logOut is local",
             .roles: "Kii has groups but no roles, and users/me does not list groups",

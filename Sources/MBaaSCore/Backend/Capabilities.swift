@@ -48,6 +48,9 @@ public struct Capabilities: Sendable, Hashable {
         /// none). Without it a store may keep file ACLs it does not list (one that reads a file's ACL with a request
         /// of its own), so whoever copies or compares files cannot learn their ACLs from a listing.
         public static let fileACLListing: Feature = "fileACLListing"
+        /// ``FileStore/fileACL(_:)`` reads one file's ACL, with a request of its own: how a store that keeps file ACLs
+        /// without listing them (no ``fileACLListing``) hands them to whoever copies or compares its files.
+        public static let fileACLRead: Feature = "fileACLRead"
         /// Field operations other than set and delete (increment, add, addUnique, remove).
         public static let fieldOperations: Feature = "fieldOperations"
         /// Dotted keys into object fields in queries.

@@ -94,6 +94,8 @@ public struct FileInfo: Sendable, Hashable {
 ///   ``Capabilities/Feature/fileList``. `prefix` is of ``FileReference/name``, the name the store keeps; a store
 ///   that renames what it stores may also match the name a file was uploaded as (an adapter says so), so a caller that
 ///   needs exact prefixes filters the list.
+/// - ``fileACL(_:)`` reads one file of the separate store's ACL (`nil`: the file has none); `notFound` for a missing
+///   file, `unsupported` without ``Capabilities/Feature/fileACLRead`` (the default implementation).
 public protocol FileStore: Sendable {
     func upload(_ upload: FileUpload) async throws -> FileReference
     func download(_ file: FileReference) async throws -> Data
@@ -101,6 +103,7 @@ public protocol FileStore: Sendable {
                   progress: (@Sendable (TransferProgress) -> Void)?) async throws
     func deleteFile(_ file: FileReference) async throws
     func listFiles(prefix: String?, limit: Int?) async throws -> [FileInfo]
+    func fileACL(_ file: FileReference) async throws -> ACL?
 }
 
 extension FileStore {
@@ -115,6 +118,12 @@ extension FileStore {
         let data = try await download(file)
         try write(data)
         progress?(TransferProgress(completedBytes: Int64(data.count), totalBytes: Int64(data.count)))
+    }
+
+    /// `unsupported`: a store that reads one file's ACL declares ``Capabilities/Feature/fileACLRead`` and implements
+    /// this.
+    public func fileACL(_ file: FileReference) async throws -> ACL? {
+        throw MBaaSError(.unsupported, "reading the ACL of the file '\(file.name)' on its own is not supported by this store")
     }
 
     /// Downloads a file by name (for stores addressed by name).
