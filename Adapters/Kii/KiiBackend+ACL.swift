@@ -15,6 +15,26 @@ extension KiiBackend {
                                                                   requireUser: bucket.needsUserToken))
     }
 
+    /// The access each record grants as Kii enforces it (``KiiACLMapping/effectiveACL(object:bucket:)``): its object
+    /// ACL, with read for whoever the bucket lets read every object (in app scope, by default, everyone). One request
+    /// for the bucket's ACL, then one per object; an object that is gone is left out of the answer.
+    public func recordACLs(className: String, ids: [String]) async throws -> [String: ACL] {
+        guard !ids.isEmpty else { return [:] }
+        let bucket = try address(className)
+        let bucketACL = try await aclList(resource: bucket.path(appID: configuration.appID), requireUser: bucket.needsUserToken)
+        var out: [String: ACL] = [:]
+        for id in ids {
+            let object: KiiACLList
+            do {
+                object = try await aclList(resource: bucket.objectPath(appID: configuration.appID, objectID: id), requireUser: bucket.needsUserToken)
+            } catch let e as MBaaSError where e.kind == .notFound {
+                continue
+            }
+            out[id] = KiiACLMapping.effectiveACL(object: object, bucket: bucketACL)
+        }
+        return out
+    }
+
     /// Replaces a record's ACL.
     public func setACL(_ acl: ACL, className: String, id: String) async throws {
         let bucket = try address(className)

@@ -331,8 +331,22 @@ extension Migration {
         let uniqueIds = unique.map { $0.id! }
         let already = try await offPool { try state.mapped(.record, className: cls, sourceIds: uniqueIds) }
         box.update { $0.classes[index].skipped += already.count }
-        let todo = unique.filter { already[$0.id!] == nil }
-        guard !todo.isEmpty else { return records.count }
+        var unmapped = unique.filter { already[$0.id!] == nil }
+        guard !unmapped.isEmpty else { return records.count }
+        if readsRecordACLs {
+            // A record whose ACL cannot be read is not written (without one it would get the target's default, open
+            // to everyone on most stores): it fails, named, and the next run tries it again.
+            let (read, failed) = try await withSourceACLs(unmapped, className: cls)
+            unmapped = read
+            if !failed.isEmpty {
+                box.update { report in
+                    report.classes[index].failed += failed.count
+                    for (id, detail) in failed { report.add(.init(kind: "failed", className: cls, sourceId: id, detail: detail)) }
+                }
+            }
+            guard !unmapped.isEmpty else { return records.count }
+        }
+        let todo = unmapped
         // Pointers to records of classes still being copied are looked up in the state's database, which a
         // mapping commit may hold: off the cooperative pool, like every other state call of a batch.
         let maps = try await offPool { try self.maps(for: todo, state) }
@@ -922,6 +936,35 @@ extension Migration {
             return info.acl
         }
         return try await readFileACL(ref)
+    }
+
+    /// Whether the source's records are read without their ACL, which it reads apart
+    /// (``MBaaSCore/Capabilities/Feature/aclRead``), and the target keeps ACLs.
+    var readsRecordACLs: Bool { !source.capabilities.has(.acl) && source.capabilities.has(.aclRead) && traits.acl }
+
+    /// The records with their ACLs read from the source (``MBaaSCore/ObjectStore/recordACLs(className:ids:)``, with
+    /// retries), and apart those whose ACL could not be read, with why: the read failed, or the record is gone.
+    /// Cancellation is thrown.
+    func withSourceACLs(_ records: [Record], className cls: String) async throws -> (records: [Record], failed: [(String, String)]) {
+        let ids = records.compactMap(\.id)
+        let acls: [String: ACL]
+        do { acls = try await withRetry { try await self.source.recordACLs(className: cls, ids: ids) } } catch {
+            if error is CancellationError || Task.isCancelled { throw CancellationError() }
+            let why = "its ACL cannot be read on \(source.adapterName): \(MBaaSError.wrap(error))"
+            return ([], ids.map { ($0, why) })
+        }
+        var out: [Record] = []
+        var failed: [(String, String)] = []
+        out.reserveCapacity(records.count)
+        for var r in records {
+            guard let id = r.id, let acl = acls[id] else {
+                failed.append((r.id ?? "", "its ACL cannot be read on \(source.adapterName): the record is gone"))
+                continue
+            }
+            r.acl = acl
+            out.append(r)
+        }
+        return (out, failed)
     }
 
     /// Whether the source's file ACLs are read one file at a time: it keeps them, and reads but does not list them.

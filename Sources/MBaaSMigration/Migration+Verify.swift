@@ -193,8 +193,23 @@ extension Migration {
         }
         var batch: [Record] = []
         func check() async throws {
-            let sources = batch
+            var read = batch
             batch = []
+            // Records read without their ACL: read apart, as the copy read them; one whose ACL cannot be read is a
+            // mismatch (not proven).
+            if readsRecordACLs {
+                let (withACLs, failed) = try await withSourceACLs(read, className: cls)
+                read = withACLs
+                if !failed.isEmpty {
+                    box.update { report in
+                        report.classes[index].mismatched += failed.count
+                        for (id, detail) in failed { report.add(.init(kind: "content", className: cls, sourceId: id, detail: detail)) }
+                    }
+                    let gone = failed.map(\.0)
+                    _ = try await offPool { try state.takeVerificationTargets(gone) }
+                }
+            }
+            let sources = read
             let maps = try await offPool { try self.maps(for: sources, state) }
             let narrowed = await narrowings(for: sources, maps: maps, reporting: false)
             let ids = sources.compactMap(\.id)

@@ -259,6 +259,23 @@ func simulated(_ sim: KiiSimulator, admin: Bool = false) -> KiiBackend {
         }
         // Kii's documented default: app-scope buckets let every caller read every object (why acl is not declared).
         #expect(try await bob.get(className: "Memo", id: r.id!).fields["s"] == "mine")
+
+        // What a copy must carry (aclRead): the object's ACL with the bucket's read-every-object grant, which here is
+        // everyone's; an object that is gone is left out. One request for the bucket, one per object.
+        #expect(alice.capabilities.has(.aclRead) && !alice.capabilities.has(.acl))
+        let admin = simulated(sim, admin: true)
+        let before2 = await sim.log.count
+        let acls = try await admin.recordACLs(className: "Memo", ids: [r.id!, "gone"])
+        // (The simulator's default bucket grants name anonymous and authenticated callers; the latter has no neutral
+        // principal and stays the user `ANY_AUTHENTICATED_USER`, the adapter's spelling of it.)
+        #expect(acls == [r.id!: ACL([.everyone: .read, .user("ANY_AUTHENTICATED_USER"): .read, .user(a.userId): .readWrite])], "\(acls)")
+        let sent = await sim.log.dropFirst(before2).filter { $0.url.path.hasSuffix("/acl") }.map { "\($0.method) \($0.url.path)" }
+        #expect(sent == ["GET /api/apps/simapp/buckets/Memo/acl", "GET /api/apps/simapp/buckets/Memo/objects/\(r.id!)/acl",
+                         "GET /api/apps/simapp/buckets/Memo/objects/gone/acl"], "\(sent)")
+        // A bucket that grants no one reading every object: the object's own ACL alone.
+        try await admin.setClassACL(ACL([.user(a.userId): .readWrite]), className: "Memo")
+        #expect(try await admin.recordACLs(className: "Memo", ids: [r.id!]) == [r.id!: .privateTo(a.userId)])
+        #expect(try await admin.recordACLs(className: "Memo", ids: []) == [:])
     }
 
     @Test func bucketACLsOpenAUserBucketToOthers() async throws {

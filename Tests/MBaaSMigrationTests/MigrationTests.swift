@@ -1245,6 +1245,59 @@ struct MigrationTests {
         await inner.close()
     }
 
+    @Test("a source whose records are read without their ACL (aclRead, as Kii) has each record's read apart: the copy carries it, verification compares it, and a record whose ACL cannot be read is not written")
+    func recordACLsReadApart() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let inner = try openLocal(scratch.path("s.db"))
+        _ = try await inner.importUser(DirectoryUser(id: "boss", username: "boss"), password: .unusable)
+        let readOnly = ACL([.everyone: .read, .user("boss"): .readWrite])
+        _ = try await inner.create(Record(className: "Note", id: "a", acl: .privateTo("boss"), fields: ["t": "a"]))
+        _ = try await inner.create(Record(className: "Note", id: "b", acl: readOnly, fields: ["t": "b"]))
+        _ = try await inner.create(Record(className: "Note", id: "c", acl: .publicReadWrite, fields: ["t": "c"]))
+        let source = FlakyBackend(inner, seed: 0, rate: 0, readsACLsApart: true)
+        #expect(try await source.get(className: "Note", id: "a").acl == nil)
+
+        let planned = try openLocal(scratch.path("plan.db"))
+        let plan = try await Migration(source: source, target: planned, options: MigrationOptions(classes: ["Note"], dryRun: true), state: nil).run()
+        #expect(plan.plan?.conversions.contains { $0.hasPrefix("ACLs: local reads records without their ACLs") } == true, "\(plan.plan?.conversions ?? [])")
+        let silent = FlakyBackend(inner, seed: 0, rate: 0, without: [.acl])
+        let unsaid = try await Migration(source: silent, target: planned, options: MigrationOptions(classes: ["Note"], dryRun: true), state: nil).run()
+        #expect(unsaid.plan?.unsupported.contains { $0.hasPrefix("ACLs: local gives no per-record ACLs") } == true, "\(unsaid.plan?.unsupported ?? [])")
+        await planned.close()
+
+        let target = try openLocal(scratch.path("t.db"))
+        let report = try await migrate(source, target, state: scratch.path("state"), options: MigrationOptions(classes: ["Note"]))
+        let notes = try #require(report.classes.first { $0.source == "Note" })
+        #expect(report.ok && notes.written == 3 && notes.verified == 3, "\(report.classes) \(report.mismatches)")
+        #expect(try await target.get(className: "Note", id: "a").acl == .privateTo("boss"))
+        #expect(try await target.get(className: "Note", id: "b").acl == readOnly)
+        #expect(try await target.get(className: "Note", id: "c").acl == .publicReadWrite)
+        #expect(source.recordACLReads >= 6, "copy and verification: \(source.recordACLReads)")
+        // Verification compares what it reads: a record whose ACL changed on the target is a mismatch.
+        _ = try await target.update(className: "Note", id: "a", RecordUpdate(acl: .publicReadWrite))
+        let changed = try await reverify(source, target, state: scratch.path("state"), options: MigrationOptions(classes: ["Note"]))
+        #expect(!changed.ok && changed.mismatches.map(\.sourceId) == ["a"], "\(changed.mismatches)")
+        await target.close()
+
+        // A record whose ACL cannot be read is not written (it would get the target's default, open to everyone); the
+        // others are, and the same command writes it once its ACL can be read.
+        let denied = MBaaSError(.forbidden, "ACL read denied")
+        let failing = FlakyBackend(inner, seed: 0, rate: 0, readsACLsApart: true, recordACLFault: { $0 == "b" ? denied : nil })
+        let second = try openLocal(scratch.path("t2.db"))
+        let one = MigrationOptions(classes: ["Note"], batchSize: 1, concurrency: 1)
+        let first = try await migrate(failing, second, state: scratch.path("state2"), options: one)
+        let firstNotes = try #require(first.classes.first { $0.source == "Note" })
+        #expect(!first.ok && firstNotes.written == 2 && firstNotes.failed == 1, "\(first.classes)")
+        #expect(first.mismatches.contains { $0.sourceId == "b" && $0.kind == "failed" && $0.detail.contains("ACL read denied") }, "\(first.mismatches)")
+        #expect(try await second.count(Query("Note")) == 2)
+        let again = try await migrate(source, second, state: scratch.path("state2"), options: one)
+        #expect(again.ok && again.classes.first { $0.source == "Note" }?.written == 1, "\(again.classes) \(again.mismatches)")
+        #expect(try await second.get(className: "Note", id: "b").acl == readOnly)
+        await second.close()
+        await inner.close()
+    }
+
     @Test("file copies follow fileConcurrency, record batches concurrency (mbaas export: batches one at a time, files four at a time)")
     func fileConcurrency() async throws {
         let scratch = try Scratch()
@@ -1638,12 +1691,18 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     let hidesFromList: @Sendable (String) -> Bool
     /// Errors given instead of a file's ACL read on its own, by file name (`nil`: none).
     let fileACLFault: @Sendable (String) -> MBaaSError?
+    /// As Kii: records are read without their ACL (no ``Capabilities/Feature/acl``), which
+    /// ``recordACLs(className:ids:)`` reads apart (``Capabilities/Feature/aclRead``); the fault, by record id, fails
+    /// the whole call.
+    let readsACLsApart: Bool
+    let recordACLFault: @Sendable (String) -> MBaaSError?
 
     init(_ inner: any Backend, seed: UInt64, rate: UInt64 = 10, afterOnly: Bool = false, plainFileStore: Bool = false,
          uploadDelay: Duration = .zero, without: Set<Capabilities.Feature> = [], narrow: (@Sendable (ACL) -> ACL?)? = nil, refusesFileACLs: Bool = false,
          refusesFileName: @escaping @Sendable (String) -> Bool = { _ in false },
          hidesFromList: @escaping @Sendable (String) -> Bool = { _ in false },
          fileACLFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil },
+         readsACLsApart: Bool = false, recordACLFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil },
          userFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil },
          findUserFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil }) {
         self.inner = inner
@@ -1658,6 +1717,8 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         self.refusesFileName = refusesFileName
         self.hidesFromList = hidesFromList
         self.fileACLFault = fileACLFault
+        self.readsACLsApart = readsACLsApart
+        self.recordACLFault = recordACLFault
         self.userFault = userFault
         self.findUserFault = findUserFault
     }
@@ -1672,7 +1733,26 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         c.features.subtract(without)
         if narrow != nil { c.features.insert(.aclNarrowing) }
         if refusesFileACLs { c.features.remove(.fileACL) }
+        if readsACLsApart {
+            c.features.remove(.acl)
+            c.features.insert(.aclRead)
+        }
         return c
+    }
+
+    /// How many records' ACLs were read apart (``recordACLs(className:ids:)``).
+    var recordACLReads: Int { lock.withLock { recordReads } }
+    private var recordReads = 0
+    func recordACLs(className: String, ids: [String]) async throws -> [String: ACL] {
+        guard readsACLsApart else { throw MBaaSError(.unsupported, "no aclRead") }
+        for id in ids { if let fault = recordACLFault(id) { throw fault } }
+        lock.withLock { recordReads += ids.count }
+        var out: [String: ACL] = [:]
+        for id in ids {
+            guard let r = try? await inner.get(className: className, id: id) else { continue }
+            out[id] = r.acl ?? .publicReadWrite
+        }
+        return out
     }
 
     func narrowedACL(_ acl: ACL) async throws -> ACL { narrow?(acl) ?? acl }
@@ -1721,7 +1801,11 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         }
         return try await faulty { try await inner.batch(operations) }
     }
-    func get(className: String, id: String) async throws -> Record { try await inner.get(className: className, id: id) }
+    func get(className: String, id: String) async throws -> Record {
+        var r = try await inner.get(className: className, id: id)
+        if readsACLsApart { r.acl = nil }
+        return r
+    }
     func update(className: String, id: String, _ update: RecordUpdate) async throws -> Record {
         try checkStorable(update.acl)
         return try await faulty { try await inner.update(className: className, id: id, update) }
@@ -1731,7 +1815,9 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     }
     func queryPage(_ query: Query) async throws -> RecordPage {
         if queriesFail { throw MBaaSError(.unavailable, "injected 503 on a query", httpStatus: 503) }
-        return try await inner.queryPage(query)
+        var page = try await inner.queryPage(query)
+        if readsACLsApart { for i in page.records.indices { page.records[i].acl = nil } }
+        return page
     }
     func count(_ query: Query) async throws -> Int { try await inner.count(query) }
     func upload(_ upload: FileUpload) async throws -> FileReference {

@@ -182,6 +182,15 @@ public enum KiiACLMapping {
         return acl
     }
 
+    /// The access an object grants as Kii enforces it: its own entries, and read for every subject its bucket grants
+    /// `READ_OBJECTS_IN_BUCKET`, which reads every object of the bucket whatever the object's own ACL says [doc: kii.md
+    /// §6.2]. What a copy of the object on another store must carry to grant the same.
+    public static func effectiveACL(object: KiiACLList, bucket: KiiACLList) -> ACL {
+        var acl = acl(fromObjectACL: object)
+        for p in principals(Set(bucket.entries.filter { $0.verb == .readObjectsInBucket }.map(\.subject))) { acl[p].read = true }
+        return acl
+    }
+
     /// The bucket ACL entries for a neutral class-level ACL.
     public static func bucketEntries(for acl: ACL) throws(MBaaSError) -> Set<KiiACLEntry> {
         var out: Set<KiiACLEntry> = []

@@ -21,6 +21,9 @@ public enum KiiWire {
             .fileACL,
             // Not listed with the files bucket's query: read per file, from the object's ACL (`GET {object}/acl` [sdk: kii.md §6.1]).
             .fileACLRead,
+            // Records are read without their ACL (see the note on acl); recordACLs(className:ids:) reads what each
+            // grants, its object ACL and its bucket's read-every-object grant [sdk: kii.md §6.1, doc: §6.2].
+            .aclRead,
             // An object is a JSON body in a bucket that appears with its first object; nothing declares a key's type
             // [inferred: kii.md §3 names no schema or type call, only size and indexing limits].
             .mixedFieldTypes,

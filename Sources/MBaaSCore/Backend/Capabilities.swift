@@ -31,6 +31,9 @@ public struct Capabilities: Sendable, Hashable {
         public static let optimisticLocking: Feature = "optimisticLocking"
         /// Per-record ACLs are enforced.
         public static let acl: Feature = "acl"
+        /// Records are read without their ACL, which the store keeps and enforces: ``ObjectStore/recordACLs(className:ids:)``
+        /// reads the access they grant, a request of its own (a copy of the records carries it; see that method).
+        public static let aclRead: Feature = "aclRead"
         /// An ACL may grant read without write (public read, owner write); without it read and write go together.
         public static let aclReadOnly: Feature = "aclReadOnly"
         /// Some ACLs cannot be stored as given (the backend's note says which): ``ObjectStore/narrowedACL(_:)`` tells

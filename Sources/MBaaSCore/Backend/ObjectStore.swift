@@ -96,6 +96,11 @@ public enum BatchResult: Sendable {
 ///   creating such records in the class would be refused for, as far as the backend can tell beforehand (a table
 ///   that would be too wide, a field that is not a column), the error ``create(_:)`` would throw. Passing promises
 ///   nothing; the default checks nothing.
+/// - ``recordACLs(className:ids:)`` reads the access records grant, for a store whose records are read without their
+///   ACL (no ``Capabilities/Feature/acl``) but which keeps and enforces one per record
+///   (``Capabilities/Feature/aclRead``): for each id, the ACL that grants on another store what the record grants here
+///   (on Kii, its object's ACL with what its bucket grants on every object). An id the answer lacks is a record that
+///   is gone. `unsupported` without the capability (the default).
 public protocol ObjectStore: Sendable {
     func create(_ record: Record) async throws -> Record
     func get(className: String, id: String) async throws -> Record
@@ -106,6 +111,7 @@ public protocol ObjectStore: Sendable {
     func batch(_ operations: [BatchOperation]) async throws -> [BatchResult]
     func narrowedACL(_ acl: ACL) async throws -> ACL
     func preflight(className: String, records: [Record]) async throws
+    func recordACLs(className: String, ids: [String]) async throws -> [String: ACL]
 }
 
 extension ObjectStore {
@@ -114,6 +120,12 @@ extension ObjectStore {
 
     /// Checks nothing: the backend can tell nothing before a write.
     public func preflight(className: String, records: [Record]) async throws {}
+
+    /// `unsupported`: a store that reads its records' ACLs apart from them declares
+    /// ``Capabilities/Feature/aclRead`` and implements this.
+    public func recordACLs(className: String, ids: [String]) async throws -> [String: ACL] {
+        throw MBaaSError(.unsupported, "reading the ACLs of records of '\(className)' apart from the records is not supported by this store")
+    }
 
     /// Deletes without a version check.
     public func delete(className: String, id: String) async throws {
