@@ -121,15 +121,19 @@ extension KiiBackend {
         return limit.map { Array(out.prefix($0)) } ?? out
     }
 
-    /// A file-store file's ACL: its files-bucket object's (`GET …/objects/{id}/acl`), read per file since the bucket's
+    /// A file-store file's ACL as Kii enforces it (``KiiACLMapping/effectiveACL(object:bucket:)``): its files-bucket
+    /// object's (`GET …/objects/{id}/acl`), with read for whoever the files bucket lets read every object (by default,
+    /// in app scope, everyone), as ``recordACLs(className:ids:)`` reads a record's. Read per file, since the bucket's
     /// query does not carry it. An attached body has none of its own (it follows its object): `unsupported`.
     public func fileACL(_ file: FileReference) async throws -> ACL? {
         if file.attachment != nil {
             throw MBaaSError.unsupported("an attached file's own ACL", by: adapterName, reason: "a Kii object body shares its object's ACL")
         }
         let location = try await locate(file)
-        let resource = location.bucket.objectPath(appID: configuration.appID, objectID: location.objectID)
-        return KiiACLMapping.acl(fromObjectACL: try await aclList(resource: resource, requireUser: location.bucket.needsUserToken))
+        let needsUser = location.bucket.needsUserToken
+        let object = try await aclList(resource: location.bucket.objectPath(appID: configuration.appID, objectID: location.objectID), requireUser: needsUser)
+        let bucket = try await aclList(resource: location.bucket.path(appID: configuration.appID), requireUser: needsUser)
+        return KiiACLMapping.effectiveACL(object: object, bucket: bucket)
     }
 
     // MARK: Helpers

@@ -339,6 +339,11 @@ extension Migration {
             let (read, failed) = try await withSourceACLs(unmapped, className: cls)
             unmapped = read
             if !failed.isEmpty {
+                // One that may already be on the target (left in flight by the last run, or on a target adopted
+                // with records of its own) keeps a mark of its own: the next run looks it up before writing it,
+                // since the class's earlier marks go when it ends.
+                let unsure = failed.map(\.0).filter { adopt || resumed[$0] != nil }
+                if !unsure.isEmpty { _ = try await offPool { try state.beginWrites(.record, className: cls, sourceIds: unsure) } }
                 box.update { report in
                     report.classes[index].failed += failed.count
                     for (id, detail) in failed { report.add(.init(kind: "failed", className: cls, sourceId: id, detail: detail)) }
@@ -943,22 +948,32 @@ extension Migration {
     var readsRecordACLs: Bool { !source.capabilities.has(.acl) && source.capabilities.has(.aclRead) && traits.acl }
 
     /// The records with their ACLs read from the source (``MBaaSCore/ObjectStore/recordACLs(className:ids:)``, with
-    /// retries), and apart those whose ACL could not be read, with why: the read failed, or the record is gone.
-    /// Cancellation is thrown.
+    /// retries; a failed read of the batch is read again record by record, so that one refusal fails one record), and
+    /// apart those whose ACL could not be read, with why: the read failed, or the record is gone. Cancellation is
+    /// thrown.
     func withSourceACLs(_ records: [Record], className cls: String) async throws -> (records: [Record], failed: [(String, String)]) {
         let ids = records.compactMap(\.id)
-        let acls: [String: ACL]
-        do { acls = try await withRetry { try await self.source.recordACLs(className: cls, ids: ids) } } catch {
+        var acls: [String: ACL] = [:]
+        var reasons: [String: String] = [:]
+        func why(_ error: any Error) throws -> String {
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
-            let why = "its ACL cannot be read on \(source.adapterName): \(MBaaSError.wrap(error))"
-            return ([], ids.map { ($0, why) })
+            return "its ACL cannot be read on \(source.adapterName): \(MBaaSError.wrap(error))"
+        }
+        do { acls = try await withRetry { try await self.source.recordACLs(className: cls, ids: ids) } } catch {
+            // One record's refusal fails that record alone: the batch's are read again one by one.
+            _ = try why(error)
+            for id in ids {
+                do { acls.merge(try await withRetry { try await self.source.recordACLs(className: cls, ids: [id]) }) { a, _ in a } } catch {
+                    reasons[id] = try why(error)
+                }
+            }
         }
         var out: [Record] = []
         var failed: [(String, String)] = []
         out.reserveCapacity(records.count)
         for var r in records {
             guard let id = r.id, let acl = acls[id] else {
-                failed.append((r.id ?? "", "its ACL cannot be read on \(source.adapterName): the record is gone"))
+                failed.append((r.id ?? "", r.id.flatMap { reasons[$0] } ?? "its ACL cannot be read on \(source.adapterName): the record is gone"))
                 continue
             }
             r.acl = acl

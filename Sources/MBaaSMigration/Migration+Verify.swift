@@ -198,7 +198,7 @@ extension Migration {
             // Records read without their ACL: read apart, as the copy read them; one whose ACL cannot be read is a
             // mismatch (not proven).
             if readsRecordACLs {
-                let (withACLs, failed) = try await withSourceACLs(read, className: cls)
+                let (withACLs, failed) = try await withSourceACLs(read.filter { $0.id != nil }, className: cls)
                 read = withACLs
                 if !failed.isEmpty {
                     box.update { report in
@@ -324,8 +324,8 @@ extension Migration {
     /// attachments' where they have ACLs of their own (``MBaaSCore/Capabilities/Feature/attachmentACL``). `nil`
     /// where either store keeps no file ACLs or does not list them (``MBaaSCore/Capabilities/Feature/fileACLListing``;
     /// a source that reads them per file, ``MBaaSCore/Capabilities/Feature/fileACLRead``, is read file by file; the
-    /// plan and the copy said what was not kept), or where no source file has an ACL. A listing or a read that fails
-    /// is a mismatch: the ACLs were not proven.
+    /// plan and the copy said what was not kept), or where no source file has an ACL. A listing that fails is a
+    /// mismatch (the ACLs were not proven); so is each file whose ACL read fails, the others being compared.
     ///
     /// `attachments`: the target's list includes the files attached to its records (names are unique in a store).
     func fileACLsToCompare(target: any Backend, attachments: Bool = false) async throws -> (source: [String: ACL], target: [String: ACL?])? {
@@ -337,7 +337,19 @@ extension Migration {
             var given: [String: ACL] = [:]
             for f in try await withRetry({ try await self.source.listFiles(prefix: nil, limit: nil) })
             where f.reference.attachment == nil || sourceAttachments {
-                let acl = readsFileACLs ? try await readFileACL(f.reference) : f.acl
+                var acl = f.acl
+                if readsFileACLs {
+                    // Read one by one: a file whose read fails is a mismatch of its own, and the others are compared.
+                    do { acl = try await readFileACL(f.reference) } catch {
+                        if error is CancellationError || Task.isCancelled { throw CancellationError() }
+                        box.update {
+                            $0.files.mismatched += 1
+                            $0.add(.init(kind: "file", className: Self.standaloneFiles, sourceId: f.reference.name,
+                                         detail: "its ACL cannot be read on \(self.source.adapterName): \(MBaaSError.wrap(error))"))
+                        }
+                        continue
+                    }
+                }
                 if let acl { given[Self.fileKey(f.reference)] = acl }
             }
             guard !given.isEmpty else { return nil }

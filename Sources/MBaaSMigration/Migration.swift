@@ -263,14 +263,10 @@ public final class Migration: Sendable {
         } else if target.capabilities.has(.aclNarrowing) {
             plan.unsupported.append("ACLs: \(target.adapterName) cannot store every ACL\(noted(.aclNarrowing)); a record whose ACL it cannot store is written with the nearest one it can that grants nobody else more, with a warning per ACL")
         }
-        // A source whose records are read without their ACL: read apart where it can, else said (a record written
-        // without one gets the target's default, open to everyone on most stores).
-        if target.capabilities.has(.acl), !source.capabilities.has(.acl) {
-            if source.capabilities.has(.aclRead) {
-                plan.conversions.append("ACLs: \(source.adapterName) reads records without their ACLs; each record's is read apart (a request per record) and written with it")
-            } else {
-                plan.unsupported.append("ACLs: \(source.adapterName) gives no per-record ACLs\(noted(.acl, of: source)); records are written without one, so \(target.adapterName)'s default applies")
-            }
+        // A source whose records are read without their ACL: each is read apart. (A source that enforces none may
+        // still give ACLs with its records, as an NCMB export does: those go along as given.)
+        if readsRecordACLs {
+            plan.conversions.append("ACLs: \(source.adapterName) reads records without their ACLs; each record's is read apart (a request per record) and written with it")
         }
         if target.capabilities.has(.emptyStringsAbsent) {
             plan.unsupported.append("empty strings: \(target.adapterName) reads them back absent\(noted(.emptyStringsAbsent)); verification counts an empty string and no value as equal")

@@ -355,12 +355,18 @@ func simulated(_ sim: KiiSimulator, admin: Bool = false) -> KiiBackend {
         #expect(kii.capabilities.has(.fileACLRead) && !kii.capabilities.has(.fileACLListing))
         let ref = try await kii.upload(FileUpload(name: "private.txt", source: .data(Data("p".utf8)), acl: .privateTo(a.userId)))
         #expect(try await kii.listFiles(prefix: "private", limit: nil).map(\.acl) == [nil])
+        // As Kii enforces it: the object's grants, and read for whoever the files bucket lets read every object (the
+        // simulator's default app-scope grants: anonymous and authenticated callers).
+        let effective = ACL([.user(a.userId): .readWrite, .everyone: .read, .user("ANY_AUTHENTICATED_USER"): .read])
         let before = await sim.log.count
+        #expect(try await kii.fileACL(ref) == effective)
+        let read = await sim.log.dropFirst(before).map { "\($0.method) \($0.url.path)" }
+        #expect(read == ["GET /api/apps/simapp/buckets/mbaas_files/objects/\(ref.url!.split(separator: "/").dropLast().last!)/acl",
+                         "GET /api/apps/simapp/buckets/mbaas_files/acl"], "\(read)")
+        #expect(try await kii.fileACL(FileReference(name: "private.txt")) == effective)
+        // A files bucket that lets no one read every object: the object's own grants alone.
+        try await kii.setClassACL(ACL([.user(a.userId): .readWrite]), className: "mbaas_files")
         #expect(try await kii.fileACL(ref) == .privateTo(a.userId))
-        let read = await sim.log.dropFirst(before)
-        #expect(read.count == 1 && read.first?.method == .get, "\(read.map { "\($0.method) \($0.url.path)" })")
-        #expect(read.first?.url.path == "/api/apps/simapp/buckets/mbaas_files/objects/\(ref.url!.split(separator: "/").dropLast().last!)/acl")
-        #expect(try await kii.fileACL(FileReference(name: "private.txt")) == .privateTo(a.userId))
         await #expect { try await kii.fileACL(FileReference(name: "missing.txt")) } throws: { ($0 as! MBaaSError).kind == .notFound }
         let doc = try await kii.create(Record(className: "Doc", fields: ["title": "t"]))
         let attached = try await kii.upload(FileUpload(name: "a.png", source: .data(Data("a".utf8)),

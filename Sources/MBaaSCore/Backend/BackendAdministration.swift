@@ -15,7 +15,7 @@ extension Capabilities.Feature {
     /// user name (and e-mail, where the backend keeps it: ``userEmail``) alone.
     public static let userFields: Capabilities.Feature = "userFields"
     /// ``BackendAdministration/importUser(_:password:)`` keeps the user's ``DirectoryUser/email``, and the directory
-    /// gives it back. A backend that imports users without it (its users have no e-mail address, as AppPot's) says
+    /// gives it back. A backend that imports users without it (its users have no e-mail address) says
     /// so in its note, and names a user who has only an e-mail address by it; a migration says so in its plan and
     /// verifies users by user name alone (that address, for those).
     public static let userEmail: Capabilities.Feature = "userEmail"

@@ -60,7 +60,7 @@ public struct Capabilities: Sendable, Hashable {
         public static let nestedKeys: Feature = "nestedKeys"
         /// A separate file store (upload by name, list).
         public static let files: Feature = "files"
-        /// Deleting a stored file as the caller; without it (Parse Server without its master key) files stay
+        /// Deleting a stored file as the caller; without it (a server reached without its administrative key, say) files stay
         /// until an administrator removes them.
         public static let fileDelete: Feature = "fileDelete"
         /// Listing the file store.

@@ -87,7 +87,7 @@ public enum BatchResult: Sendable {
 ///   ``Capabilities/Feature/atomicBatch`` any failure rolls everything back and every result is that failure;
 ///   without it, results are per operation. Batches over ``Capabilities/maxBatchSize`` are `invalidRequest`.
 /// - ``narrowedACL(_:)`` returns the ACL a record written with `acl` reads back with: `acl` itself where the backend
-///   stores it as given, its own form of the same grants where it stores another (AppPot's scopes). For an ACL it
+///   stores it as given, its own form of the same grants where it stores another (scopes instead of principals, say). For an ACL it
 ///   cannot store (a backend declaring ``Capabilities/Feature/aclNarrowing``; writing it is `unsupported`), the ACL
 ///   it can store that is nearest without granting more: no principal gains access it did not have, except the
 ///   writing user on a backend whose records always belong to their writer. It writes nothing; `unsupported` when
@@ -99,7 +99,7 @@ public enum BatchResult: Sendable {
 /// - ``recordACLs(className:ids:)`` reads the access records grant, for a store whose records are read without their
 ///   ACL (no ``Capabilities/Feature/acl``) but which keeps and enforces one per record
 ///   (``Capabilities/Feature/aclRead``): for each id, the ACL that grants on another store what the record grants here
-///   (on Kii, its object's ACL with what its bucket grants on every object). An id the answer lacks is a record that
+///   (its own grants with what the store grants on every record of the class, say). An id the answer lacks is a record that
 ///   is gone. `unsupported` without the capability (the default).
 public protocol ObjectStore: Sendable {
     func create(_ record: Record) async throws -> Record
