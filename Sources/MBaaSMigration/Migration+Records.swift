@@ -948,7 +948,7 @@ extension Migration {
     var readsRecordACLs: Bool { !source.capabilities.has(.acl) && source.capabilities.has(.aclRead) && traits.acl }
 
     /// The records with their ACLs read from the source (``MBaaSCore/ObjectStore/recordACLs(className:ids:)``, with
-    /// retries; a failed read of the batch is read again record by record, so that one refusal fails one record), and
+    /// retries; a batch whose read is refused is read again record by record, so that one refusal fails one record), and
     /// apart those whose ACL could not be read, with why: the read failed, or the record is gone. Cancellation is
     /// thrown.
     func withSourceACLs(_ records: [Record], className cls: String) async throws -> (records: [Record], failed: [(String, String)]) {
@@ -960,10 +960,13 @@ extension Migration {
             return "its ACL cannot be read on \(source.adapterName): \(MBaaSError.wrap(error))"
         }
         do { acls = try await withRetry { try await self.source.recordACLs(className: cls, ids: ids) } } catch {
-            // One record's refusal fails that record alone: the batch's are read again one by one.
-            _ = try why(error)
+            let reason = try why(error)
+            // Still failing after the retries (the source unavailable, say): the whole batch fails with it, and the
+            // next run tries again. A refusal (one record's ACL the caller may not read, say) fails that record alone:
+            // the batch's are read again one by one, once each, since a refusal does not pass with retries.
+            if isTransient(MBaaSError.wrap(error)) { return ([], ids.map { ($0, reason) }) }
             for id in ids {
-                do { acls.merge(try await withRetry { try await self.source.recordACLs(className: cls, ids: [id]) }) { a, _ in a } } catch {
+                do { acls.merge(try await self.source.recordACLs(className: cls, ids: [id])) { a, _ in a } } catch {
                     reasons[id] = try why(error)
                 }
             }

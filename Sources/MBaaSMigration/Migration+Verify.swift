@@ -292,7 +292,7 @@ extension Migration {
         let acls = try await fileACLsToCompare(target: target, attachments: target.capabilities.has(.attachmentACL))
         // Up to `fileConcurrency` files at a time, as they were copied.
         try await concurrently(try await offPool({ try state.copiedFiles() }), limit: options.fileCopiesInFlight) { f in
-            var aclDifference: String?
+            var aclDifference = acls?.unreadable[f.sourceName]
             if let acls, let given = acls.source[f.sourceName] {
                 aclDifference = try await self.fileACLDifference(given, listed: acls.target[f.target.name], f.sourceName, state)
             }
@@ -308,7 +308,7 @@ extension Migration {
                 try await concurrently(page, limit: options.fileCopiesInFlight) { a in
                     guard let sha = a.sha256, let size = a.size, let text = a.targetName,
                           let ref = (try? Value(json: JSON.parse(text)))?.fileValue else { return }
-                    var aclDifference: String?
+                    var aclDifference = target.capabilities.has(.attachmentACL) ? acls?.unreadable[Self.fileKey(a.ref)] : nil
                     if let acls, target.capabilities.has(.attachmentACL), let given = acls.source[Self.fileKey(a.ref)] {
                         aclDifference = try await self.fileACLDifference(given, listed: acls.target[ref.name], a.ref.name, state)
                     }
@@ -325,39 +325,40 @@ extension Migration {
     /// where either store keeps no file ACLs or does not list them (``MBaaSCore/Capabilities/Feature/fileACLListing``;
     /// a source that reads them per file, ``MBaaSCore/Capabilities/Feature/fileACLRead``, is read file by file; the
     /// plan and the copy said what was not kept), or where no source file has an ACL. A listing that fails is a
-    /// mismatch (the ACLs were not proven); so is each file whose ACL read fails, the others being compared.
+    /// mismatch (the ACLs were not proven). A file whose ACL read fails is in `unreadable`, with why: that file's
+    /// difference, the others being compared.
     ///
     /// `attachments`: the target's list includes the files attached to its records (names are unique in a store).
-    func fileACLsToCompare(target: any Backend, attachments: Bool = false) async throws -> (source: [String: ACL], target: [String: ACL?])? {
+    func fileACLsToCompare(target: any Backend, attachments: Bool = false) async throws
+        -> (source: [String: ACL], target: [String: ACL?], unreadable: [String: String])?
+    {
         let lists: Set<Capabilities.Feature> = [.fileACL, .fileList, .fileACLListing]
         guard source.capabilities.features.isSuperset(of: lists) || (readsFileACLs && source.capabilities.has(.fileList)),
               target.capabilities.features.isSuperset(of: lists) else { return nil }
         let sourceAttachments = source.capabilities.has(.attachmentACL)
         do {
             var given: [String: ACL] = [:]
+            var unreadable: [String: String] = [:]
             for f in try await withRetry({ try await self.source.listFiles(prefix: nil, limit: nil) })
             where f.reference.attachment == nil || sourceAttachments {
                 var acl = f.acl
                 if readsFileACLs {
-                    // Read one by one: a file whose read fails is a mismatch of its own, and the others are compared.
+                    // Read one by one: a file whose read fails is that file's difference (its ACL is not proven),
+                    // and the others are compared.
                     do { acl = try await readFileACL(f.reference) } catch {
                         if error is CancellationError || Task.isCancelled { throw CancellationError() }
-                        box.update {
-                            $0.files.mismatched += 1
-                            $0.add(.init(kind: "file", className: Self.standaloneFiles, sourceId: f.reference.name,
-                                         detail: "its ACL cannot be read on \(self.source.adapterName): \(MBaaSError.wrap(error))"))
-                        }
+                        unreadable[Self.fileKey(f.reference)] = "its ACL cannot be read on \(source.adapterName): \(MBaaSError.wrap(error))"
                         continue
                     }
                 }
                 if let acl { given[Self.fileKey(f.reference)] = acl }
             }
-            guard !given.isEmpty else { return nil }
+            guard !given.isEmpty || !unreadable.isEmpty else { return nil }
             var stored: [String: ACL?] = [:]
             for f in try await withRetry({ try await target.listFiles(prefix: nil, limit: nil) }) where f.reference.attachment == nil || attachments {
                 stored[f.reference.name] = f.acl
             }
-            return (given, stored)
+            return (given, stored, unreadable)
         } catch {
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
             box.update {

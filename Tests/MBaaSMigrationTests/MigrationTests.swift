@@ -1222,6 +1222,12 @@ struct MigrationTests {
             _ = try await local.repairFileACL(name: "loose.txt", acl: .publicReadWrite)
             let again = try await reverify(source, target, state: scratch.path("state\(plain)"))
             #expect(!again.ok && again.mismatches.contains { $0.sourceId == "loose.txt" && $0.detail.contains("ACL") }, "\(again.mismatches)")
+            // A file whose ACL cannot be read is that file's mismatch, counted once; the others are compared.
+            let unreadable = FlakyBackend(inner, seed: 0, rate: 0, without: [.fileACLListing],
+                                          fileACLFault: { $0 == "open.txt" ? MBaaSError(.forbidden, "ACL read denied") : nil })
+            let partly = try await reverify(unreadable, target, state: scratch.path("state\(plain)"))
+            #expect(partly.mismatches.contains { $0.sourceId == "open.txt" && $0.detail.contains("ACL read denied") }, "\(partly.mismatches)")
+            #expect(partly.files.mismatched == 2 && partly.files.verified == 1, "plain \(plain): \(partly.files) \(partly.mismatches)")
             await local.close()
         }
         // Three per copy, three per verification, three per re-verification, in each of the two runs.
@@ -1290,7 +1296,8 @@ struct MigrationTests {
         let failing = FlakyBackend(inner, seed: 0, rate: 0, readsACLsApart: true, recordACLFault: { $0 == "b" ? denied : nil })
         let second = try openLocal(scratch.path("t2.db"))
         let one = MigrationOptions(classes: ["Note"], batchSize: 1, concurrency: 1)
-        let first = try await migrate(failing, second, state: scratch.path("state2"), options: one)
+        // The three in one batch: the refusal fails b alone (the batch is read again record by record).
+        let first = try await migrate(failing, second, state: scratch.path("state2"), options: MigrationOptions(classes: ["Note"]))
         let firstNotes = try #require(first.classes.first { $0.source == "Note" })
         #expect(!first.ok && firstNotes.written == 2 && firstNotes.failed == 1, "\(first.classes)")
         #expect(first.mismatches.contains { $0.sourceId == "b" && $0.kind == "failed" && $0.detail.contains("ACL read denied") }, "\(first.mismatches)")

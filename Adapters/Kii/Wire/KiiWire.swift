@@ -19,7 +19,8 @@ public enum KiiWire {
             .fileNames, .unicodeFileNames,
             // A file of the files bucket is an object with an ACL of its own (attached bodies follow their object's).
             .fileACL,
-            // Not listed with the files bucket's query: read per file, from the object's ACL (`GET {object}/acl` [sdk: kii.md §6.1]).
+            // Not listed with the files bucket's query: read per file, from the object's ACL and the bucket's (`GET {object}/acl`,
+            // `GET {bucket}/acl` [sdk: kii.md §6.1]).
             .fileACLRead,
             // Records are read without their ACL (see the note on acl); recordACLs(className:ids:) reads what each
             // grants, its object ACL and its bucket's read-every-object grant [sdk: kii.md §6.1, doc: §6.2].
@@ -43,7 +44,7 @@ public enum KiiWire {
                 + "Records read back carry no ACL (see KiiBackend.acl(className:id:)). Role principals have no "
             + "Kii subject and are refused; bucket verbs beyond create/query/read (DROP_BUCKET_WITH_ALL_CONTENT) and "
             + "scope verbs are reachable only through KiiBackend.aclList(resource:)",
-            .fileACLListing: "a Kii file's ACL is read apart from the files bucket's query, a request per file (fileACL(_:)), not in listings",
+            .fileACLListing: "a Kii file's ACL is read apart from the files bucket's query, per file (fileACL(_:): its object's ACL and the bucket's), not in listings",
             .anonymousAuth: "Kii pseudo users are not exposed",
             .serverLogout: "Kii has no token revocation call; logOut is local",
             .roles: "Kii has groups but no roles, and users/me does not list groups",
