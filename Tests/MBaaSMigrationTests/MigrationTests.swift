@@ -37,6 +37,17 @@ func migrate(
     return try await Migration(source: source, target: target, options: options, state: state).run()
 }
 
+/// A Local source with the user `boss`, an open `Note` `n`, and `own.txt` attached to it (field `photo`) with an ACL of
+/// its own, private to `boss`.
+func sourceWithOwnAttachment(_ scratch: Scratch) async throws -> LocalBackend {
+    let source = try openLocal(scratch.path("s.db"))
+    _ = try await source.importUser(DirectoryUser(id: "boss", username: "boss"), password: .unusable)
+    _ = try await source.create(Record(className: "Note", id: "n", acl: .publicReadWrite, fields: ["text": "n"]))
+    _ = try await source.upload(FileUpload(name: "own.txt", source: .data(Data("own".utf8)), acl: .privateTo("boss"),
+                                           attachment: FileAttachment(className: "Note", objectId: "n", field: "photo")))
+    return source
+}
+
 /// Verifies again, against the state folder a migration left (``Migration/verify()``).
 func reverify(
     _ source: any Backend, _ target: any Backend, state: URL, options: MigrationOptions = MigrationOptions()
@@ -1084,11 +1095,7 @@ struct MigrationTests {
     func sourceAttachmentIntoSeparateStore() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let source = try openLocal(scratch.path("s.db"))
-        _ = try await source.importUser(DirectoryUser(id: "boss", username: "boss"), password: .unusable)
-        _ = try await source.create(Record(className: "Note", id: "n", acl: .publicReadWrite, fields: ["text": "n"]))
-        _ = try await source.upload(FileUpload(name: "own.txt", source: .data(Data("own".utf8)), acl: .privateTo("boss"),
-                                               attachment: FileAttachment(className: "Note", objectId: "n", field: "photo")))
+        let source = try await sourceWithOwnAttachment(scratch)
         // Into a store without attachments, whose own attachments may or may not have ACLs (a bundle has none).
         for attachmentACL in [true, false] {
             let local = try openLocal(scratch.path("t\(attachmentACL).db"))
@@ -1159,11 +1166,7 @@ struct MigrationTests {
     func attachmentsAndUnlistedFileACLs() async throws {
         let scratch = try Scratch()
         defer { scratch.remove() }
-        let source = try openLocal(scratch.path("s.db"))
-        _ = try await source.importUser(DirectoryUser(id: "boss", username: "boss"), password: .unusable)
-        _ = try await source.create(Record(className: "Note", id: "n", acl: .publicReadWrite, fields: ["text": "n"]))
-        _ = try await source.upload(FileUpload(name: "own.txt", source: .data(Data("own".utf8)), acl: .privateTo("boss"),
-                                               attachment: FileAttachment(className: "Note", objectId: "n", field: "photo")))
+        let source = try await sourceWithOwnAttachment(scratch)
         _ = try await source.upload(FileUpload(name: "loose.txt", source: .data(Data("loose".utf8)), acl: .privateTo("boss")))
         let local = try openLocal(scratch.path("t.db"))
         let report = try await migrate(source, local, state: scratch.path("state"), options: MigrationOptions(classes: ["Note"]))

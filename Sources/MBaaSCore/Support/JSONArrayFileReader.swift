@@ -290,12 +290,7 @@ public struct JSONArrayFileReader {
             if b == UInt8(ascii: "}") { advance(); break }
             guard b == UInt8(ascii: ",") else { throw failure("expected ',' or '}' after the \"\(member)\" array") }
             advance()
-            try skipSpace()
-            let keyLine = line
-            let key = try memberName()
-            if !seen.insert(key).inserted {
-                throw Failure(line: keyLine, message: "the top-level object has a second \"\(key)\" member")
-            }
+            let key = try memberName(seen: &seen)
             try skipMemberValue(key)
         }
         try expectNothingMore()
@@ -307,9 +302,11 @@ public struct JSONArrayFileReader {
         if try peek() != nil { throw failure("unexpected characters after the top-level value") }
     }
 
-    /// A member name of the top-level object and its colon; the reader is left at the value.
-    private mutating func memberName() throws -> String {
+    /// A member name of the top-level object and its colon, the reader left at the value; a name in `seen` (the
+    /// object's names so far, to which it is added) is an error.
+    private mutating func memberName(seen: inout Set<String>) throws -> String {
         try skipSpace()
+        let keyLine = line
         guard try peek() == UInt8(ascii: "\"") else { throw failure("expected a member name") }
         let keyBytes = try takeValue()
         let parsed: JSON
@@ -319,6 +316,7 @@ public struct JSONArrayFileReader {
         guard try peek() == UInt8(ascii: ":") else { throw failure("expected ':' after \"\(key)\"") }
         advance()
         try skipSpace()
+        if !seen.insert(key).inserted { throw Failure(line: keyLine, message: "the top-level object has a second \"\(key)\" member") }
         return key
     }
 
@@ -348,9 +346,7 @@ public struct JSONArrayFileReader {
             if b == UInt8(ascii: "}") { throw failure("the top-level object has no \"\(member!)\" member") }
             if b == UInt8(ascii: ",") { advance(); continue }
             guard b == UInt8(ascii: "\"") else { throw failure("expected a member name") }
-            let keyLine = line
-            let key = try memberName()
-            if !seen.insert(key).inserted { throw Failure(line: keyLine, message: "the top-level object has a second \"\(key)\" member") }
+            let key = try memberName(seen: &seen)
             if key == member {
                 guard try peek() == UInt8(ascii: "[") else { throw failure("\"\(key)\" is not an array") }
                 advance()
