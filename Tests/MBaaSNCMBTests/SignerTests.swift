@@ -149,6 +149,25 @@ struct SignerTests {
         #expect(!NCMBSigner(applicationKey: Self.docAppKey, clientKey: "wrong").verify(request))
     }
 
+    @Test("a server also accepts a signature over the host with the Host header's port, as the Python SDK signs with NCMB.fqdn")
+    func hostWithPort() throws {
+        let url = try URL.build(base: "http://127.0.0.1:8080", path: "/2013-09-01/classes/Memo", query: [("limit", "5")])
+        func signed(host: String) -> TransportRequest {
+            var request = TransportRequest(method: .get, url: url)
+            request.headers["X-NCMB-Application-Key"] = Self.docAppKey
+            request.headers["X-NCMB-Timestamp"] = Self.docTimestamp
+            request.headers["X-NCMB-Signature"] = doc.signature(of: doc.stringToSign(
+                method: "GET", host: host, path: "/2013-09-01/classes/Memo", query: "limit=5", timestamp: Self.docTimestamp))
+            return request
+        }
+        #expect(doc.verify(signed(host: "127.0.0.1")))
+        #expect(doc.verify(signed(host: "127.0.0.1:8080")))
+        // Only the port the request came to, and only this host.
+        #expect(!doc.verify(signed(host: "127.0.0.1:8081")))
+        #expect(!doc.verify(signed(host: "localhost:8080")))
+        #expect(!doc.verify(signed(host: "127.0.0.1:")))
+    }
+
     @Test("parameters sort by name in byte order, uppercase before lowercase")
     func sorting() {
         let text = doc.stringToSign(method: "GET", host: "h", path: "/p", query: "where=1&count=1&Zed=2&a", timestamp: "T")

@@ -16,10 +16,12 @@ Prints `ok <step>` (or `skip <step>: <reason>`) per step and `ncmb-python-sdk: N
 on the first failure prints `FAIL <step>: <why>` to stderr and exits 1 (2 for a usage error).
 
 How the SDK is pointed at the emulator (the SDK hard-codes `https://` + `NCMB.fqdn`, see README.md):
-- `NCMB.fqdn` (class attribute) is set to the emulator's host *without* port: the SDK signs with it, and the
-  emulator verifies against the Host header's host without port;
-- the instance attribute `url` of the client is replaced by a wrapper around the SDK's own `url()` that swaps
-  the `https://<fqdn>` prefix for the emulator's base URL; paths, query strings and signatures are untouched.
+- `NCMB.fqdn` (class attribute) is set to the emulator's `host:port`, the natural setting: the SDK signs with it,
+  and the emulator accepts a signature over the Host header's host with its port (or without it, as the Swift and
+  JS SDKs sign);
+- the SDK always builds `https://<fqdn>/...`; the emulator serves plain HTTP, so the instance attribute `url` of
+  the client is replaced by a wrapper around the SDK's own `url()` that changes the scheme only (`https://` to the
+  emulator's `http://`); host, port, paths, query strings and signatures are the SDK's own.
 Two observers, which change nothing the SDK sends or reads: a urllib handler records each exchange (method,
 URL, request headers, response status), and a wrapper around `NCMBRequest.fetch` keeps the JSON the SDK parsed
 (the SDK turns every error body into an AttributeError, so the wire code is read from there).
@@ -207,7 +209,7 @@ def main():
         equal(version, SDK_VERSION, "installed NCMB SDK version (this driver relies on 1.3.1's behaviour)")
 
         ncmb = NCMB(app_key, client_key)
-        NCMB.fqdn = parts.hostname  # what the SDK signs as the host: no port, as the emulator verifies
+        NCMB.fqdn = parts.netloc  # host:port, what the SDK then signs as the host
         sdk_url = ncmb.url
         sdk_prefix = f"https://{NCMB.fqdn}"
 
@@ -215,7 +217,7 @@ def main():
             url = sdk_url(class_name, queries, object_id)
             if not url.startswith(sdk_prefix):
                 raise RuntimeError(f"the SDK built {url!r}, which does not start with {sdk_prefix!r}")
-            return base + url[len(sdk_prefix):]
+            return f"{parts.scheme}://" + url[len("https://"):]  # the scheme only
 
         ncmb.url = emulator_url  # NCMBRequest.exec calls self.NCMB.url(...): the instance attribute wins
         NCMBRequest.fetch = _observed_fetch

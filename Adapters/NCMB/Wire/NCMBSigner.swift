@@ -216,13 +216,23 @@ public struct NCMBSigner: Sendable, Hashable {
     }
 
     /// Whether a received request carries this application's key and a valid signature (for a server).
+    ///
+    /// The host in the string to sign may be the request's host without its port (what the Swift and JS SDKs sign
+    /// with, and ``sign(_:timestamp:)``) or its host and port as the `Host` header carried them: the Python SDK (PyPI
+    /// `NCMB` 1.3.1) signs with its one host setting, `NCMB.fqdn`, which a client pointed at `127.0.0.1:8080` sets to
+    /// exactly that [sdk]. Either form is accepted; nothing else.
     public func verify(_ request: TransportRequest) -> Bool {
         guard request.headers[Header.applicationKey] == applicationKey,
               let timestamp = request.headers[Header.timestamp],
               let sent = request.headers[Header.signature],
-              let text = try? stringToSign(method: request.method.rawValue, url: request.url, timestamp: timestamp)
+              let parts = NCMBSigner.wireParts(of: request.url)
         else { return false }
-        return constantTimeEquals(sent, signature(of: text))
+        var hosts = [parts.host]
+        if let port = request.url.port { hosts.append("\(parts.host):\(port)") }
+        return hosts.contains { host in
+            constantTimeEquals(sent, signature(of: stringToSign(method: request.method.rawValue, host: host, path: parts.path,
+                                                                query: parts.query, timestamp: timestamp)))
+        }
     }
 
     /// Checks a response's `X-NCMB-Response-Signature` against the request's string to sign, as the vendor SDKs
