@@ -178,6 +178,35 @@ struct NCMBDialectTests {
         #expect(docAnswer.status == 413 && errorCode(docAnswer) == "E413002")
     }
 
+    @Test("an empty ACL is accepted, as NCMB accepts it (the Swift SDK's upload test sends acl {}), and reaches no client after")
+    func emptyACL() async throws {
+        let dialect = try makeDialect()
+        let form = MultipartForm(parts: [
+            MultipartForm.Part(name: "file", filename: "secret.txt", contentType: "text/plain", data: Data("s".utf8)),
+            MultipartForm.Part(name: "acl", filename: nil, contentType: nil, data: Data("{}".utf8)),
+        ])
+        var upload = try signedRequest(dialect, "POST", "/files/secret.txt", body: form.encoded())
+        upload.headers["Content-Type"] = form.contentType
+        let uploaded = await dialect.respond(to: upload)
+        #expect(uploaded.status == 201, "\(String(decoding: uploaded.body, as: UTF8.self))")
+        // Only the master key and the console reach it: the store's owner keeps it with its empty ACL.
+        let kept = try await dialect.store.sharing(session: nil, administrative: true).listFiles(prefix: "secret.txt", limit: nil)
+        #expect(kept.map(\.reference.name) == ["secret.txt"])
+        #expect(kept.first?.acl == ACL())
+        let read = await dialect.respond(to: try signedRequest(dialect, "GET", "/files/secret.txt"))
+        #expect(read.status == 404 && errorCode(read) == "E404001")
+        // The same for an object.
+        let created = await dialect.respond(to: try signedRequest(dialect, "POST", "/classes/Memo", body: Data(#"{"t":"x","acl":{}}"#.utf8)))
+        #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
+        let id = try #require(try JSON.parse(created.body)["objectId"]?.stringValue)
+        // The dialect's answer for a record the caller may not read (E403001 "No access with ACL").
+        let object = await dialect.respond(to: try signedRequest(dialect, "GET", "/classes/Memo/" + id))
+        #expect(object.status == 403 && errorCode(object) == "E403001", "\(object.status.code) \(String(decoding: object.body, as: UTF8.self))")
+        // An ACL naming an empty principal is still refused.
+        let bad = await dialect.respond(to: try signedRequest(dialect, "POST", "/classes/Memo", body: Data(#"{"t":"x","acl":{"":{"read":true}}}"#.utf8)))
+        #expect(bad.status == 400)
+    }
+
     @Test("NCMB's shapes: 201 on create, E404001 for a missing id, E404002 for an unknown path, login by query too")
     func shapes() async throws {
         let dialect = try makeDialect()

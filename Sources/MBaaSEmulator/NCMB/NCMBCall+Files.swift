@@ -38,7 +38,7 @@ extension NCMBCall {
         }
         let type = file.contentType.flatMap { $0.isEmpty ? nil : $0 } ?? "application/octet-stream"
         do {
-            _ = try await backend.upload(FileUpload(name: name, source: .data(file.data), contentType: type, acl: acl))
+            _ = try await store(creating: acl).upload(FileUpload(name: name, source: .data(file.data), contentType: type, acl: acl))
         } catch let e as MBaaSError where e.kind == .duplicate {
             throw MBaaSError(.duplicate, "fileName is duplication.", vendorCode: "E409001")
         }

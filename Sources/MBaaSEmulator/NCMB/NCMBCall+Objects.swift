@@ -60,7 +60,7 @@ extension NCMBCall {
             }
         }
         if fields[Self.relationsField] == nil { fields.removeValue(forKey: Self.relationsField) }
-        let record = try await backend.create(Record(className: Self.storeClass(cls), acl: acl ?? .publicReadWrite, fields: fields))
+        let record = try await store(creating: acl).create(Record(className: Self.storeClass(cls), acl: acl ?? .publicReadWrite, fields: fields))
         if cls == .role { try await syncRoles(affecting: record) }
         var out: JSONObject = ["objectId": .string(record.id ?? ""), "createDate": .string(ISO8601.format(record.createdAt ?? dialect.clock()))]
         // NCMB echoes relation operators of a create (ncmb.md §1.3, JS stub).

@@ -92,6 +92,18 @@ struct NCMBCall {
         }
     }
 
+    /// The store a new object or file with this ACL is written through. An ACL that grants nothing (`{}`, only
+    /// `false` grants) is one NCMB accepts and keeps for the master key and the console alone [sdk: ncmb_swift's
+    /// `NCMBFileServiceTests` upload an `acl` part `{}`, answered 201]: the caller's store refuses it (the embedded
+    /// store keeps its own clients from locking records away), so the owner's writes it, and from then on no
+    /// application key or session reaches it, as on NCMB. Any other ACL goes through the caller's store.
+    func store(creating acl: ACL?) -> LocalBackend {
+        guard let acl, !acl.entries.values.contains(where: { $0.read || $0.write }),
+              !acl.entries.keys.contains(where: { $0.key.isEmpty || $0.key.hasSuffix(":") })
+        else { return backend }
+        return owner
+    }
+
     static func acl(_ json: JSON) throws -> ACL {
         do { return try NCMBCodec.decodeACL(json) } catch {
             throw MBaaSError(.invalidRequest, "acl is invalid. (\(error.message))", vendorCode: "E400002")

@@ -13,7 +13,8 @@ public import MBaaSNCMBWire
 /// # What it enforces (evidence per rule: doc, sdk, inferred)
 /// - Every request needs `X-NCMB-Application-Key` equal to the application key, an `X-NCMB-Timestamp` within
 ///   ``Configuration/timestampTolerance`` of the server clock, and a valid `X-NCMB-Signature` (SignatureVersion
-///   2, the host without port, the path and, for GET, the query as sent): otherwise 401 E401001 [doc]. The
+///   2 over the host, with or without the `Host` header's port [sdk: the Python SDK signs with `NCMB.fqdn`, the
+///   Swift and JS SDKs with the host alone], the path and, for GET, the query as sent): otherwise 401 E401001 [doc]. The
 ///   tolerance is [inferred]: NCMB documents that a stale timestamp is refused, not by how much.
 /// - `X-NCMB-Apps-Session-Token` acts as that user for ACLs; an unknown, expired or logged-out token is 401
 ///   E401001 [doc].
