@@ -78,11 +78,10 @@ extension ParseCall {
         return TransportResponse(status: 200, headers: [.contentType: type], body: data)
     }
 
-    /// `DELETE /files/{name}`: the master key only [doc].
+    /// `DELETE /files/{name}`: the master key only [doc]; without it parse-server's master-key middleware answers
+    /// (``masterKeyRequired``).
     func deleteFile(_ name: String) async throws -> TransportResponse {
-        guard isMaster else {
-            throw MBaaSError(.forbidden, "Clients aren't allowed to perform the delete operation on files.", vendorCode: "119")
-        }
+        guard isMaster else { return Self.masterKeyRequired }
         do { try await owner.deleteFile(FileReference(name: name)) } catch let e as MBaaSError where e.kind == .notFound {
             throw MBaaSError(.invalidRequest, "Could not delete file.", vendorCode: "131")
         }

@@ -205,10 +205,16 @@ extension ParseCall {
         } ?? []
     }
 
+    /// What parse-server's master-key middleware (`enforceMasterKeyAccess`) answers a route that only the master key
+    /// may use, asked without it: 403 `{"error":"unauthorized: master key is required"}`, no code [sdk: parse-server
+    /// `spec/ParseFile.spec.js`, file deletion without the master key; the schemas, config and server-info routes use
+    /// the same middleware].
+    static var masterKeyRequired: TransportResponse { ParseErrorBody(code: nil, error: "unauthorized: master key is required").response() }
+
     /// `GET /schemas` (master key only [doc]): `{"results":[{"className":…}]}` for every class that holds objects,
     /// built-in classes included; fields are not described (the store keeps no schema).
     func schemas() async throws -> TransportResponse {
-        guard isMaster else { throw MBaaSError(.forbidden, "unauthorized: master key is required", vendorCode: "119") }
+        guard isMaster else { return Self.masterKeyRequired }
         var names = Set(try await owner.listClasses())
         names.formUnion([ParseWire.userClass, ParseWire.roleClass])
         let results = names.sorted().map { JSON.object(["className": .string($0)]) }
