@@ -176,6 +176,16 @@ struct HTTPTests {
         #expect(url.absoluteString == "https://h/2013-09-01/classes/A?where=%7B%22a%22%3A%22b%20c%22%7D")
     }
 
+    @Test func dotSegmentsAreRefused() throws {
+        for path in ["/apps/a/users/../buckets/Secret", "/a/./b", "/a/..", "/.."] {
+            #expect(throws: MBaaSError.self, "\(path)") { try URL.build(base: "https://h", path: path) }
+        }
+        // Dots inside a name are names.
+        for path in ["/a/.b/c", "/a/b../c", "/a/.../c", "/files/x.png", "/a//b"] {
+            #expect(try URL.build(base: "https://h", path: path).absoluteString == "https://h" + path)
+        }
+    }
+
     @Test func logsRedactSecretsInURLs() throws {
         let url = try #require(URL(string: "https://u:pw@h/p?token=abc&x=1"))
         let s = HTTPLogging.redactedURL(url)

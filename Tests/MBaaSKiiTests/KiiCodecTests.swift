@@ -52,7 +52,8 @@ import Testing
         #expect(try KiiBucketAddress(className: "users/u 1/x1").path(appID: "a") == "/apps/a/users/u%201/buckets/x1")
         #expect(try KiiBucketAddress(className: "users/me/buckets/b1").className == "users/me/b1")
         for bad in ["Bad Class!", "_files", "x", "users", "users/me", "people/me/b1", "users//b1", "a/b/c/d/e",
-                    String(repeating: "a", count: 65), "users/me/shelf/b1"] {
+                    String(repeating: "a", count: 65), "users/me/shelf/b1", "users/../Secret", "groups/./Secret",
+                    "users/../buckets/Secret"] {
             #expect { try KiiBucketAddress(className: bad) } throws: { ($0 as! MBaaSError).kind == .invalidRequest }
         }
     }

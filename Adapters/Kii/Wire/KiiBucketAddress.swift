@@ -69,6 +69,7 @@ public struct KiiBucketAddress: Sendable, Hashable, CustomStringConvertible {
         case 3, 4:
             let owner = parts[1]
             guard !owner.isEmpty else { throw bad("the scope owner is empty") }
+            guard owner != ".", owner != ".." else { throw bad("the scope owner '\(owner)' is not an id") }
             switch parts[0] {
             case "users": scope = .user(owner)
             case "groups": scope = .group(owner)

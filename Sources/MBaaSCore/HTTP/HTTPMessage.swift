@@ -134,7 +134,17 @@ public struct TransportResponse: Sendable, Hashable {
 extension URL {
     /// Builds a URL from a base (`https://host:port`), a path whose segments are already percent-encoded, and
     /// query items encoded strictly (RFC 3986 unreserved characters only: `+` is `%2B`, space `%20`, `'` `%27`).
+    ///
+    /// A path segment `.` or `..` is refused with ``MBaaSError/Kind/invalidRequest``: ``percentEncode(_:)`` keeps
+    /// dots, so a class name, an id or a scope that is `..` would otherwise become a dot segment that URL
+    /// normalisation (the client's, a proxy's or the server's) resolves against its neighbour, and the request would
+    /// reach another resource than the one named (`users/../Secret` writing to `Secret`). A `/` inside a segment is
+    /// already `%2F`. (A segment written `%2E%2E` on purpose is left to the server, which must refuse it: the
+    /// emulator's dialects are tested so.)
     public static func build(base: String, path: String, query: [(String, String)] = []) throws -> URL {
+        for segment in path.split(separator: "/") where segment == "." || segment == ".." {
+            throw MBaaSError(.invalidRequest, "a name in the request path is '\(segment)', which would address another resource (path \(path)); '.' and '..' are not names")
+        }
         var text = base + path
         if !query.isEmpty {
             text += "?" + query.map { "\(percentEncode($0.0))=\(percentEncode($0.1))" }.joined(separator: "&")
