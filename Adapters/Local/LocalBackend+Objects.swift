@@ -68,7 +68,7 @@ extension LocalBackend {
         try query.validate(against: capabilities, backend: adapterName)
         try query.validateComplexity()
         let plan = try LocalQueryPlan(query: query, capabilities: capabilities)
-        return try await reading { db, principal in try plan.page(db, principal: principal) }
+        return try await reading { db, principal in try LocalRegex.withQueryBudget { try plan.page(db, principal: principal) } }
     }
 
     public func count(_ query: Query) async throws -> Int {
@@ -77,7 +77,7 @@ extension LocalBackend {
         try q.validate(against: capabilities, backend: adapterName)
         try q.validateComplexity()
         let plan = try LocalQueryPlan(query: q, capabilities: capabilities)
-        return try await reading { db, principal in try plan.count(db, principal: principal) }
+        return try await reading { db, principal in try LocalRegex.withQueryBudget { try plan.count(db, principal: principal) } }
     }
 
     /// Applies every operation in one transaction. If one fails, nothing is written and every result is that

@@ -9,12 +9,33 @@ import MBaaSCore
 /// whitespace and `#` comments in the pattern. A non-text value never matches. Compiled patterns are cached per
 /// connection (a query runs one pattern over many rows).
 ///
-/// Matching is bounded: a pattern that backtracks catastrophically (`(a|a)+c` over a long run of `a`s) is
-/// stopped after ``timeLimit`` on one value, and the query fails with `invalidRequest` naming the pattern,
-/// instead of running for minutes. (ICU reports progress while matching; the match is abandoned there.)
+/// Matching is bounded twice: a pattern that backtracks catastrophically (`(a|a)+c` over a long run of `a`s) is
+/// stopped after ``timeLimit`` on one value, and one query (a page or a count) may spend ``queryTimeLimit`` on all
+/// its values together; past either the query fails with `invalidRequest` naming the pattern, instead of running for
+/// minutes (a per-value bound alone let one request over 10k short values take minutes, and hold a reader from
+/// other clients that long). ICU reports progress while matching; the match is abandoned there.
 enum LocalRegex {
     /// The longest one value may take to match (documented: 250 ms).
     static let timeLimit: TimeInterval = 0.25
+    /// The longest one query may spend matching, over all its values (documented: 1 s).
+    static let queryTimeLimit: TimeInterval = 1
+    /// The thread-dictionary key of the running query's deadline (``withQueryBudget(_:_:)``).
+    private static let deadlineKey = "mbaas.regex.queryDeadline"
+
+    /// The deadline of the query running on this thread, in uptime nanoseconds.
+    private final class Deadline {
+        let nanoseconds: UInt64
+        init(_ nanoseconds: UInt64) { self.nanoseconds = nanoseconds }
+    }
+
+    /// Runs a query's statements (`body`, on the database thread that calls `mbaas_regexp`) with one matching budget
+    /// of `limit` for every value they match.
+    static func withQueryBudget<T>(_ limit: TimeInterval = queryTimeLimit, _ body: () throws -> T) rethrows -> T {
+        let dictionary = Thread.current.threadDictionary
+        dictionary[deadlineKey] = Deadline(DispatchTime.now().uptimeNanoseconds + UInt64(limit * 1e9))
+        defer { dictionary.removeObject(forKey: deadlineKey) }
+        return try body()
+    }
     /// Marks the SQLite error raised when ``timeLimit`` is exceeded, so ``LocalStore/mapError(_:)`` reports it
     /// as `invalidRequest`.
     static let timeoutMarker = "mbaas-regex-timeout: "
@@ -22,7 +43,13 @@ enum LocalRegex {
     /// Whether `regex` matches `text`, giving up after `limit` seconds (then throws `invalidRequest`).
     static func matches(_ regex: NSRegularExpression, _ text: String, limit: TimeInterval = timeLimit) throws(MBaaSError) -> Bool {
         let range = NSRange(text.startIndex..<text.endIndex, in: text)
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(limit * 1e9)
+        let now = DispatchTime.now().uptimeNanoseconds
+        let queryDeadline = (Thread.current.threadDictionary[deadlineKey] as? Deadline)?.nanoseconds ?? .max
+        let spent = {
+            MBaaSError(.invalidRequest, "the regular expression '\(regex.pattern)' used up this query's matching budget of \(Int(queryTimeLimit * 1000)) ms over all its values and was stopped; avoid nested repetition such as (a|a)+, or narrow the query with other conditions")
+        }
+        if now >= queryDeadline { throw spent() }
+        let deadline = min(now + UInt64(limit * 1e9), queryDeadline)
         var matched = false, timedOut = false
         regex.enumerateMatches(in: text, options: [.reportProgress], range: range) { result, _, stop in
             if result != nil {
@@ -34,6 +61,7 @@ enum LocalRegex {
             }
         }
         if timedOut {
+            if deadline == queryDeadline { throw spent() }
             throw MBaaSError(.invalidRequest, "the regular expression '\(regex.pattern)' took more than \(Int(limit * 1000)) ms on one value (\(text.utf16.count) characters) and was stopped; avoid nested repetition such as (a|a)+")
         }
         return matched

@@ -70,4 +70,23 @@ struct QueryLimitTests {
         // Ordinary patterns still match.
         #expect(try await b.count(Query("T", predicate: .regex("s", "^a+$", options: ""))) == 1)
     }
+
+    @Test func oneQueryHasOneRegexBudgetForAllItsValues() async throws {
+        let b = try memoryBackend()
+        // 1000 values of 17 'a's: each stays far under the per-value bound (about 16 ms), together they take about
+        // 16 s of CPU unbounded. The query's budget stops them, whatever the machine's speed (no wall-clock assertion).
+        for _ in 0..<10 {
+            _ = try await b.batch((0..<100).map { _ in .create(Record(className: "T", fields: ["s": .string(String(repeating: "a", count: 17))])) })
+        }
+        let runs: [@Sendable () async throws -> Void] = [
+            { _ = try await b.queryPage(Query("T", predicate: .regex("s", "(a|a)+c|!", options: ""))) },
+            { _ = try await b.count(Query("T", predicate: .regex("s", "(a|a)+c|!", options: ""))) },
+        ]
+        for run in runs {
+            let e = await expectError(.invalidRequest) { try await run() }
+            #expect(e?.message.contains("used up this query's matching budget of 1000 ms") == true, "\(String(describing: e))")
+        }
+        // The budget is the query's: the next query starts with a whole one.
+        #expect(try await b.count(Query("T", predicate: .regex("s", "^a+$", options: ""))) == 1000)
+    }
 }
