@@ -13,7 +13,12 @@ extension ServeCommand {
         guard let key = appKey ?? env["MBAAS_APPPOT_APP_KEY"], !key.isEmpty, let company, let appID, !appID.isEmpty else {
             throw ValidationError("the apppot dialect needs --app-key, --company and --app-id")
         }
-        var configuration = AppPotDialect.Configuration(appKey: key, companyId: String(company), appId: appID)
+        let version = appVersion ?? "1.0"
+        guard !version.isEmpty, version.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0) }),
+              version != ".", version != ".." else {
+            throw ValidationError("--app-version must be a version such as 1.0 or 1.0.0 (letters, digits, '.', '_', '-'), got '\(version)'")
+        }
+        var configuration = AppPotDialect.Configuration(appKey: key, companyId: String(company), appId: appID, appVersion: version)
         if let maxFileSize { configuration.maxFileSize = maxFileSize }
         let dialect = AppPotDialect(store: store, configuration: configuration, logger: global.logger)
         if let users {

@@ -267,6 +267,37 @@ struct AppPotDialectTests {
         #expect(back.fields["tags"] == .array(["a", "b"]) && back.fields["meta"] == .object(["k": 1]))
     }
 
+    @Test("what the vendor's JS SDK sends: float epoch seconds, two rows with one objectId, an app version 1.0.0")
+    func javaScriptSDKWrites() async throws {
+        let dialect = try await makeAppPotDialect(configure: { $0.appVersion = "1.0.0" })
+        let token = try await appPotLogIn(dialect, "alice")
+        let schema = AppPotSchemaRequest(appId: "jp.co.example.App", appVersion: "1.0.0", companyId: "24", isResetDatabase: false,
+                                         tables: [AppPotClassSchema(name: "Memo", columns: ["title": .varchar(20)])])
+        #expect(appPotErrCode(await dialect.respond(to: try appPotRequest(dialect, "POST", "schemas", json: schema.json, token: token))) == 0)
+        // createTime/updateTime as Date.now()/1000 [sdk: apppot-sdk-js v2.3 formatColumns]: kept as their whole part.
+        let add = AppPotWriteRequest(objectName: "Memo", rows: [["title": "a", "createTime": 1732800000.123, "updateTime": 1732800001.9]])
+        let added = await dialect.respond(to: try appPotRequest(dialect, "POST", "data/batch/addData", json: add.json, token: token))
+        let results = try AppPotWriteResult.decodeResponse(JSON.parse(added.body))
+        let id = try #require(results.first?.objectId)
+        #expect(results.count == 1 && id != "-1", "\(String(decoding: added.body, as: UTF8.self))")
+        let row = await dialect.respond(to: try appPotRequest(dialect, "GET", "data/Memo/\(id)", token: token))
+        let rows = try #require(try AppPotDataResponse.rows(JSON.parse(row.body), keys: ["Memo"]))
+        #expect(rows.first?["createTime"] == "1732800000" && rows.first?["updateTime"] == "1732800001")
+        let update = AppPotWriteRequest(objectName: "Memo", rows: [["objectId": .string(id), "title": "b", "updateTime": 1732800002.5]])
+        let updated = await dialect.respond(to: try appPotRequest(dialect, "POST", "data/batch/updateData", json: update.json, token: token))
+        #expect(try AppPotWriteResult.decodeResponse(JSON.parse(updated.body)).first?.objectId == id)
+        // Two rows with one client objectId: the whole request fails and writes nothing [sdk: spec/insert.test.ts].
+        let twice = AppPotWriteRequest(objectName: "Memo", rows: [["objectId": "Memo_x1", "title": "c"], ["objectId": "Memo_x1", "title": "d"]])
+        let refused = await dialect.respond(to: try appPotRequest(dialect, "POST", "data/batch/addData", json: twice.json, token: token))
+        #expect(appPotErrCode(refused) == 131)
+        let missing = await dialect.respond(to: try appPotRequest(dialect, "GET", "data/Memo/Memo_x1", token: token))
+        #expect(appPotErrCode(missing) != 0)
+        // The app version is the configured one: 1.0 is another app's now (106).
+        var other = try appPotRequest(dialect, "GET", "data/Memo/\(id)", token: token)
+        other.url = URL(string: other.url.absoluteString.replacingOccurrences(of: "/1.0.0/", with: "/1.0/"))!
+        #expect(appPotErrCode(await dialect.respond(to: other)) == 106)
+    }
+
     @Test("served over HTTP by Hummingbird: the AppPot client works end to end, and the server stops")
     func overHTTP() async throws {
         let dialect = try await makeAppPotDialect()

@@ -165,8 +165,14 @@ extension AppPotCall {
         return scope
     }
 
+    /// A client time column (`createTime`, `updateTime`): an integer as ``stored(_:type:column:)`` reads it, or a
+    /// fractional number truncated to its whole part. The JS SDK (v2.3 `formatColumns`) sends `Date.now()/1000`,
+    /// float epoch seconds [sdk]; the server's long column keeps the whole part [inferred: a Java server's JSON
+    /// binding coerces a float into a long by truncation]. The unit is the client's: seconds from JS, milliseconds
+    /// from Android and MBaaSKit.
     static func int(_ json: JSON?, _ column: String) throws -> Value? {
         guard let json else { return nil }
+        if json.intValue == nil, let d = json.doubleValue, d.isFinite, abs(d) < 9.0e18 { return .int(Int64(d.rounded(.towardZero))) }
         return try stored(json, type: .long, column: column)
     }
 
@@ -204,6 +210,15 @@ extension AppPotCall {
         let request = try AppPotWriteRequest(json: try jsonBody())
         let schema = try await writeTarget(request.objectName, transactionId: request.transactionId)
         let cls = schema.name
+        // Two rows bringing one objectId fail the whole request before anything is written [sdk: apppot-sdk-js
+        // spec/insert.test.ts expects the insert to be rejected]; the code is the duplicate row's [inferred].
+        var given: Set<String> = []
+        for row in request.rows {
+            guard let id = row["objectId"]?.stringValue, !id.isEmpty else { continue }
+            guard given.insert(id).inserted else {
+                throw MBaaSError(.duplicate, "objectId \(id) is given twice in one request", vendorCode: "131")
+            }
+        }
         // One batch is one transaction: its rows share the server time, their ids count up from it [inferred].
         let now = dialect.nextServerTime(reserving: request.rows.count)
         return try await perRow(request.rows.count) { n in
