@@ -22,22 +22,40 @@ import ServiceLifecycle
 /// - A body bigger than the dialect's limit is refused with ``EmulatorDialect/requestTooLarge(limit:)`` (by
 ///   `Content-Length` before reading, or as soon as the bytes read pass the limit).
 /// - Requests are logged at debug level (method, path, status), never with headers or bodies.
+/// - A connection with no request under way (just opened and silent, half-open, or kept alive between requests) is
+///   closed after ``idleTimeout`` (30 s by default), so idle sockets cannot pile up.
 @available(macOS 14, iOS 17, tvOS 17, *)
 public struct EmulatorServer: Sendable {
     public let dialect: any EmulatorDialect
     public let host: String
     public let port: Int
     public let logger: Logger
+    /// How long a connection may stay open with no request under way.
+    public let idleTimeout: Duration
+
+    /// The default ``idleTimeout``: 30 seconds.
+    public static let defaultIdleTimeout: Duration = .seconds(30)
 
     /// - Parameters:
     ///   - host: the address to bind (default loopback).
     ///   - port: the port; 0 picks a free one (read it from ``RunningEmulator/port``).
+    ///   - idleTimeout: how long a connection may stay open with no request under way.
     public init(dialect: any EmulatorDialect, host: String = "127.0.0.1", port: Int = 0,
-                logger: Logger = Logger(label: "mbaas.emulator")) {
+                idleTimeout: Duration = EmulatorServer.defaultIdleTimeout, logger: Logger = Logger(label: "mbaas.emulator")) {
         self.dialect = dialect
         self.host = host
         self.port = port
+        self.idleTimeout = idleTimeout
         self.logger = logger
+    }
+
+    /// Whether `host` is a loopback address (`127.0.0.0/8`, `::1`, `localhost`): what a server binds to when it should
+    /// be reachable from this machine only.
+    public static func isLoopback(_ host: String) -> Bool {
+        let h = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if h == "localhost" || h == "::1" || h == "0:0:0:0:0:0:0:1" { return true }
+        let octets = h.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 
     /// A running server: its port, and a way to stop it.
@@ -85,8 +103,10 @@ public struct EmulatorServer: Sendable {
 
     func application(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
         let responder = DialectResponder(dialect: dialect, logger: logger)
+        let nanoseconds = idleTimeout.components.seconds * 1_000_000_000 + idleTimeout.components.attoseconds / 1_000_000_000
         return Application(
             responder: responder,
+            server: .http1(configuration: .init(idleTimeout: .nanoseconds(max(1, nanoseconds)))),
             configuration: .init(address: .hostname(host, port: port), serverName: nil),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger)

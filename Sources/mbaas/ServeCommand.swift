@@ -15,7 +15,7 @@ struct ServeCommand: AsyncParsableCommand {
 
               mbaas serve --dialect ncmb --application-key K --client-key C [--host 127.0.0.1] [--port 0] [--data app.db]
               mbaas serve --dialect kii --app-id ID --app-key K [--client-id ID --client-secret S] [--port 0]
-              mbaas serve --dialect apppot --app-key K --company N --app-id ID [--users users.json]
+              mbaas serve --dialect apppot --app-key K --company N --app-id ID [--app-version 1.0] [--users users.json]
               mbaas serve --dialect parse --app-id ID --rest-key K [--master-key M] [--mount /parse]
 
             AppPot has no sign-up: --users names a JSON array of the company's users, \
@@ -26,8 +26,9 @@ struct ServeCommand: AsyncParsableCommand {
             take, e.g. ncmb+http://K:C@127.0.0.1:PORT; with --format json one JSON line \
             {"dialect","baseURL","backendURL","data"}. Data lives in memory unless --data names a database file \
             (created mode 0600; the same file sqlite:PATH opens). The keys may come from MBAAS_NCMB_APPLICATION_KEY \
-            and MBAAS_NCMB_CLIENT_KEY instead of the command line. It listens on loopback unless --host says \
-            otherwise, logs requests with --verbose (method, path, status; never headers or bodies), and stops on \
+            and MBAAS_NCMB_CLIENT_KEY instead of the command line. It listens on loopback; another --host needs \
+            --allow-remote (it speaks plain HTTP) and warns on start. A connection with no request under way is closed \
+            after --idle-timeout seconds (30). It logs requests with --verbose (method, path, status; never headers or bodies), and stops on \
             Ctrl-C or SIGTERM (exit status 130 or 143 after a graceful shutdown).
 
             The emulator is MBaaSKit's own reading of each vendor: a pass against it proves consistency with that \
@@ -42,8 +43,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The wire dialect: \(Dialect.allCases.map(\.rawValue).joined(separator: ", ")).")
     var dialect: Dialect
 
-    @Option(help: "The address to bind (default 127.0.0.1).")
+    @Option(help: "The address to bind (default 127.0.0.1). An address beyond loopback needs --allow-remote.")
     var host = "127.0.0.1"
+
+    @Flag(name: .customLong("allow-remote"), help: "Allow --host to be an address other machines reach (the server speaks plain HTTP: keys, tokens and data cross the network unencrypted).")
+    var allowRemote = false
+
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may stay open with no request under way (default 30).")
+    var idleTimeout: Int = 30
 
     @Option(help: "The port (default 0: a free port, printed on start).")
     var port = 0
@@ -87,6 +94,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "apppot: a JSON file of provisioned users (AppPot has no sign-up).")
     var users: String?
 
+    @Option(name: .customLong("app-version"), help: "apppot: the application version in the API path (default 1.0; the SDKs' configurations use e.g. 1.0.0).")
+    var appVersion: String?
+
     enum PasswordCost: String, ExpressibleByArgument, CaseIterable { case light, strong }
 
     @Option(name: .customLong("password-cost"),
@@ -98,6 +108,10 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         if let maxFileSize, maxFileSize <= 0 { throw ValidationError("--max-file-size must be positive") }
+        guard (1...86_400).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be between 1 and 86400 seconds") }
+        if !EmulatorServer.isLoopback(host) && !allowRemote {
+            throw ValidationError("--host \(host) is reachable beyond this machine, and the emulator speaks plain HTTP (keys, session tokens and data unencrypted); add --allow-remote to serve there anyway, or bind 127.0.0.1")
+        }
     }
 
     func run() async throws {
@@ -116,7 +130,10 @@ struct ServeCommand: AsyncParsableCommand {
             await Self.close(store)
             throw error
         }
-        let server = EmulatorServer(dialect: dialect, host: host, port: port, logger: logger)
+        if !EmulatorServer.isLoopback(host) {
+            Terminal.writeErr("mbaas serve: warning: listening on \(host) over plain HTTP (--allow-remote): anyone who can reach it sees keys, session tokens and data in the clear; put TLS in front of it\n")
+        }
+        let server = EmulatorServer(dialect: dialect, host: host, port: port, idleTimeout: .seconds(idleTimeout), logger: logger)
         let format = global.resolvedFormat
         let host = self.host, data = self.data
         do {
