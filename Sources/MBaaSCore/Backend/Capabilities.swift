@@ -95,7 +95,12 @@ public struct Capabilities: Sendable, Hashable {
         /// The feature of one query operator.
         public static func `operator`(_ op: QueryOperator) -> Feature { Feature(rawValue: "operator.\(op.rawValue)") }
 
-        /// Every value type of ``Value`` round-trips (`value.<typeName>` names one type: `value.Bytes`).
+        /// Every value of one type of ``Value`` round-trips exactly (`value.<typeName>` names one type: `value.Bytes`).
+        ///
+        /// For `value.int` that is every `Int64`. The suite checks it where a store of doubles first fails: with the
+        /// feature, `values.int.big` writes ±(2^53 + 1) and reads them back exactly; without it, `probes.valueint`
+        /// expects such an integer to be refused (`unsupported`), never rounded. Integers within ±2^53 are written by
+        /// the ordinary value scenarios, which need no `value.int`: a backend without the feature keeps those.
         public static func valueType(_ name: String) -> Feature { Feature(rawValue: "value.\(name)") }
 
         /// Query conditions compare values of one type (`query.value.Date`: date ranges, `createdAt`/`updatedAt`
