@@ -48,8 +48,21 @@ struct AppPotCLITests {
         #expect(keys.count == 1 && keys.allSatisfy { $0.contains("user=alice") && !$0.contains("alice-pass") }, "\(keys)")
         let created = try cli.json(["objects", "create", alice, "Memo", #"{"title":"by alice"}"#])
         #expect(created["fields"]?["title"] == "by alice")
-        // The saved session is alice's: whoami without user= is alice too only on the URL the session is kept for.
+        // The saved session is kept for the URL with user=alice only.
         #expect(try cli.run(["auth", "whoami", anonymous]).status == 4)
+
+        // An expired saved session is not used: alice logs in again and the new session is saved.
+        var saved = try #require(try JSON.parse(Data(contentsOf: cli.sessionFile)).objectValue)
+        let key = try #require(saved.keys.first)
+        var entry = try #require(saved[key]?.objectValue)
+        entry["token"] = "stale-token"
+        entry["expiresAt"] = "2000-01-01T00:00:00.000Z"
+        saved[key] = .object(entry)
+        try JSON.object(saved).data().write(to: cli.sessionFile)
+        let again = try cli.run(["objects", "get", alice, "Memo", try #require(created["id"]?.stringValue), "--format", "json"])
+        #expect(again.status == 0, "\(again.stderr)")
+        let renewed = try JSON.parse(Data(contentsOf: cli.sessionFile))[key]
+        #expect(renewed?["token"] != nil && renewed?["token"] != "stale-token" && renewed?["expiresAt"] != "2000-01-01T00:00:00.000Z")
     }
 
     @Test("a class made by an earlier command takes a second create, and reads come back typed: int stays int, bool stays bool; the types are kept 0600 beside the session file")
