@@ -21,7 +21,9 @@ public import MBaaSCore
 /// - A backend opened from a URL naming a user (`user=`, password as the URL's secret) logs that user in on the
 ///   first call that needs the session (data, files, ``currentUser()``); calls made while that log-in is under way
 ///   wait for it (one `POST auth/login`, however many tasks start at once). ``session`` is `nil` until then, and
-///   an explicit ``logIn(username:password:)``, ``logOut(confirmWithServer:)`` or ``restore(_:)`` cancels it.
+///   an explicit ``logIn(username:password:)``, ``logOut(confirmWithServer:)`` or ``restore(_:)`` cancels it; a
+///   restored session that has expired (`expiresAt` passed) is not used when the URL names a user: that user logs
+///   in again on the next call that needs a session (a saved session of the CLI goes stale so).
 extension AppPotBackend {
     public func signUp(username: String, password: String, email: String?, fields: [String: Value]) async throws -> Session {
         throw MBaaSError.unsupported("signing users up", by: adapterName, reason: capabilities.note(for: .signUp))
@@ -125,11 +127,14 @@ extension AppPotBackend {
     }
 
     public func restore(_ session: Session?) async {
+        let now = context.now
+        let stale = configuration.loginUser != nil && (session?.expiresAt.map { $0 <= now } ?? false)
+        let session = stale ? nil : session
         state.withLock { s in
             s.session = session
             s.groupIds = AppPotBackend.list(session?.extras["groupIds"])
             s.roles = AppPotBackend.list(session?.extras["roles"])
-            s.autoLoginPending = false
+            s.autoLoginPending = stale
             s.loginEpoch += 1
             s.autoLogin?.cancel()
             s.autoLogin = nil

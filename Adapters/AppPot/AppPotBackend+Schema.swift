@@ -32,8 +32,11 @@ extension AppPotBackend {
                                        tables: schemas, generation: generation)
         try await call(.post, AppPotRoute.schemas.segments, body: .json(body.json), token: .userOrAnonymous)
         state.withLock { s in
-            if resetDatabase { s.schemas = [:] }
-            for schema in schemas { s.schemas[schema.name] = schema }
+            if resetDatabase { s.schemas = [:]; s.definedClasses = [] }
+            for schema in schemas {
+                s.schemas[schema.name] = schema
+                s.definedClasses.insert(schema.name)
+            }
         }
     }
 
@@ -52,7 +55,7 @@ extension AppPotBackend {
         if let known = schema(for: className) { return known }
         guard !rows.isEmpty, !configuration.untypedReads else { return nil }
         let columns = Set(rows.flatMap(\.keys)).subtracting(AppPotClassSchema.systemColumns).sorted()
-        throw MBaaSError(.invalidRequest, "the column types of the AppPot class \(className) (columns \(columns.joined(separator: ", "))) are unknown to this client and the server answers every value as a string: declare it with registerClass(_:) or defineClass first, or open with untypedReads=true to read the strings")
+        throw MBaaSError(.invalidRequest, "the column types of the AppPot class \(className) (columns \(columns.joined(separator: ", "))) are unknown to this client and the server answers every value as a string: declare them with the URL option schemas=FILE (a JSON file {\"\(className)\":{\"FIELD\":\"string|int|double|bool|Date|…\"}}; in Swift registerClass(_:)), or open with untypedReads=true to read the strings")
     }
 
     /// The schema of a class for a write: the known one (checking that every non-null field is a column), or one
@@ -92,7 +95,7 @@ extension AppPotBackend {
         if let json = try await postQuery(AppPotRoute.query(className: className).segments, body: probe),
            let row = try AppPotDataResponse.rows(json, keys: [className])?.first {
             let columns = row.keys.filter { !AppPotClassSchema.systemColumns.contains($0) }.sorted()
-            throw MBaaSError(.invalidRequest, "the AppPot class \(className) already exists on the server (columns \(columns.joined(separator: ", "))) and AppPot does not tell its column types: declare it with registerClass(_:) before writing, so values are not written with guessed types")
+            throw MBaaSError(.invalidRequest, "the AppPot class \(className) already exists on the server (columns \(columns.joined(separator: ", "))) and AppPot does not tell its column types: declare them before writing, so values are not written with guessed types (the URL option schemas=FILE, a JSON file {\"\(className)\":{\"FIELD\":\"string|int|double|bool|Date|…\"}}; in Swift registerClass(_:))")
         }
         let derived = try await derivedSchema(className, fields: fields)
         logger.debug("apppot defining class from its first record", metadata: ["class": "\(className)"])

@@ -77,9 +77,10 @@ public final class AppPotBackend: Backend, BackendAdministration {
     }
 
     /// Opens from a backend URL (see ``AppPotConfiguration``). Sends nothing: a user the URL names is logged in
-    /// by the first call that needs the session.
+    /// by the first call that needs the session; the classes of its `schemas=FILE` are declared.
     public convenience init(url: BackendURL, context: BackendContext = BackendContext()) throws {
         self.init(configuration: try AppPotConfiguration(url: url), context: context)
+        try declareSchemasFile()
     }
 
     var logger: Logger { context.logger }
@@ -104,6 +105,8 @@ struct AppPotClientState: Sendable {
     var definingClasses: [String: Task<AppPotClassSchema, any Error>] = [:]
     /// Classes rows were written with: their schemas are the tables', never forgotten.
     var confirmedClasses: Set<String> = []
+    /// Classes this client defined on the server (``AppPotBackend/definedFieldTypes``).
+    var definedClasses: Set<String> = []
     var schemas: [String: AppPotClassSchema] = [:]
     /// The generation spoken (the URL's, or the detected one with `generation=auto`).
     var generation: AppPotGeneration = .v2
@@ -164,7 +167,7 @@ extension AppPotBackend {
         case .user:
             if let s = try await currentSession() { return Token(value: s.token, anonymous: false) }
             if configuration.anonymousData { return Token(value: try await anonymousToken(), anonymous: true) }
-            throw MBaaSError(.unauthorized, "AppPot data and file calls need a logged-in user: call logIn first (or open with anonymousData=true if your server accepts the anonymous token)")
+            throw MBaaSError(.unauthorized, "AppPot data and file calls need a logged-in user: log in first (on the command line `mbaas auth login URL USER`, or add user=USER to the URL with the password as its secret, apppot://APP_KEY:PASSWORD@…&user=USER; in Swift logIn(username:password:)), or open with anonymousData=true if your server accepts the anonymous token")
         case .userOrAnonymous:
             if let s = try await currentSession() { return Token(value: s.token, anonymous: false) }
             return Token(value: try await anonymousToken(), anonymous: true)

@@ -3,7 +3,8 @@ public import MBaaSCore
 
 /// Opens ``AppPotBackend``s from `apppot://` and `apppot+http://` URLs (see ``AppPotConfiguration``). Opening
 /// sends nothing; when the URL names a user (`user=` with the password as the URL's secret), that user is logged
-/// in by the first call that needs a session.
+/// in by the first call that needs a session. The classes of a `schemas=FILE` option are declared when it opens
+/// (``AppPotFieldTypes``): an unreadable file is `localIO`, a bad one `invalidRequest` naming the entry.
 public struct AppPotBackendFactory: BackendFactory {
     public init() {}
     public var schemes: [String] { ["apppot"] }
@@ -18,6 +19,8 @@ public struct AppPotBackendFactory: BackendFactory {
     }
 
     public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
-        AppPotBackend(configuration: try AppPotConfiguration(url: url), context: context)
+        let backend = AppPotBackend(configuration: try AppPotConfiguration(url: url), context: context)
+        try backend.declareSchemasFile()
+        return backend
     }
 }

@@ -29,6 +29,9 @@ public import MBaaSCore
 ///   answers them (strings) instead of refusing (see ``AppPotBackend``'s "Classes").
 /// - `defaultScope=user|group|all`: the `scopeType` of a record written without an ACL (default `group`, the
 ///   default of every AppPot SDK: the writer's groups may read and write it; see ``AppPotScope``).
+/// - `schemas=FILE`: a JSON file declaring the column types of classes that exist on the server (class → field →
+///   type name, `{"Memo":{"title":"string","n":"int"}}`; see ``AppPotFieldTypes``), read when the backend is
+///   opened, so their values read back typed and they can be written to (a relative path is the process's).
 public struct AppPotConfiguration: Sendable, Hashable {
     /// `https://host[:port]` (or `http://` for `apppot+http`).
     public var serverBase: String
@@ -56,6 +59,8 @@ public struct AppPotConfiguration: Sendable, Hashable {
     public var clientGroupIds: Bool
     /// Seconds each request may take (URL option `timeout`); the transport's default when `nil`.
     public var timeout: Double?
+    /// A file declaring classes' column types (URL option `schemas`), read when the backend is opened.
+    public var schemasFile: String?
 
     public static let defaultContextRoot = "apppot"
     public static let defaultDeviceUDID = "mbaaskit"
@@ -65,7 +70,7 @@ public struct AppPotConfiguration: Sendable, Hashable {
         appId: String, appVersion: String, appKey: String, deviceUDID: String = AppPotConfiguration.defaultDeviceUDID,
         loginUser: String? = nil, loginPassword: String? = nil, anonymousData: Bool = false, transactionIds: Bool = false,
         generation: AppPotGeneration = .v2, detectGeneration: Bool = false, defaultScope: AppPotScope = .group,
-        untypedReads: Bool = false, clientGroupIds: Bool = false, timeout: Double? = nil
+        untypedReads: Bool = false, clientGroupIds: Bool = false, timeout: Double? = nil, schemasFile: String? = nil
     ) {
         self.serverBase = serverBase
         self.contextRoot = contextRoot
@@ -84,6 +89,7 @@ public struct AppPotConfiguration: Sendable, Hashable {
         self.untypedReads = untypedReads
         self.clientGroupIds = clientGroupIds
         self.timeout = timeout
+        self.schemasFile = schemasFile
     }
 
     /// Reads a backend URL (see the type's documentation); errors name the missing or wrong part.
@@ -106,7 +112,7 @@ public struct AppPotConfiguration: Sendable, Hashable {
         let version = try required("version", "app version")
         let root = url.path.split(separator: "/").joined(separator: "/")
         let known: Set<String> = ["company", "app", "version", "device", "user", "anonymousData", "transactions",
-                                   "generation", "defaultScope", "untypedReads", "clientGroupIds", "timeout"]
+                                   "generation", "defaultScope", "untypedReads", "clientGroupIds", "timeout", "schemas"]
         try url.requireKnownOptions(known, adapter: "AppPot")
         let user = url.option("user").flatMap { $0.isEmpty ? nil : $0 }
         if user != nil, url.secret == nil {
@@ -138,6 +144,9 @@ public struct AppPotConfiguration: Sendable, Hashable {
             }
             scope = parsed
         }
+        if let file = url.option("schemas"), file.isEmpty {
+            throw MBaaSError(.invalidRequest, "AppPot URL option schemas needs a file name (schemas=FILE, a JSON file {\"Class\":{\"field\":\"type\"}})")
+        }
         self.init(
             serverBase: url.httpBase, contextRoot: root.isEmpty ? AppPotConfiguration.defaultContextRoot : root,
             companyId: company, appId: app, appVersion: version, appKey: key,
@@ -145,7 +154,7 @@ public struct AppPotConfiguration: Sendable, Hashable {
             loginUser: user, loginPassword: user == nil ? nil : url.secret, anonymousData: try flag("anonymousData"),
             transactionIds: try flag("transactions"), generation: generation, detectGeneration: detect,
             defaultScope: scope, untypedReads: try flag("untypedReads"),
-            clientGroupIds: try flag("clientGroupIds"), timeout: try url.timeoutOption())
+            clientGroupIds: try flag("clientGroupIds"), timeout: try url.timeoutOption(), schemasFile: url.option("schemas"))
     }
 
     /// The API base path: `/{contextRoot}/api/{companyId}/{appId}/{appVersion}` (each segment percent-encoded).

@@ -159,7 +159,8 @@ struct TimeoutOverridingTransport: HTTPTransport {
     }
 }
 
-/// A backend opened for one command, with the session saved for its URL restored.
+/// A backend opened for one command, with the session saved for its URL restored (and, on a backend that must be
+/// told its classes' field types, those the CLI kept: ``FieldTypesFile``).
 struct OpenedBackend {
     let backend: any Backend
     let key: String
@@ -179,10 +180,12 @@ struct OpenedBackend {
         let registry = BuiltinAdapters.registry(localOpenMode: access.localMode)
         let backend = try await registry.open(url, context: BackendContext(transport: transport, logger: logger))
         let sessions = options.sessions
+        try FieldTypesFile.declareKept(on: backend, sessions: sessions)
         let key = SessionFile.key(for: url)
         let isEphemeral = url.scheme == "sqlite" && url.path == ":memory:"
         let saved = isEphemeral ? nil : try loadSession(sessions, key)
-        await backend.restore(saved)
+        // Only a saved session is restored: restoring none would cancel the log-in a URL asks for (AppPot's user=).
+        if let saved { await backend.restore(saved) }
         return OpenedBackend(backend: backend, key: key, sessions: sessions, restored: saved, isEphemeral: isEphemeral)
     }
 
@@ -199,11 +202,14 @@ struct OpenedBackend {
         }
     }
 
-    /// Saves the session if it changed (a log-in, a log-out, an expiry) and closes the backend.
+    /// Saves the session if it changed (a log-in, a log-out, an expiry) and the field types of classes the command
+    /// defined (``FieldTypesFile``), and closes the backend.
     func finish() async throws {
         let now = await backend.session
+        let keeping = Result<Void, MBaaSError> { () throws(MBaaSError) in try FieldTypesFile.keepDefined(by: backend, sessions: sessions) }
         if now != restored, !isEphemeral { try sessions.set(now, for: key) }
         await backend.close()
+        try keeping.get()
     }
 
     /// Runs `body` with the backend, then `finish()`es it, also when `body` throws.

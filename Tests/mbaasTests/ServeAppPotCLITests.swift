@@ -19,16 +19,16 @@ struct ServeAppPotCLITests {
         let backendURL = try #require(started["backendURL"]?.stringValue)
         #expect(backendURL.hasPrefix("apppot+http://cli-app-key@127.0.0.1:"))
         #expect(backendURL.contains("company=24") && backendURL.contains("app=jp.co.example.Cli"))
-        // AppPot has no sign-up: alice logs in (the session is saved for the next commands on this URL). A new
-        // client process does not know a class's column types: it reads the server's strings (untypedReads).
-        let alice = backendURL + "&untypedReads=true"
+        // AppPot has no sign-up: alice logs in (the session is saved for the next commands on this URL). The class
+        // the create defines keeps its column types beside the session file, so the next process reads them typed.
+        let alice = backendURL
         let login = try cli.json(["auth", "login", alice, "alice", "--password", "alice-pass"])
         #expect(login.printed().contains("alice"))
         let created = try cli.json(["objects", "create", alice, "Memo", #"{"title":"from the cli","n":3}"#])
         let id = try #require(created["id"]?.stringValue)
         #expect(id.hasPrefix("Memo_"))
         let read = try cli.json(["objects", "get", alice, "Memo", id])
-        #expect(read["fields"]?["title"] == "from the cli" && read["fields"]?["n"] == "3")
+        #expect(read["fields"]?["title"] == "from the cli" && read["fields"]?["n"] == .int(3))
         // A wrong password is refused; carol is not in the file.
         #expect(try cli.run(["auth", "login", backendURL, "bob", "--password", "nope"]).status != 0)
         #expect(try cli.run(["auth", "login", backendURL, "carol", "--password", "carol-pass"]).status != 0)

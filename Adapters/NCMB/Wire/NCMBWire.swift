@@ -38,7 +38,7 @@ public enum NCMBWire {
             .valueType("null"): "writing a null is refused (unsupported): NCMB clears a field by setting it to null and has no Delete operator (ncmb.md §1.3), so a null field cannot be told from a cleared one: it reads back absent",
             .unicodeFileNames: unicodeFileNamesNote,
             .listUsers: "the users the caller may read (their ACLs decide; NCMB has no administrative listing in its REST API)",
-            .listClasses: "NCMB's REST API cannot list classes: name them (--classes A,B)",
+            .listClasses: "NCMB's REST API cannot list classes",
             .importUsers: "NCMB users sign up themselves; there is no administrative import",
         ])
 
