@@ -217,7 +217,8 @@ struct MigrateCommand: AsyncParsableCommand {
         commandName: "migrate", abstract: "Move records, users, roles and files from one backend to another, then verify.",
         discussion: """
             Sources and targets are backend URLs, bundle:DIR (MBaaSKit's own export) or ncmb-export:DIR (NCMB's console \
-            export, as a source). Re-running the same command resumes where it stopped and never duplicates. Exit status 8: \
+            export, as a source). Re-running the same command resumes where it stopped and never duplicates; a target that was \
+            removed or replaced is started over, and --restart starts over on purpose. Exit status 8: \
             the migration finished but records failed or verification found differences (see --report).
             Example: mbaas migrate --from ncmb-export:Fixtures/Samples/ncmb-memo-export --to sqlite:memo.db
             """)
