@@ -32,6 +32,11 @@ public struct MigrationOptions: Sendable {
     /// backoff and its cap on `Retry-After`. Batches are not idempotent, so the migration retries them itself (after
     /// looking up what an attempt may have written) rather than through a ``MBaaSCore/RetryingTransport``.
     public var retry: RetryPolicy
+    /// Start over: the state's id map, writes in flight and steps are discarded before anything is written (`mbaas
+    /// migrate --restart`). Without it, a state whose target holds none of what it says was written is discarded
+    /// too (the target is new or another one), and one whose target holds some of it is refused
+    /// (``Migration/checkTarget(_:)``).
+    public var restart: Bool = false
     /// Attempts per write on transient failures (``retry``'s `maxAttempts`).
     public var maxAttempts: Int {
         get { retry.maxAttempts }
@@ -44,8 +49,9 @@ public struct MigrationOptions: Sendable {
     public init(
         classes: [String]? = nil, mapping: MigrationMapping = MigrationMapping(), batchSize: Int = 1000, concurrency: Int = 4,
         fileConcurrency: Int? = nil, dryRun: Bool = false, verify: Bool = true, users: Bool = true, files: Bool = true,
-        maxAttempts: Int? = nil, retry: RetryPolicy = MigrationOptions.defaultRetry
+        maxAttempts: Int? = nil, retry: RetryPolicy = MigrationOptions.defaultRetry, restart: Bool = false
     ) {
+        self.restart = restart
         self.classes = classes
         self.mapping = mapping
         self.batchSize = batchSize
@@ -101,7 +107,8 @@ public enum MigrationEvent: Sendable {
 /// 6. **Verify** (``verify()``): records by a checksum over their mapped content, files by size and sha256 (and by
 ///    their ACL where both stores keep file ACLs), users by user name, e-mail and the fields the import gave them, roles by their members where the target keeps roles.
 ///
-/// Running again resumes: mapped records are skipped; records that were pending when a run died are looked up on the
+/// Running again resumes: the target is first checked to be the one the state wrote into (``checkTarget(_:)``: a new
+/// or removed one starts over, one that cannot be told apart is refused); mapped records are skipped; records that were pending when a run died are looked up on the
 /// target by `sourceObjectId` (or by id where the target kept it) before anything is created, so nothing is
 /// duplicated, also after `kill -9` between the target's write and the state's.
 public final class Migration: Sendable {
@@ -315,6 +322,8 @@ public final class Migration: Sendable {
         box.update { $0.plan = plan }
         if options.dryRun { return box.value }
         guard let state else { throw MBaaSError(.invalidRequest, "a migration that writes needs a state folder") }
+        // The state belongs to this target (or is discarded, or the run refused), before anything is written.
+        try await checkTarget(state)
         for note in plan.unsupported { box.update { $0.problem(note) } }
         if options.users && source.capabilities.has(.listUsers) && target.capabilities.has(.importUsers) {
             observer(.phase("users"))

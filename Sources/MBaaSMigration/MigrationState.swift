@@ -29,6 +29,12 @@ public final class MigrationState: Sendable {
     /// File-link fields already recorded in this run (`class NUL field`).
     private let knownFileFields = Mutex(Set<String>())
 
+    /// Forgets what the state remembers in memory of the database's contents (after ``discard()``).
+    func forgetRemembered() {
+        settledMappings.clear()
+        knownFileFields.withLock { $0.removeAll() }
+    }
+
     /// How many written records' mappings may wait in memory before they are committed in one transaction.
     ///
     /// An id map keyed by source id is written in random order; committed batch by batch, every transaction
@@ -755,6 +761,10 @@ final class SettledMappings: Sendable {
             let key = Key(kind: kind, className: className)
             if c.maps[key] == nil { c.maps[key] = [:] }
         }
+    }
+
+    func clear() {
+        contents.withLock { $0 = Contents() }
     }
 
     func unsettle(_ kind: MigrationState.Kind, className: String) {

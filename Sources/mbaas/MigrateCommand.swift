@@ -78,33 +78,49 @@ func runMigration(
 ) async throws {
     try await runReportingErrors {
         let (from, to, options) = (try resolveFrom(), try resolveTo(), try makeOptions())
+        // A target that is the source itself, however written, is refused before anything is opened.
+        if !verifyOnly { try requireDistinctStores(from: from, to: to) }
         // The source first (it creates nothing): a mistyped source leaves no state folder and no target behind;
-        // then the state (its lock refuses a second run before the target is touched); then the target.
+        // then the state (its lock refuses a second run before the target is touched); then the target. What this run
+        // creates (the state folder, a target file or folder) is removed again if it fails before writing anything.
         let source = try await openForMigration(from, verbose: group.verbose, timeout: group.timeout, asSource: true)
         try (source as? BundleBackend)?.requireFinished()
-        let state: MigrationState?
         let stateURL = group.stateDirectory.map { URL(fileURLWithPath: $0) } ?? MigrationState.defaultDirectory(from: from, to: to)
-        if options.dryRun {
-            state = nil
-        } else {
-            state = try MigrationState(directory: stateURL)
-            printNote("state: \(stateURL.path)")
-        }
-        let target = try await openForMigration(to, verbose: group.verbose, timeout: group.timeout, readOnly: options.dryRun || verifyOnly)
-        let progress = MigrationProgress(terminal: isatty(STDERR_FILENO) != 0)
-        let migration = Migration(source: source, target: target, options: options, state: state,
-                                  sourceDescription: BackendURL.redact(from), targetDescription: BackendURL.redact(to),
-                                  observer: { progress.handle($0) })
+        let created = CreatedPaths(state: options.dryRun ? nil : stateURL, target: options.dryRun || verifyOnly ? nil : to)
         let report: MigrationReport
         do {
-            report = verifyOnly ? try await migration.verify() : try await migration.run()
-            progress.finish()
-            await source.close()
-            await target.close()
+            // Declared in here: the state (and its lock) is let go of before a failed run's leftovers are looked at.
+            let state: MigrationState?
+            if options.dryRun {
+                state = nil
+            } else {
+                state = try MigrationState(directory: stateURL)
+                printNote("state: \(stateURL.path)")
+            }
+            let target: any Backend
+            do {
+                target = try await openForMigration(to, verbose: group.verbose, timeout: group.timeout, readOnly: options.dryRun || verifyOnly)
+            } catch {
+                await source.close()
+                throw error
+            }
+            let progress = MigrationProgress(terminal: isatty(STDERR_FILENO) != 0)
+            let migration = Migration(source: source, target: target, options: options, state: state,
+                                      sourceDescription: BackendURL.redact(from), targetDescription: BackendURL.redact(to),
+                                      observer: { progress.handle($0) })
+            do {
+                report = verifyOnly ? try await migration.verify() : try await migration.run()
+                progress.finish()
+                await source.close()
+                await target.close()
+            } catch {
+                progress.finish()
+                await source.close()
+                await target.close()
+                throw error
+            }
         } catch {
-            progress.finish()
-            await source.close()
-            await target.close()
+            created.removeIfNothingWritten()
             throw error
         }
         let format = group.format ?? defaultFormat()
@@ -130,6 +146,58 @@ func runMigration(
     }
 }
 
+/// Refuses a migration whose target is its source (`invalidRequest`, exit 2): the same file or folder however its
+/// path is written (relative, absolute, through a symbolic or hard link: compared by device and inode), or the same
+/// server URL with the same identity and options.
+func requireDistinctStores(from: String, to: String) throws(MBaaSError) {
+    guard let f = try? BackendURL(parsing: from), let t = try? BackendURL(parsing: to) else { return }
+    func same(_ detail: String) -> MBaaSError {
+        MBaaSError(.invalidRequest, "--from and --to are the same store (\(detail)): a migration never writes into its source; choose another target")
+    }
+    let local = { (u: BackendURL) in (u.host ?? "").isEmpty && !u.path.isEmpty }
+    if local(f) && local(t) {
+        var a = stat(), b = stat()
+        if stat(f.path, &a) == 0, stat(t.path, &b) == 0, a.st_dev == b.st_dev, a.st_ino == b.st_ino { throw same(t.path) }
+    } else if !local(f) && !local(t), f.scheme == t.scheme, f.host?.lowercased() == t.host?.lowercased(), f.port == t.port,
+              f.path.trimmingCharacters(in: CharacterSet(charactersIn: "/")) == t.path.trimmingCharacters(in: CharacterSet(charactersIn: "/")),
+              f.user == t.user, f.secret == t.secret, f.options == t.options {
+        throw same(BackendURL.redact(to))
+    }
+}
+
+/// What a migration run creates before it writes anything: its state folder, and a target that is a file or folder
+/// (`sqlite:PATH` with its `-wal`/`-shm`/`-journal` files, `bundle:DIR`). Each path that did not exist when the run
+/// began is removed again when the run fails with its state still empty (nothing was written: every write is marked
+/// in the state first), so a plan that fails leaves nothing behind.
+struct CreatedPaths {
+    let state: URL?
+    /// Paths of the target that did not exist before.
+    let target: [String]
+    /// Whether the state folder did not exist before.
+    let newState: Bool
+
+    init(state: URL?, target: String?) {
+        let fm = FileManager.default
+        self.state = state
+        newState = state.map { !fm.fileExists(atPath: $0.path) } ?? false
+        var paths: [String] = []
+        if let target, let url = try? BackendURL(parsing: target), (url.host ?? "").isEmpty, !url.path.isEmpty, !url.path.hasPrefix(":") {
+            let candidates = url.scheme == "sqlite" ? ["", "-wal", "-shm", "-journal"].map { url.path + $0 } : [url.path]
+            paths = candidates.filter { !fm.fileExists(atPath: $0) }
+        }
+        self.target = paths
+    }
+
+    func removeIfNothingWritten() {
+        guard let state, newState else { return }
+        // Opened again only to look (the run's own handle is gone): a folder another run holds is left alone.
+        guard let look = try? MigrationState(directory: state), (try? look.hasProgress()) == false else { return }
+        _ = look
+        for path in target { try? FileManager.default.removeItem(atPath: path) }
+        try? FileManager.default.removeItem(at: state)
+    }
+}
+
 /// A note on stderr (control characters escaped: notes can quote what a server sent); never fails loudly.
 func printNote(_ text: String) { Terminal.writeErr("mbaas: \(escapingControlCharacters(text, keepNewlines: false))\n") }
 
@@ -149,7 +217,8 @@ struct MigrateCommand: AsyncParsableCommand {
         commandName: "migrate", abstract: "Move records, users, roles and files from one backend to another, then verify.",
         discussion: """
             Sources and targets are backend URLs, bundle:DIR (MBaaSKit's own export) or ncmb-export:DIR (NCMB's console \
-            export, as a source). Re-running the same command resumes where it stopped and never duplicates. Exit status 8: \
+            export, as a source). Re-running the same command resumes where it stopped and never duplicates; a target that was \
+            removed or replaced is started over, and --restart starts over on purpose. Exit status 8: \
             the migration finished but records failed or verification found differences (see --report).
             Example: mbaas migrate --from ncmb-export:Fixtures/Samples/ncmb-memo-export --to sqlite:memo.db
             """)
@@ -159,6 +228,7 @@ struct MigrateCommand: AsyncParsableCommand {
     @Flag(name: .customLong("dry-run"), help: "Print the plan and write nothing anywhere") var dryRun = false
     @Option(name: .customLong("batch"), help: "Records per write, capped by the target's batch limit") var batch = 1000
     @Option(help: "Writes in flight at once (record batches, file copies)") var concurrency = 4
+    @Flag(help: "Start over: discard the state folder's id map (what earlier runs recorded as written) before writing") var restart = false
     @OptionGroup var group: MigrationOptionGroup
 
     func validate() throws {
@@ -169,7 +239,7 @@ struct MigrateCommand: AsyncParsableCommand {
     func run() async throws {
         try await runMigration(from: { try group.sourceURL(from) }, to: { try group.targetURL(to) }, options: {
             MigrationOptions(classes: parseClasses(classes), mapping: try loadMapping(group.mappingFile), batchSize: batch,
-                             concurrency: concurrency, dryRun: dryRun)
+                             concurrency: concurrency, dryRun: dryRun, restart: restart)
         }, group: group)
     }
 }
@@ -180,6 +250,7 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(help: "Source URL") var from: String
     @Option(help: "Bundle directory to write") var to: String
     @Option(help: "Only these classes, comma-separated") var classes: String?
+    @Flag(help: "Start over: discard the state folder's id map (what earlier runs recorded as written) before writing") var restart = false
     @OptionGroup var group: MigrationOptionGroup
 
     func run() async throws {
@@ -188,7 +259,7 @@ struct ExportCommand: AsyncParsableCommand {
             return bundleURL(to)
         }, options: {
             MigrationOptions(classes: parseClasses(classes), mapping: group.mappingFile == nil ? .verbatim : try loadMapping(group.mappingFile),
-                             batchSize: 500, concurrency: 1, fileConcurrency: 4)
+                             batchSize: 500, concurrency: 1, fileConcurrency: 4, restart: restart)
         }, group: group)
     }
 }
@@ -198,13 +269,14 @@ struct ImportCommand: AsyncParsableCommand {
         commandName: "import", abstract: "Import a bundle directory into a backend, then verify.")
     @Option(help: "Bundle directory to read") var from: String
     @Option(help: "Target URL") var to: String
+    @Flag(help: "Start over: discard the state folder's id map (what earlier runs recorded as written) before writing") var restart = false
     @OptionGroup var group: MigrationOptionGroup
 
     func run() async throws {
         try await runMigration(from: {
             try group.requireNoURLFile(group.fromURLFile, "--from-url-file", for: "import's --from")
             return bundleURL(from)
-        }, to: { try group.targetURL(to) }, options: { MigrationOptions(mapping: try loadMapping(group.mappingFile)) }, group: group)
+        }, to: { try group.targetURL(to) }, options: { MigrationOptions(mapping: try loadMapping(group.mappingFile), restart: restart) }, group: group)
     }
 }
 

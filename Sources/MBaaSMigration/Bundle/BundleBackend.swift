@@ -103,6 +103,8 @@ public actor BundleBackend: Backend {
                 files = try BundleFileIndex(scratch: nil)
                 return
             }
+            // Written only into an empty or new folder, or one holding an unfinished bundle: never among other data.
+            try Self.requireEmptyOrBundle(directory)
             do {
                 for sub in ["", "records", "files", "files/blobs"] {
                     try fm.createDirectory(at: directory.appendingPathComponent(sub), withIntermediateDirectories: true,
@@ -113,6 +115,44 @@ public actor BundleBackend: Backend {
             }
             for url in Self.lineFiles(directory) { try Self.cutPartialLine(url) }
             files = try BundleFileIndex.load(directory, scratch: directory.appendingPathComponent("files/.index.sqlite"))
+        }
+    }
+
+    /// Throws `invalidRequest` when `directory` holds anything a bundle does not (a bundle is written only into an
+    /// empty or new folder, or one an interrupted export left), naming up to three such entries; nothing is changed.
+    static func requireEmptyOrBundle(_ directory: URL) throws(MBaaSError) {
+        let fm = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard fm.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else { return }
+        func entries(_ sub: String) -> [String] { ((try? fm.contentsOfDirectory(atPath: directory.appendingPathComponent(sub).path)) ?? []).sorted() }
+        func isFolder(_ sub: String) -> Bool {
+            var d: ObjCBool = false
+            return fm.fileExists(atPath: directory.appendingPathComponent(sub).path, isDirectory: &d) && d.boolValue
+        }
+        var foreign: [String] = []
+        for name in entries("") {
+            switch name {
+            case "users.ndjson", "roles.ndjson": continue
+            case "records" where isFolder("records"):
+                foreign += entries("records").filter { !$0.hasSuffix(".ndjson") }.map { "records/\($0)" }
+            case "files" where isFolder("files"):
+                foreign += entries("files").filter { !($0 == "index.ndjson" || ($0 == "blobs" && isFolder("files/blobs")) || $0.hasPrefix(".index")) }
+                    .map { "files/\($0)" }
+            default: foreign.append(name)
+            }
+        }
+        guard foreign.isEmpty else {
+            let named = foreign.prefix(3).map { "'\($0)'" }.joined(separator: ", ") + (foreign.count > 3 ? " and \(foreign.count - 3) more" : "")
+            throw MBaaSError(.invalidRequest, "the bundle folder \(directory.path) is not empty and is not a bundle (it holds \(named)): a bundle is written only into an empty or new folder; choose another one")
+        }
+    }
+
+    /// Whether the bundle holds anything: a manifest, or lines of records, users, roles or files.
+    public nonisolated var holdsData: Bool {
+        if manifest != nil { return true }
+        return Self.lineFiles(directory).contains { url in
+            var info = stat()
+            return stat(url.path, &info) == 0 && info.st_size > 0
         }
     }
 
@@ -417,10 +457,15 @@ public actor BundleBackend: Backend {
         guard let entry = try files.entry(file.name) else { throw MBaaSError(.notFound, "file '\(file.name)' is not in the bundle") }
         guard let sha = entry.sha256 else { throw MBaaSError(.notFound, "file '\(file.name)' is linked but its bytes are not in the bundle") }
         guard let data = FileManager.default.contents(atPath: blobsPath + sha) else {
-            throw MBaaSError(.notFound, "the blob of '\(file.name)' is missing from the bundle (files/blobs/\(sha))")
+            // In a finished bundle the index promises the bytes: their absence is damage, not a file the source lacks.
+            throw MBaaSError(isReadOnly ? .decoding : .notFound,
+                             "the blob of '\(file.name)' is missing from the bundle (files/blobs/\(sha))\(isReadOnly ? ": the bundle is damaged" : "")")
+        }
+        if let size = entry.size, Int64(data.count) != size {
+            throw MBaaSError(.decoding, "the blob of '\(file.name)' has \(data.count) bytes, the bundle's index says \(size) (files/blobs/\(sha)): the bundle is damaged")
         }
         let actual = SHA256.hash(data: data).lowercaseHex
-        guard actual == sha else { throw MBaaSError(.decoding, "the blob of '\(file.name)' does not match its sha256 (the bundle is damaged)") }
+        guard actual == sha else { throw MBaaSError(.decoding, "the blob of '\(file.name)' does not match its sha256 (files/blobs/\(sha)): the bundle is damaged") }
         return data
     }
 
