@@ -351,6 +351,7 @@ extension AppPotBackend {
               !id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }),
               id != AppPotWriteResult.failedObjectId else {
             throw MBaaSError(.invalidRequest, "AppPot object id '\(id)' is not valid: 1 to 255 characters, no '/' or control characters, not -1")
+                .refusing(MBaaSError.recordIdKey)
         }
     }
 

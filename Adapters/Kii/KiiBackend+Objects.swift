@@ -26,6 +26,7 @@ extension KiiBackend {
         if let id = record.id {
             guard KiiBackend.isValidObjectID(id) else {
                 throw MBaaSError(.invalidRequest, "Kii object id '\(id)' must be 2-100 characters of A-Z a-z 0-9 - _ .")
+                    .refusing(MBaaSError.recordIdKey)
             }
             let response = try await send(try requests.putObject(bucket, id: id, body: body, createOnly: true),
                                           requireUser: bucket.needsUserToken)

@@ -24,7 +24,7 @@ enum LocalValidation {
     static func recordId(_ id: String) throws(MBaaSError) {
         let bytes = id.utf8
         guard !bytes.isEmpty, bytes.count <= 128, bytes.allSatisfy(isNameByte) else {
-            throw MBaaSError(.invalidRequest, "invalid record id '\(id)': use 1 to 128 of [A-Za-z0-9_.-]")
+            throw MBaaSError(.invalidRequest, "invalid record id '\(id)': use 1 to 128 of [A-Za-z0-9_.-]").refusing(MBaaSError.recordIdKey)
         }
     }
 

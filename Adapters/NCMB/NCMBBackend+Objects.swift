@@ -17,6 +17,7 @@ extension NCMBBackend {
         try checkWritable(cls)
         if record.id != nil {
             throw MBaaSError(.invalidRequest, "NCMB assigns objectIds: create a record without an id (got '\(record.id!)')")
+                .refusing(MBaaSError.recordIdKey)
         }
         let body = try NCMBCodec.createBody(record)
         let response = try await send(.post, cls.collectionPath, body: .json(body), context: "create \(record.className)")

@@ -18,7 +18,7 @@ extension ParseBackend {
         let cls = try Self.checkClassName(record.className)
         if let id = record.id {
             throw MBaaSError.unsupported("creating a record with a given id ('\(id)')", by: "parse",
-                                         reason: capabilities.note(for: .clientIds))
+                                         reason: capabilities.note(for: .clientIds)).refusing(MBaaSError.recordIdKey)
         }
         let body = try ParseCodec.createBody(record)
         let response = try await send(.post, ParseRoute.objects(cls).path, body: .json(body), context: "create \(cls)")
@@ -71,7 +71,7 @@ extension ParseBackend {
             let cls = try Self.checkClassName(record.className)
             if let id = record.id {
                 throw MBaaSError.unsupported("creating a record with a given id ('\(id)')", by: "parse",
-                                             reason: capabilities.note(for: .clientIds))
+                                             reason: capabilities.note(for: .clientIds)).refusing(MBaaSError.recordIdKey)
             }
             return .init(method: "POST", path: ParseRoute.objects(cls).fullPath(mount: mount), body: try ParseCodec.createBody(record))
         case .update(let className, let id, let update):

@@ -36,6 +36,7 @@ extension PocketBaseBackend {
         if let id = record.id {
             guard !id.isEmpty, id.count <= 64, id.unicodeScalars.allSatisfy({ PocketBaseWire.isWordScalar($0) || $0 == "-" }) else {
                 throw MBaaSError(.invalidRequest, "record id '\(id)' is not valid for PocketBase (1-64 letters, digits, _ and -)")
+                    .refusing(MBaaSError.recordIdKey)
             }
             body["id"] = .string(id)
         }

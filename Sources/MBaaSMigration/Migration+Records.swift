@@ -27,6 +27,14 @@ extension Migration {
         var inlineFiles: [(field: String, ref: FileReference, original: Value)] = []
         /// Set when an earlier run wrote this record and died before recording it.
         var existingTargetId: String?
+        /// The source id the record carries from an earlier migration, where it differs from ``sourceId``
+        /// (``Migration/lineageKey(_:)``): the target's source-id field holds it.
+        var carriedId: String?
+        /// What the record is found by on the target.
+        var key: String { carriedId ?? sourceId }
+        /// Why the mapping would overwrite one of this record's values (a field renamed onto a field it also has, a
+        /// lineage field it holds data in): it is not written, and fails named (``overwrite(_:rules:)``).
+        var overwrites: String?
     }
 
     /// The id maps a batch needs: records by source class, and users.
@@ -123,17 +131,47 @@ extension Migration {
             let mapped = mapACL(acl, maps: maps, className: cls, sourceId: sourceId, reporting: !verifying)
             record.acl = narrowed.isEmpty ? mapped : narrowed[mapped] ?? mapped
         }
-        if let f = mapping.sourceIdField { record.fields[f] = .string(sourceId) }
+        // Lineage: the source id and timestamps, unless the record carries them from an earlier migration (copied
+        // above under their own names): then the first source's are kept, through every hop.
+        func carries(_ field: String) -> Bool { rules[field] == nil && Self.carriedLineage(source, field) != nil }
+        if let f = mapping.sourceIdField, !carries(f) { record.fields[f] = .string(sourceId) }
         if traits.clientTimestamps {
             record.createdAt = source.createdAt
             record.updatedAt = source.updatedAt
         } else if mapping.keepSourceTimestamps {
-            if let c = source.createdAt { record.fields[mapping.sourceCreatedAtField] = .date(c) }
-            if let u = source.updatedAt { record.fields[mapping.sourceUpdatedAtField] = .date(u) }
+            if let c = source.createdAt, !carries(mapping.sourceCreatedAtField) { record.fields[mapping.sourceCreatedAtField] = .date(c) }
+            if let u = source.updatedAt, !carries(mapping.sourceUpdatedAtField) { record.fields[mapping.sourceUpdatedAtField] = .date(u) }
         }
         if keepsIds { record.id = sourceId }
+        let key = lineageKey(source)
+        if key != sourceId { prepared.carriedId = key }
+        prepared.overwrites = overwrite(source, rules: rules)
         prepared.record = record
         return prepared
+    }
+
+    /// The mapping entry that would overwrite a value of `source` (which the plan's checks of the sampled records
+    /// did not see): a field renamed onto a field the record also has and keeps, or a lineage field (the source id,
+    /// or the source timestamps where the target sets its own) that holds data of the record's own rather than lineage
+    /// an earlier migration wrote. Null values lose nothing. `nil`: nothing is overwritten.
+    func overwrite(_ source: Record, rules: [String: MigrationMapping.FieldRule]) -> String? {
+        let cls = source.className
+        func holds(_ f: String) -> Bool { source.fields[f].map { !$0.isNull } ?? false }
+        func kept(_ f: String) -> Bool { rules[f].map { !$0.drop && $0.rename == nil } ?? true }
+        for (field, rule) in rules.sorted(by: { $0.key < $1.key }) {
+            guard !rule.drop, let name = rule.rename, name != field, holds(field), holds(name), kept(name) else { continue }
+            return "mapping $.classes.\(cls).fields.\(field).rename: the record also has '\(name)', which the renamed '\(field)' would overwrite, so it was not written"
+        }
+        func own(_ name: String) -> Bool { holds(name) && rules[name] == nil && Self.carriedLineage(source, name) == nil }
+        var lineage: (name: String, path: String)?
+        if let f = mapping.sourceIdField, own(f) {
+            lineage = (f, "$.sourceIdField")
+        } else if mapping.keepSourceTimestamps && !traits.clientTimestamps {
+            if own(mapping.sourceCreatedAtField) { lineage = (mapping.sourceCreatedAtField, "$.sourceCreatedAtField") }
+            else if own(mapping.sourceUpdatedAtField) { lineage = (mapping.sourceUpdatedAtField, "$.sourceUpdatedAtField") }
+        }
+        guard let l = lineage else { return nil }
+        return "mapping \(l.path): the record has a field '\(l.name)' of its own, which the source's lineage would overwrite, so it was not written"
     }
 
     /// The ACL with user principals rewritten through the id map (unmapped ones kept, with a warning) and, for a
@@ -264,6 +302,7 @@ extension Migration {
             found = ((try? await target.count(Query(plan.target))) ?? 0) > 0
         }
         let adopt = found
+        let pendingSet = Set(pending)
         if adopt { observer(.note("\(cls): the target's \(plan.target) already holds records; each batch is matched by source id first")) }
         let batchSize = writeBatchSize
         let pageSize = max(1, source.capabilities.maxPageSize)
@@ -290,7 +329,9 @@ extension Migration {
                         observer(.progress(source: cls, done: done, total: plan.count))
                     }
                     let resumedNow = resumed
-                    group.addTask { try await self.writeBatch(records, className: cls, index: index, resumed: resumedNow, adopt: adopt, state) }
+                    group.addTask {
+                        try await self.writeBatch(records, className: cls, index: index, resumed: resumedNow, adopt: adopt, pending: pendingSet, state)
+                    }
                     inFlight += 1
                 }
                 for try await record in source.records(matching: Query(cls), pageSize: pageSize).readingAhead() {
@@ -313,7 +354,8 @@ extension Migration {
 
     /// Writes one batch; returns how many source records it handled.
     func writeBatch(
-        _ records: [Record], className cls: String, index: Int, resumed: [String: String], adopt: Bool, _ state: MigrationState
+        _ records: [Record], className cls: String, index: Int, resumed: [String: String], adopt: Bool, pending: Set<String> = [],
+        _ state: MigrationState
     ) async throws -> Int {
         box.update { $0.classes[index].read += records.count }
         var seen = Set<String>()
@@ -357,7 +399,15 @@ extension Migration {
         let maps = try await offPool { try self.maps(for: todo, state) }
         let narrowed = await narrowings(for: todo, maps: maps, reporting: true)
         var prepared = todo.map { prepare($0, maps: maps, narrowed: narrowed) }
-        let existing = adopt ? try await findExistingRetrying(className: mapping.targetClass(cls), sourceIds: todo.map { $0.id! }) : resumed
+        var existing = resumed
+        // Looked up by the key each is found by (a carried source id, else its id): on an adopted target every record;
+        // else those left in flight that carry a source id of an earlier migration (the look-up of the class's
+        // in-flight marks went by id).
+        let lookUp = adopt ? prepared : prepared.filter { $0.carriedId != nil && pending.contains($0.sourceId) && resumed[$0.sourceId] == nil }
+        if !lookUp.isEmpty {
+            let found = try await findExistingRetrying(className: mapping.targetClass(cls), sourceIds: lookUp.map(\.key))
+            for p in lookUp { if let t = found[p.key] { existing[p.sourceId] = t } }
+        }
         for (i, source) in zip(prepared.indices, todo) {
             prepared[i].existingTargetId = existing[prepared[i].sourceId] ?? resumed[prepared[i].sourceId]
             if prepared[i].existingTargetId != nil {
@@ -399,6 +449,7 @@ extension Migration {
         // and the next run tries it again (written with its field as the source had it, it would be mapped, and its
         // file never tried again).
         var refused: [String: String] = [:]
+        for p in prepared where p.existingTargetId == nil { if let why = p.overwrites { refused[p.sourceId] = why } }
         for i in prepared.indices where !prepared[i].inlineFiles.isEmpty && prepared[i].existingTargetId == nil {
             for f in prepared[i].inlineFiles {
                 switch files[Self.fileKey(f.ref)] ?? .missing {
@@ -487,13 +538,11 @@ extension Migration {
                     switch result {
                     case .success(let r): outcome.created[p.sourceId] = r.id ?? p.record.id ?? ""
                     case .failure(let e):
-                        if isTransient(e) { retry.append(p); lastError = e } else if e.kind == .invalidRequest, p.record.id != nil,
-                            target.capabilities.has(.clientIds), e.message.contains("id")
-                        {
+                        if isTransient(e) { retry.append(p); lastError = e } else if Self.retriesWithoutId(e, p.record) {
                             var again = p
                             again.record.id = nil   // the target refused this id: let it make one
                             retry.append(again)
-                        } else if e.kind == .duplicate, let found = try await findExisting(className: p.record.className, sourceIds: [p.sourceId])[p.sourceId] {
+                        } else if e.kind == .duplicate, let found = try await findExisting(className: p.record.className, sourceIds: [p.key])[p.key] {
                             outcome.created[p.sourceId] = found
                         } else {
                             outcome.failed[p.sourceId] = e
@@ -505,9 +554,9 @@ extension Migration {
                 guard isTransient(e) else {
                     // The call may have applied writes before it failed (a response that could not be read, a count
                     // that did not match): find them before anything is written again.
-                    let found = try await findExistingRetrying(className: remaining[0].record.className, sourceIds: remaining.map(\.sourceId))
-                    for p in remaining { if let t = found[p.sourceId] { outcome.created[p.sourceId] = t } }
-                    remaining = remaining.filter { found[$0.sourceId] == nil }
+                    let found = try await findExistingRetrying(className: remaining[0].record.className, sourceIds: remaining.map(\.key))
+                    for p in remaining { if let t = found[p.key] { outcome.created[p.sourceId] = t } }
+                    remaining = remaining.filter { found[$0.key] == nil }
                     if remaining.count > 1 {
                         // A batch refused as a whole (an atomic batch, or a request error): one at a time finds the culprit.
                         for p in remaining {
@@ -530,9 +579,9 @@ extension Migration {
                 // The last attempt may have been applied before it failed (a timeout, a reset): ask once more. What
                 // is found was written; what cannot be asked about stays unknown and keeps an in-flight mark.
                 let found: [String: String]?
-                do { found = try await findExisting(className: retry[0].record.className, sourceIds: retry.map(\.sourceId)) } catch { found = nil }
+                do { found = try await findExisting(className: retry[0].record.className, sourceIds: retry.map(\.key)) } catch { found = nil }
                 for p in retry {
-                    if let t = found?[p.sourceId] { outcome.created[p.sourceId] = t; continue }
+                    if let t = found?[p.key] { outcome.created[p.sourceId] = t; continue }
                     outcome.failed[p.sourceId] = lastError ?? MBaaSError(.unavailable, "gave up after \(attempt) attempts")
                     if found == nil { outcome.unknown.append(p.sourceId) }
                 }
@@ -541,11 +590,18 @@ extension Migration {
             observer(.note("\(cls): retrying \(retry.count) writes (attempt \(attempt + 1)): \(lastError?.description ?? "")"))
             try await backoff(attempt: attempt, error: lastError)
             // The failed call may have written some records before it failed: find them first.
-            let found = try await findExistingRetrying(className: retry.first!.record.className, sourceIds: retry.map(\.sourceId))
-            for p in retry { if let t = found[p.sourceId] { outcome.created[p.sourceId] = t } }
-            remaining = retry.filter { found[$0.sourceId] == nil }
+            let found = try await findExistingRetrying(className: retry.first!.record.className, sourceIds: retry.map(\.key))
+            for p in retry { if let t = found[p.key] { outcome.created[p.sourceId] = t } }
+            remaining = retry.filter { found[$0.key] == nil }
         }
         return outcome
+    }
+
+    /// Whether a create refused for `record` is written again without its id: only when the target said it refused
+    /// the record's id (``MBaaSCore/MBaaSError/refusesRecordId``, set by the adapter), never on the wording of the
+    /// message. Any other refusal fails the record as it is.
+    static func retriesWithoutId(_ error: MBaaSError, _ record: Record) -> Bool {
+        record.id != nil && error.refusesRecordId && [.invalidRequest, .unsupported].contains(error.kind)
     }
 
     /// One batch call when the target has batches, else one create at a time.
@@ -775,7 +831,8 @@ extension Migration {
         } else {
             try await warnIfOwnACLDropped(a)
         }
-        let upload = FileUpload(name: a.ref.name, source: .data(data), contentType: a.ref.contentType ?? guessContentType(forFileName: a.ref.name),
+        let upload = FileUpload(name: Self.attachmentUploadName(a.ref, className: a.className, sourceId: a.sourceId), source: .data(data),
+                                contentType: a.ref.contentType ?? guessContentType(forFileName: a.ref.name),
                                 acl: acl, attachment: FileAttachment(className: targetClass, objectId: targetId, field: a.field))
         do {
             let stored = try await withRetry { try await self.target.upload(upload) }
@@ -788,6 +845,21 @@ extension Migration {
                 $0.add(.init(kind: "failed", className: a.className, sourceId: a.sourceId, detail: "file '\(a.ref.name)' cannot be attached: \(MBaaSError.wrap(error))"))
             }
         }
+    }
+
+    /// The name an attachment is uploaded under: the source's, without the `<Class>/<id>/<field>/` that a store keeping
+    /// attachments under their record put before it (its own attachment's, or the record's class and id with any
+    /// field), since the target adds its own: a name does not grow a prefix per hop. Any other name as it is.
+    static func attachmentUploadName(_ ref: FileReference, className: String, sourceId: String) -> String {
+        if let at = ref.attachment {
+            let prefix = "\(at.className)/\(at.objectId)/\(at.field)/"
+            if ref.name.hasPrefix(prefix), ref.name.count > prefix.count { return String(ref.name.dropFirst(prefix.count)) }
+        }
+        let prefix = "\(className)/\(sourceId)/"
+        guard ref.name.hasPrefix(prefix) else { return ref.name }
+        let rest = ref.name.dropFirst(prefix.count)
+        guard let slash = rest.firstIndex(of: "/"), rest.index(after: slash) < rest.endIndex else { return ref.name }
+        return String(rest[rest.index(after: slash)...])
     }
 
     /// A file with an ACL of its own attached to its record on a target without

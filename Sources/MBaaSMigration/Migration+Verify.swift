@@ -199,29 +199,34 @@ extension Migration {
             // mismatch (not proven).
             if readsRecordACLs {
                 let (withACLs, failed) = try await withSourceACLs(read.filter { $0.id != nil }, className: cls)
+                let batchKeys = read.compactMap { r in r.id.map { ($0, self.lineageKey(r)) } }
                 read = withACLs
                 if !failed.isEmpty {
                     box.update { report in
                         report.classes[index].mismatched += failed.count
                         for (id, detail) in failed { report.add(.init(kind: "content", className: cls, sourceId: id, detail: detail)) }
                     }
-                    let gone = failed.map(\.0)
+                    let keyOf = Dictionary(batchKeys, uniquingKeysWith: { a, _ in a })
+                    let gone = failed.map { keyOf[$0.0] ?? $0.0 }
                     _ = try await offPool { try state.takeVerificationTargets(gone) }
                 }
             }
             let sources = read
             let maps = try await offPool { try self.maps(for: sources, state) }
             let narrowed = await narrowings(for: sources, maps: maps, reporting: false)
-            let ids = sources.compactMap(\.id)
+            // The target's side is keyed by its source-id field: the source id a record carries from an earlier
+            // migration where it carries one (kept through the hops), else its id.
+            let keys = sources.map { $0.id == nil ? nil : self.lineageKey($0) }
+            let ids = keys.compactMap { $0 }
             async let taking = offPool { try state.takeVerificationTargets(ids) }
             let expected = try await parallelMap(sources) { r -> Data? in
                 r.id.map { self.canonicalDigest(expectedRecord(r, id: $0, maps: maps, narrowed: narrowed), fileFields: digestFields) }
             }
             let found = try await taking
             var verified = 0
-            for (r, digest) in zip(sources, expected) {
-                guard let id = r.id, let digest else { continue }
-                guard let (targetId, stored) = found[id] else {
+            for ((r, digest), key) in zip(zip(sources, expected), keys) {
+                guard let id = r.id, let key, let digest else { continue }
+                guard let (targetId, stored) = found[key] else {
                     box.update {
                         $0.add(.init(kind: "missing", className: cls, sourceId: id, detail: "not on the target"))
                         $0.classes[index].mismatched += 1

@@ -198,7 +198,14 @@ public final class Migration: Sendable {
             }
         }
         let sourceTypes = source.capabilities.features.filter { $0.rawValue.hasPrefix("value.") }
-        for cls in try await sourceClasses() {
+        try mapping.validate()
+        let classList = try await sourceClasses()
+        // The fields each class's sampled records have, and the lineage fields they carry from an earlier migration,
+        // for the mapping's checks against the source (``MigrationMapping/validate(against:fields:carried:lineage:)``).
+        var sampledFields: [String: Set<String>] = [:]
+        var carried: [String: Set<String>] = [:]
+        let lineage = lineageFields
+        for cls in classList {
             var cp = MigrationPlan.ClassPlan(source: cls, target: mapping.targetClass(cls), count: nil, fieldTypes: [:], renames: [:],
                                              drops: [], fileLinks: mapping.fileLinkFields(cls).sorted(), skipped: mapping.isSkipped(cls))
             for (field, rule) in mapping.classes[cls]?.fields ?? [:] {
@@ -215,6 +222,15 @@ public final class Migration: Sendable {
                         cp.fieldTypes[k, default: []].insert(v.typeName)
                         if case .string(let s) = v, fileNames.contains(s), !off.contains(k) { detected.insert(k) }
                     }
+                }
+                sampledFields[cls] = Set(cp.fieldTypes.keys)
+                let carries = Set(lineage.map(\.name).filter { name in
+                    guard let types = cp.fieldTypes[name] else { return false }
+                    return Self.isCarriedLineage(name, types: types)
+                })
+                if !carries.isEmpty {
+                    carried[cls] = carries
+                    plan.conversions.append("\(cls): its records carry \(carries.sorted().map { "'\($0)'" }.joined(separator: ", ")) from an earlier migration, which they keep (the first source's values)")
                 }
                 for field in detected.sorted() where !cp.fileLinks.contains(field) {
                     cp.fileLinks.append(field)
@@ -245,6 +261,12 @@ public final class Migration: Sendable {
             }
             plan.classes.append(cp)
         }
+        // The mapping against the source, before anything is written: every class entry names a class the source
+        // has (where it can list them), every field entry a field its sampled records have, and nothing is renamed
+        // onto data.
+        var listed: [String]? = options.classes == nil ? classList : nil
+        if listed == nil, source.capabilities.has(.listClasses) { listed = try await source.listClasses() }
+        try mapping.validate(against: listed, fields: sampledFields, carried: carried, lineage: lineage)
         if options.users && source.capabilities.has(.listUsers) {
             var n = 0
             for try await _ in source.allUsers() { n += 1 }
@@ -284,9 +306,11 @@ public final class Migration: Sendable {
         if let f = mapping.sourceIdField { plan.conversions.append("every record keeps its source id in '\(f)'") }
         if target.capabilities.has(.clientIds) { plan.conversions.append("ids: the target keeps the source's ids where it accepts them") }
         if target.capabilities.has(.clientTimestamps) {
-            plan.conversions.append("timestamps: the target keeps the source's createdAt/updatedAt")
+            plan.conversions.append("timestamps: \(target.adapterName) keeps the source's createdAt/updatedAt as its own (a store that sets its own, written from it later, keeps them in '\(MigrationMapping.defaultSourceCreatedAtField)'/'\(MigrationMapping.defaultSourceUpdatedAtField)' by default)")
         } else if mapping.keepSourceTimestamps {
-            plan.conversions.append("timestamps: the target sets its own; the source's go to '\(mapping.sourceCreatedAtField)'/'\(mapping.sourceUpdatedAtField)'")
+            plan.conversions.append("timestamps: \(target.adapterName) sets its own createdAt/updatedAt (the time of writing); the source's go to '\(mapping.sourceCreatedAtField)'/'\(mapping.sourceUpdatedAtField)', where records that already carry them from an earlier migration keep theirs")
+        } else {
+            plan.conversions.append("timestamps: \(target.adapterName) sets its own createdAt/updatedAt (the time of writing); the source's are not kept (keepSourceTimestamps is false)")
         }
         if target.capabilities.has(.fileAttachment) {
             plan.conversions.append("file links: files are attached to their records in \(target.adapterName)'s own way")
@@ -295,6 +319,48 @@ public final class Migration: Sendable {
         }
         plan.conversions.append("pointers and ACL user ids are rewritten through the id map")
         return plan
+    }
+
+    /// The lineage fields this run writes into each record, with their entries in the mapping: the source id (unless
+    /// switched off) and, where the target sets its own timestamps and the mapping keeps the source's, those.
+    var lineageFields: [(name: String, path: String)] {
+        var out: [(name: String, path: String)] = []
+        if let f = mapping.sourceIdField { out.append((f, "$.sourceIdField")) }
+        if mapping.keepSourceTimestamps && !traits.clientTimestamps {
+            out.append((mapping.sourceCreatedAtField, "$.sourceCreatedAtField"))
+            out.append((mapping.sourceUpdatedAtField, "$.sourceUpdatedAtField"))
+        }
+        return out
+    }
+
+    /// Whether a source field is lineage an earlier migration wrote: it has a lineage field's default name and holds
+    /// what the migration writes there (strings for the source id, dates for the timestamps; nulls aside).
+    static func isCarriedLineage(_ name: String, types: Set<String>) -> Bool {
+        let kinds = types.subtracting(["null"])
+        switch name {
+        case MigrationMapping.defaultSourceIdField: return kinds == ["string"]
+        case MigrationMapping.defaultSourceCreatedAtField, MigrationMapping.defaultSourceUpdatedAtField: return kinds == ["Date"]
+        default: return false
+        }
+    }
+
+    /// The lineage value a source record carries in `field` from an earlier migration (``isCarriedLineage(_:types:)``),
+    /// which it keeps; `nil` when it carries none.
+    static func carriedLineage(_ record: Record, _ field: String) -> Value? {
+        guard let v = record.fields[field] else { return nil }
+        switch (field, v) {
+        case (MigrationMapping.defaultSourceIdField, .string(let s)) where !s.isEmpty: return v
+        case (MigrationMapping.defaultSourceCreatedAtField, .date), (MigrationMapping.defaultSourceUpdatedAtField, .date): return v
+        default: return nil
+        }
+    }
+
+    /// The key a source record is found by on the target: the source id it carries from an earlier migration
+    /// (kept in ``MigrationMapping/sourceIdField``), else its id.
+    func lineageKey(_ record: Record) -> String {
+        if let f = mapping.sourceIdField, mapping.rule(className: record.className, field: f) == nil,
+           case .string(let s)? = Self.carriedLineage(record, f) { return s }
+        return record.id ?? ""
     }
 
     /// The source fields of a class whose sampled values have more than one type (numbers are one type; nulls none),

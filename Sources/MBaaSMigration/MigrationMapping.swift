@@ -20,6 +20,14 @@ public import MBaaSCore
 ///   only to a 0600 file in the state folder).
 ///
 /// Unknown keys are errors naming their path, so a typo never passes silently.
+///
+/// A mapping never overwrites data. What it says alone is checked when it is read (``validate()``): a field both
+/// dropped and renamed, two fields of a class renamed onto one name, a rename onto record metadata (`id`, `createdAt`,
+/// `updatedAt`, `version`, `acl`, `class`) or onto a lineage field (``sourceIdField``, and with
+/// ``keepSourceTimestamps`` ``sourceCreatedAtField`` / ``sourceUpdatedAtField``), lineage fields that are metadata or
+/// the same field, two classes renamed onto one. What needs the source is checked by ``Migration/plan()`` against the
+/// classes the source lists and the fields of the records it samples (``validate(against:)``). Each is an
+/// `invalidRequest` naming the entry, before anything is written.
 public struct MigrationMapping: Sendable, Hashable {
     public struct FieldRule: Sendable, Hashable {
         public var rename: String?
@@ -71,6 +79,12 @@ public struct MigrationMapping: Sendable, Hashable {
         self.sourceUpdatedAtField = sourceUpdatedAtField
         self.passwords = passwords
     }
+
+    /// The lineage fields' default names: a source's field of one of these names, holding what the migration writes
+    /// there (a string id, a date), is lineage an earlier migration wrote, and is kept (``Migration/plan()``).
+    public static let defaultSourceIdField = "sourceObjectId"
+    public static let defaultSourceCreatedAtField = "sourceCreatedAt"
+    public static let defaultSourceUpdatedAtField = "sourceUpdatedAt"
 
     /// A faithful copy: no source-id field and no source timestamps (for exports into bundles, which keep both).
     public static let verbatim = MigrationMapping(sourceIdField: nil, keepSourceTimestamps: false)
@@ -129,6 +143,105 @@ public struct MigrationMapping: Sendable, Hashable {
                     throw MBaaSError(.invalidRequest, "$.users.passwords must be \"reset\" or \"temporary\"")
                 }
                 passwords = policy
+            }
+        }
+        try validate()
+    }
+
+    // MARK: Checks
+
+    /// The rules a mapping must keep whatever the source (see the type's overview); the error names the entry by its
+    /// path in the mapping file (`$.classes.MemoClass.fields.money.rename`).
+    public func validate() throws(MBaaSError) {
+        func refuse(_ path: String, _ why: String) -> MBaaSError { MBaaSError(.invalidRequest, "\(path): \(why)") }
+        let metadata = Record.reservedFieldNames
+        let metadataList = metadata.sorted().joined(separator: ", ")
+        // Lineage fields: what the migration writes into every record.
+        var lineage: [(name: String, path: String)] = []
+        if let f = sourceIdField { lineage.append((f, "$.sourceIdField")) }
+        if keepSourceTimestamps {
+            lineage.append((sourceCreatedAtField, "$.sourceCreatedAtField"))
+            lineage.append((sourceUpdatedAtField, "$.sourceUpdatedAtField"))
+        }
+        for (i, l) in lineage.enumerated() {
+            if metadata.contains(l.name) {
+                throw refuse(l.path, "'\(l.name)' is record metadata (\(metadataList)), not a field the source id or timestamps can go to")
+            }
+            if let other = lineage[..<i].first(where: { $0.name == l.name }) {
+                throw refuse(l.path, "'\(l.name)' is also \(other.path): the source id and timestamps each need a field of their own")
+            }
+        }
+        var targets: [String: String] = [:]   // target class → the entry that maps onto it
+        for cls in classes.keys.sorted() {
+            let rule = classes[cls]!
+            let path = "$.classes.\(cls)"
+            if !rule.skip {
+                let target = rule.rename ?? cls
+                if let other = targets[target] {
+                    throw refuse(path, "'\(cls)' and '\(other)' would both be written into the class '\(target)', one over the other; map them onto different classes")
+                }
+                targets[target] = cls
+            }
+            var renamed: [String: String] = [:]   // target field → the source field renamed onto it
+            for field in rule.fields.keys.sorted() {
+                let f = rule.fields[field]!
+                let fpath = "\(path).fields.\(field)"
+                if metadata.contains(field) {
+                    throw refuse(fpath, "'\(field)' is record metadata (\(metadataList)), not a field of the source's records")
+                }
+                guard let name = f.rename else { continue }
+                if f.drop {
+                    throw refuse(fpath, "\"drop\" and \"rename\" together: a dropped field is not written under any name; keep one of them")
+                }
+                if metadata.contains(name) {
+                    throw refuse("\(fpath).rename", "'\(name)' is record metadata (\(metadataList)); a field cannot be renamed onto it")
+                }
+                if let l = lineage.first(where: { $0.name == name }) {
+                    throw refuse("\(fpath).rename", "'\(name)' is the field the migration writes the source's \(l.path == "$.sourceIdField" ? "id" : "timestamp") into (\(l.path)), which would overwrite the renamed values; rename onto another name or change \(l.path)")
+                }
+                if let other = renamed[name] {
+                    throw refuse("\(fpath).rename", "'\(field)' and '\(other)' are both renamed onto '\(name)', one over the other")
+                }
+                renamed[name] = field
+            }
+        }
+    }
+
+    /// What a mapping must keep against a source (see the type's overview): `classes` are the source's class names
+    /// (`nil`: it cannot list them, and class entries are not checked), `fields` the fields seen in the sampled records
+    /// of each class to be moved (a class with no sampled record is not checked), `carried` the lineage fields a class's
+    /// records already hold from an earlier migration (kept as they are, never a conflict). Refused, naming the
+    /// entry: a class entry the source does not have; a class renamed onto another class that is moved under its own
+    /// name; a field entry no sampled record has; a rename onto a field the records have and keep; a lineage field
+    /// that is a field the records have (unless carried).
+    func validate(against classes: [String]?, fields: [String: Set<String>], carried: [String: Set<String>],
+                  lineage: [(name: String, path: String)]) throws(MBaaSError) {
+        func refuse(_ path: String, _ why: String) -> MBaaSError { MBaaSError(.invalidRequest, "mapping \(path): \(why)") }
+        if let classes {
+            let known = Set(classes)
+            for cls in self.classes.keys.sorted() where !known.contains(cls) {
+                throw refuse("$.classes.\(cls)", "the source has no class '\(cls)' (it has \(classes.sorted().joined(separator: ", ")))")
+            }
+            for cls in self.classes.keys.sorted() {
+                guard let rule = self.classes[cls], !rule.skip, let target = rule.rename, target != cls, known.contains(target),
+                      !isSkipped(target), targetClass(target) == target else { continue }
+                throw refuse("$.classes.\(cls).rename", "'\(target)' is a class of the source, moved under its own name: both would be written into it; rename or skip one")
+            }
+        }
+        for (cls, seen) in fields.sorted(by: { $0.key < $1.key }) where !seen.isEmpty && !isSkipped(cls) {
+            let rules = self.classes[cls]?.fields ?? [:]
+            let kept = seen.filter { rules[$0]?.drop != true && rules[$0]?.rename == nil }
+            for field in rules.keys.sorted() {
+                let fpath = "$.classes.\(cls).fields.\(field)"
+                if !seen.contains(field) {
+                    throw refuse(fpath, "no sampled record of \(cls) has the field '\(field)' (it has \(seen.sorted().joined(separator: ", ")))")
+                }
+                if let name = rules[field]?.rename, name != field, kept.contains(name) {
+                    throw refuse("\(fpath).rename", "'\(name)' is a field of \(cls) that is kept: renaming '\(field)' onto it would overwrite its values; drop or rename '\(name)' too, or choose another name")
+                }
+            }
+            for l in lineage where kept.contains(l.name) && !(carried[cls]?.contains(l.name) ?? false) {
+                throw refuse(l.path, "'\(l.name)' is a field of \(cls)'s records, which the source \(l.path == "$.sourceIdField" ? "id" : "timestamp") would overwrite; choose another name (or drop or rename '\(l.name)' in $.classes.\(cls).fields)")
             }
         }
     }

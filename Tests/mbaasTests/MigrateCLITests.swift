@@ -123,6 +123,27 @@ struct MigrateCLITests {
         #expect(noBundle.status == 7 && noBundle.stderr.contains("localIO: cannot create the bundle directory /proc/mbaas-test-bundle"), "\(noBundle.stderr)")
     }
 
+    @Test("a mapping that would overwrite data is exit 2 (invalidRequest) before any record is written, naming the entry: when the file is read, and against the source")
+    func mappingThatOverwrites() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let source = "ncmb-export:\(sampleExportDirectory)"
+        let state = cli.directory.appendingPathComponent("state").path
+        let mapping = cli.directory.appendingPathComponent("map.json")
+        for (text, entry) in [(#"{"classes":{"MemoClass":{"fields":{"money":{"drop":true,"rename":"m"}}}}}"#,
+                               "invalidRequest: mapping file map.json: $.classes.MemoClass.fields.money: "),
+                              (#"{"classes":{"MemoClass":{"fields":{"money":{"rename":"title"}}}}}"#,
+                               "invalidRequest: mapping $.classes.MemoClass.fields.money.rename: 'title' is a field of MemoClass that is kept")] {
+            try Data(text.utf8).write(to: mapping)
+            let out = try cli.run(["migrate", "--from", source, "--to", cli.url, "--mapping", mapping.path, "--state", state], sessionOption: false)
+            #expect(out.status == 2 && out.stderr.contains(entry), "\(text): \(out.status) \(out.stderr)")
+            // No record was written (the database may not even have been created).
+            let db = String(cli.url.dropFirst("sqlite:".count))
+            let count = FileManager.default.fileExists(atPath: db) ? try cli.json(["objects", "query", cli.url, "MemoClass", "--count"])["count"] : 0
+            #expect(count == 0, "nothing written")
+        }
+    }
+
     @Test("--dry-run prints the plan and writes nothing, not even the state folder")
     func dryRun() throws {
         let cli = try CLIHarness()

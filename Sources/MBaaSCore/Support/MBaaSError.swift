@@ -68,6 +68,24 @@ public struct MBaaSError: Error, Sendable, CustomStringConvertible {
     public var retryAfter: TimeInterval?
     /// The error that caused this one, if any.
     public var underlying: (any Error & Sendable)?
+    /// The field or metadata key the request was refused for, where the adapter knows it: ``recordIdKey`` when a
+    /// record id given by the client is refused (not valid for the backend, or ids are not taken at all). Set by the
+    /// adapter that raises the error, never read from ``message``: callers decide on it (the migration writes a record
+    /// again without its id only for this), not on the wording.
+    public var refusedField: String?
+
+    /// The ``refusedField`` of a refused client-supplied record id.
+    public static let recordIdKey = "id"
+
+    /// Whether the backend refused the record id the client gave (``refusedField`` is ``recordIdKey``).
+    public var refusesRecordId: Bool { refusedField == Self.recordIdKey }
+
+    /// This error with ``refusedField`` set.
+    public func refusing(_ field: String) -> MBaaSError {
+        var e = self
+        e.refusedField = field
+        return e
+    }
 
     public init(
         _ kind: Kind, _ message: String, vendorCode: String? = nil, httpStatus: Int? = nil,
