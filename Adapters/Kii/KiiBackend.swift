@@ -16,7 +16,17 @@ public import MBaaSCore
 public actor KiiBackend: Backend {
     public nonisolated let adapterName = "kii"
     public nonisolated let configuration: KiiConfiguration
-    public nonisolated var capabilities: Capabilities { KiiBackend.capabilities }
+    /// ``KiiWire/capabilities``; in admin mode (client credentials in the URL) session-less calls act as the app
+    /// admin and read every object (``MBaaSCore/Capabilities/Feature/completeReads``).
+    public nonisolated var capabilities: Capabilities {
+        configuration.adminCredentials == nil ? KiiBackend.capabilities : KiiBackend.adminCapabilities
+    }
+    static let adminCapabilities: Capabilities = {
+        var c = KiiWire.capabilities
+        c.features.insert(.completeReads)
+        c.notes[.completeReads] = nil
+        return c
+    }()
     nonisolated let requests: KiiRequestBuilder
     nonisolated let context: BackendContext
 

@@ -82,7 +82,11 @@ public actor LocalBackend: Backend {
     }
 
     public nonisolated let adapterName = "local"
-    public nonisolated let capabilities: Capabilities = LocalBackend.declaredCapabilities
+    /// ``declaredCapabilities``; opened administrative (``MBaaSCore/BackendContext/administrative``), session-less
+    /// calls act as the database owner and read everything (``MBaaSCore/Capabilities/Feature/completeReads``).
+    public nonisolated var capabilities: Capabilities {
+        store.administrative ? LocalBackend.administrativeCapabilities : LocalBackend.declaredCapabilities
+    }
     /// The database file path, or `:memory:`.
     public nonisolated let path: String
     nonisolated let store: LocalStore
@@ -236,7 +240,16 @@ public actor LocalBackend: Backend {
         maxPageSize: 1000, defaultPageSize: 100, maxBatchSize: 1000,
         notes: [
             .anonymousAuth: "the Local backend has no anonymous users; calls without a session act as anonymous for ACLs",
+            .completeReads: "calls without a session read what ACLs grant everyone; open the database administrative (as mbaas migrate does) to read every record",
         ])
+
+    /// What an administrative opening can do: ``declaredCapabilities`` and every record and file readable.
+    static let administrativeCapabilities: Capabilities = {
+        var c = declaredCapabilities
+        c.features.insert(.completeReads)
+        c.notes[.completeReads] = nil
+        return c
+    }()
 
     // MARK: Running operations
 

@@ -110,8 +110,9 @@ public actor ParseBackend: Backend {
         var capabilities = ParseBackend.capabilities
         if configuration.masterKey != nil {
             // The master key deletes files and administers users, roles and classes (ParseBackend+Administration).
-            capabilities.features.formUnion([.fileDelete, .listClasses, .listUsers, .importUsers, .userFields, .userEmail])
-            for f in [Capabilities.Feature.listClasses, .listUsers, .importUsers] { capabilities.notes[f] = nil }
+            // It bypasses ACLs and class-level permissions: reads see every record.
+            capabilities.features.formUnion([.fileDelete, .listClasses, .listUsers, .importUsers, .userFields, .userEmail, .completeReads])
+            for f in [Capabilities.Feature.listClasses, .listUsers, .importUsers, .completeReads] { capabilities.notes[f] = nil }
             capabilities.notes[.importUsers] = "users are created with a password nobody is told (or a temporary one); password hashes never move"
         }
         self.capabilities = capabilities

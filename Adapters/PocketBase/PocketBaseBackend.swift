@@ -41,7 +41,13 @@ public actor PocketBaseBackend: Backend {
     public init(configuration: PocketBaseConfiguration, context: BackendContext = BackendContext()) {
         self.configuration = configuration
         self.context = context
-        self.capabilities = PocketBaseBackend.capabilities
+        var capabilities = PocketBaseBackend.capabilities
+        if configuration.dataAsSuperuser {
+            // Session-less calls act as the superuser, whom API rules do not bind.
+            capabilities.features.insert(.completeReads)
+            capabilities.notes[.completeReads] = nil
+        }
+        self.capabilities = capabilities
         var logger = context.logger
         logger[metadataKey: "adapter"] = "pocketbase"
         self.logger = logger
@@ -79,6 +85,7 @@ public actor PocketBaseBackend: Backend {
                 .valueType("int"): "integers within ±2^53 only: PocketBase numbers are 64-bit floats; larger integers are refused (unsupported)",
                 .fileNames: "PocketBase sanitizes a file's name and adds a random suffix: keep the name the upload returns",
                 .acl: "per-record ACLs via API rules on collections this adapter creates; roles and groups are unsupported; superusers bypass rules",
+                .completeReads: "a user or guest reads what the API rules grant it; data=superuser (or an administrative opening, as mbaas migrate's) reads every record",
                 .nestedKeys: "dotted keys into JSON (object) fields; comparisons follow SQLite's JSON ordering",
             ])
     }()

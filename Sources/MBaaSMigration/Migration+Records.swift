@@ -208,7 +208,10 @@ extension Migration {
     /// the writing user's added) is a warning, once, naming
     /// the first record that has it. An ACL the target cannot answer for is left as it is (the write then says why it
     /// is refused).
-    func narrowings(for records: [Record], maps: Maps, reporting: Bool) async -> [ACL: ACL] {
+    ///
+    /// With `perRecordWidening`, an ACL the target would store wider (``widens(_:than:)``) is not warned of here: the
+    /// caller fails or lists each record that has it (``aclLoss(_:maps:narrowed:)``).
+    func narrowings(for records: [Record], maps: Maps, reporting: Bool, perRecordWidening: Bool = false) async -> [ACL: ACL] {
         guard traits.narrowsACLs else { return [:] }
         var out: [ACL: ACL] = [:]
         for r in records {
@@ -221,7 +224,8 @@ extension Migration {
             // Said when someone's access changes (taken away, or the writer's own added), not for the same grants in
             // the target's own form.
             let changes = Self.grantsLess(narrowed, than: mapped) || Self.grantsLess(mapped, than: narrowed)
-            if aclNarrowings.set(mapped, narrowed), changes, reporting {
+            let perRecord = perRecordWidening && Self.widens(narrowed, than: mapped)
+            if aclNarrowings.set(mapped, narrowed), changes, reporting, !perRecord {
                 box.update {
                     $0.warn(.init(kind: "acl", className: r.className, sourceId: r.id,
                                   detail: "ACL \(mapped.json.printed()) cannot be stored on \(self.target.adapterName): records with it are written with \(narrowed.json.printed()), which grants nobody else more"))
@@ -375,7 +379,7 @@ extension Migration {
         box.update { $0.classes[index].skipped += already.count }
         var unmapped = unique.filter { already[$0.id!] == nil }
         guard !unmapped.isEmpty else { return records.count }
-        if readsRecordACLs {
+        if readsRecordACLs || readsRecordACLsForLoss {
             // A record whose ACL cannot be read is not written (without one it would get the target's default, open
             // to everyone on most stores): it fails, named, and the next run tries it again.
             let (read, failed) = try await withSourceACLs(unmapped, className: cls)
@@ -397,7 +401,7 @@ extension Migration {
         // Pointers to records of classes still being copied are looked up in the state's database, which a
         // mapping commit may hold: off the cooperative pool, like every other state call of a batch.
         let maps = try await offPool { try self.maps(for: todo, state) }
-        let narrowed = await narrowings(for: todo, maps: maps, reporting: true)
+        let narrowed = await narrowings(for: todo, maps: maps, reporting: true, perRecordWidening: true)
         var prepared = todo.map { prepare($0, maps: maps, narrowed: narrowed) }
         var existing = resumed
         // Looked up by the key each is found by (a carried source id, else its id): on an adopted target every record;
@@ -413,6 +417,22 @@ extension Migration {
             if prepared[i].existingTargetId != nil {
                 prepared[i].fixups = fullFixups(source)
                 prepared[i].inlineFiles = []
+            }
+        }
+        // A record whose ACL the target cannot hold (it keeps none, or would store a wider one) is not written: it
+        // fails, named, and so nothing private becomes readable by more people; unless its class allows the loss
+        // (--acl-loss allow, or the mapping's "aclLoss"): then it is written and listed, a warning each.
+        let allowLoss = allowsACLLoss(cls)
+        var aclRefused: [String: String] = [:]
+        for (i, source) in zip(prepared.indices, todo) where prepared[i].existingTargetId == nil {
+            guard let why = aclLoss(source, maps: maps, narrowed: narrowed) else { continue }
+            let id = prepared[i].sourceId
+            if allowLoss {
+                box.update { $0.warn(.init(kind: "acl", className: cls, sourceId: id, detail: "\(why); written so (--acl-loss allow)")) }
+            } else {
+                aclRefused[id] = "\(why), so the record was not written (--acl-loss allow writes it)"
+                prepared[i].inlineFiles = []
+                prepared[i].attachments = []
             }
         }
         // File values go into the target's store before the records that hold them. Those already copied (by this
@@ -439,7 +459,7 @@ extension Migration {
                         files[k] = copied
                         inFlight -= 1
                     }
-                    group.addTask { (key, try await self.copySharedFile(ref, key: key, linked: true, state)) }
+                    group.addTask { (key, try await self.copySharedFile(ref, key: key, linked: true, allowACLLoss: allowLoss, state)) }
                     inFlight += 1
                 }
                 for try await (k, copied) in group { files[k] = copied }
@@ -465,6 +485,7 @@ extension Migration {
                 }
             }
         }
+        refused.merge(aclRefused) { a, _ in a }
         let linkFields = Set(prepared.flatMap { ($0.attachments + $0.inlineFiles).map(\.field) })
         if !linkFields.isEmpty { try await offPool { for f in linkFields { try state.addFileField(className: cls, field: f) } } }
         let toCreate = prepared.filter { $0.existingTargetId == nil && refused[$0.sourceId] == nil }
@@ -682,8 +703,10 @@ extension Migration {
 
     /// Copies one source file into the target's store, once however many batches link it at the same moment (they
     /// share the copy): what it came to (``copyFileOnce(_:key:linked:_:)``); a failure is remembered for the run.
-    func copySharedFile(_ ref: FileReference, key: String, linked: Bool, _ state: MigrationState) async throws -> LinkedFileCopy {
-        try await fileCopies.once(key) { try await self.copyFileOnce(ref, key: key, linked: linked, state) }
+    func copySharedFile(
+        _ ref: FileReference, key: String, linked: Bool, allowACLLoss: Bool, _ state: MigrationState
+    ) async throws -> LinkedFileCopy {
+        try await fileCopies.once(key) { try await self.copyFileOnce(ref, key: key, linked: linked, allowACLLoss: allowACLLoss, state) }
     }
 
     /// Reports a record linking a file the source's file store does not have.
@@ -707,7 +730,11 @@ extension Migration {
     /// an earlier run's upload fails, or the target refuses it after retries
     /// (counted here, once for the run; each caller fails its own records). Only cancellation and the state's own
     /// errors end the run.
-    func copyFileOnce(_ ref: FileReference, key: String, linked: Bool, _ state: MigrationState) async throws -> LinkedFileCopy {
+    ///
+    /// A file whose ACL the target's store cannot hold fails (``fileACLLoss(_:allow:)``), unless `allowACLLoss`.
+    func copyFileOnce(
+        _ ref: FileReference, key: String, linked: Bool, allowACLLoss: Bool, _ state: MigrationState
+    ) async throws -> LinkedFileCopy {
         if let copied = try await offPool({ try state.copiedFile(key) }) { return .copied(copied.target) }
         box.update { $0.files.read += 1 }
         func failed(_ error: any Error, _ what: String) throws -> LinkedFileCopy {
@@ -744,13 +771,14 @@ extension Migration {
         do { sourceACL = try await sourceFileACL(ref) } catch {
             return try failed(error, "cannot be looked up on \(source.adapterName) (for its ACL)")
         }
+        if let refusal = fileACLLoss(sourceACL, allow: allowACLLoss) { return try failed(refusal, "is not copied") }
         try await offPool { try state.addPending(.file, className: Self.linkedFiles, sourceIds: [key]) }
         let acl = try await targetFileACL(sourceACL, name: ref.name, className: Self.linkedFiles, state)
         let upload = FileUpload(name: ref.name, source: .data(data), contentType: ref.contentType ?? guessContentType(forFileName: ref.name),
                                 acl: acl)
         let stored: FileReference
         do {
-            do { stored = try await withRetry { try await self.target.upload(upload) } } catch let e as MBaaSError where e.kind == .duplicate {
+            do { stored = try await uploadAsTargetNames(upload) } catch let e as MBaaSError where e.kind == .duplicate {
                 guard let existing = try await findCopiedFile(ref.name, size: size, sha256: sha) else { throw e }
                 stored = existing
             }
@@ -827,15 +855,36 @@ extension Migration {
                                    className: a.className, sourceId: a.sourceId)
                 return
             }
+            if let refusal = fileACLLoss(own, allow: allowsACLLoss(a.className)) {
+                box.update {
+                    $0.files.failed += 1
+                    $0.add(.init(kind: "failed", className: a.className, sourceId: a.sourceId, detail: "file '\(a.ref.name)' (field \(a.field)) is not attached: \(refusal)"))
+                }
+                return
+            }
             acl = try await targetFileACL(own, name: a.ref.name, className: a.className, state)
-        } else {
-            try await warnIfOwnACLDropped(a)
+        } else if let own = try await ownACLDropped(a) {
+            // Attached, it would be reachable as its record is, which grants more than its own ACL: not attached (the
+            // next run tries again), unless the class allows the loss.
+            let detail = "file '\(a.ref.name)' (field \(a.field)): attached to its record on \(target.adapterName), it is reachable as the record is; its own ACL \(own.json.printed([.sortedKeys])) is not kept"
+            guard allowsACLLoss(a.className) else {
+                box.update {
+                    $0.files.failed += 1
+                    $0.add(.init(kind: "failed", className: a.className, sourceId: a.sourceId,
+                                 detail: "\(detail), so it was not attached (--acl-loss allow attaches it)"))
+                }
+                return
+            }
+            box.update {
+                $0.problem(self.attachedFileACLProblem)
+                $0.warn(.init(kind: "acl", className: a.className, sourceId: a.sourceId, detail: detail))
+            }
         }
         let upload = FileUpload(name: Self.attachmentUploadName(a.ref, className: a.className, sourceId: a.sourceId), source: .data(data),
                                 contentType: a.ref.contentType ?? guessContentType(forFileName: a.ref.name),
                                 acl: acl, attachment: FileAttachment(className: targetClass, objectId: targetId, field: a.field))
         do {
-            let stored = try await withRetry { try await self.target.upload(upload) }
+            let stored = try await uploadAsTargetNames(upload)
             let (sha, size, name) = (sha256Hex(data), Int64(data.count), Value.file(stored).json.printed())
             try await offPool { try state.attachmentDone(a, sha256: sha, size: size, targetName: name) }
             box.update { $0.files.written += 1 }
@@ -864,13 +913,13 @@ extension Migration {
 
     /// A file with an ACL of its own attached to its record on a target without
     /// ``MBaaSCore/Capabilities/Feature/attachmentACL``: there it is reachable as its record is, so its own ACL is not
-    /// kept. Said per file (and once for the run, as the plan says) where that loses something: a file of the source's
-    /// separate store whose ACL is not open to everyone, and an attachment whose own ACL (where the source's
-    /// attachments have one) grants someone less than its record's. A file whose ACL cannot be looked up is said as
-    /// such. The file is attached either way: leaving it out would lose the record's link.
-    func warnIfOwnACLDropped(_ a: MigrationState.Attachment) async throws {
+    /// kept. That loses something for a file of the source's separate store whose ACL is not open to everyone, and for
+    /// an attachment whose own ACL (where the source's attachments have one) grants someone less than its record's.
+    /// A file whose ACL cannot be looked up is said as such (and attached). Returns the own ACL that would not be kept, for the caller to fail the file or say so
+    /// (``allowsACLLoss(_:)``); `nil` where nothing is lost.
+    func ownACLDropped(_ a: MigrationState.Attachment) async throws -> ACL? {
         // Attached on the source without an ACL of its own: it followed its record there as well.
-        if a.ref.attachment != nil && !source.capabilities.has(.attachmentACL) { return }
+        if a.ref.attachment != nil && !source.capabilities.has(.attachmentACL) { return nil }
         let own: ACL?
         do { own = try await sourceFileACL(a.ref) } catch {
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
@@ -878,9 +927,9 @@ extension Migration {
                 $0.warn(.init(kind: "acl", className: a.className, sourceId: a.sourceId,
                               detail: "file '\(a.ref.name)' (field \(a.field)): its own ACL cannot be looked up on \(self.source.adapterName) (\(MBaaSError.wrap(error))); attached to its record, it is reachable as the record is"))
             }
-            return
+            return nil
         }
-        guard let own, !Self.isOpen(own) else { return }
+        guard let own, !Self.isOpen(own) else { return nil }
         if a.ref.attachment != nil {
             let record: Record
             do { record = try await withRetry { try await self.source.get(className: a.className, id: a.sourceId) } } catch {
@@ -889,23 +938,23 @@ extension Migration {
                     $0.warn(.init(kind: "acl", className: a.className, sourceId: a.sourceId,
                                   detail: "file '\(a.ref.name)' (field \(a.field)): its record cannot be read on \(self.source.adapterName) to compare its ACL with the file's own \(own.json.printed([.sortedKeys])) (\(MBaaSError.wrap(error))); attached to its record, it is reachable as the record is"))
                 }
-                return
+                return nil
             }
             // No ACL on a record is access for everyone.
-            guard Self.grantsLess(own, than: record.acl ?? .publicReadWrite) else { return }
+            guard Self.grantsLess(own, than: record.acl ?? .publicReadWrite) else { return nil }
         }
-        box.update {
-            $0.problem(self.attachedFileACLProblem)
-            $0.warn(.init(kind: "acl", className: a.className, sourceId: a.sourceId,
-                          detail: "file '\(a.ref.name)' (field \(a.field)): attached to its record on \(self.target.adapterName), it is reachable as the record is; its own ACL \(own.json.printed([.sortedKeys])) is not kept"))
-        }
+        return own
     }
 
     /// What the plan and the report say where files records link to are attached to their records on the target
     /// while the source's files have ACLs of their own.
     var attachedFileACLProblem: String {
-        "file ACLs: files records link to are attached to their records on \(target.adapterName) and reachable as the record is; their own ACLs are not kept"
+        "file ACLs: files records link to are attached to their records on \(target.adapterName) and reachable as the record is; "
+            + (options.aclLoss == .allow
+                ? "their own ACLs are not kept"
+                : "one whose own ACL grants less than its record's is not attached: it fails, named (--acl-loss allow attaches it without, with a warning per file)")
             + (target.capabilities.has(.fileACL) && target.capabilities.has(.files) ? " (files no record links to keep theirs)" : "")
+            + aclLossExceptions
     }
 
     /// Files that no record links to, into the target's file store.
@@ -966,6 +1015,7 @@ extension Migration {
                 return try failed(error, "cannot be looked up on \(source.adapterName) (for its ACL)")
             }
         }
+        if let refusal = fileACLLoss(given, allow: options.aclLoss == .allow) { return try failed(refusal, "is not copied") }
         try await offPool { try state.addPending(.file, className: Self.standaloneFiles, sourceIds: [name]) }
         let acl = try await targetFileACL(given, name: name, className: Self.standaloneFiles, state)
         let upload = FileUpload(name: name, source: .data(data),
@@ -1018,6 +1068,44 @@ extension Migration {
     /// Whether the source's records are read without their ACL, which it reads apart
     /// (``MBaaSCore/Capabilities/Feature/aclRead``), and the target keeps ACLs.
     var readsRecordACLs: Bool { !source.capabilities.has(.acl) && source.capabilities.has(.aclRead) && traits.acl }
+
+    /// Whether the source's records are read without their ACL, which it reads apart, and the target keeps none: each
+    /// record's is read to tell those whose ACL would be lost (``aclLoss(_:maps:narrowed:)``).
+    var readsRecordACLsForLoss: Bool { !source.capabilities.has(.acl) && source.capabilities.has(.aclRead) && !traits.acl }
+
+    /// Whether an ACL opens a record to everyone anyway (read and write): a target that keeps no ACL loses nothing of it.
+    static func opensToEveryone(_ acl: ACL) -> Bool {
+        let everyone = acl.entries[.everyone]
+        return everyone?.read == true && everyone?.write == true
+    }
+
+    /// Whether `stored` (what the target keeps for `acl`) grants more than `acl` to anyone but one user: the writing
+    /// user may gain its own record on a store whose records belong to their writer
+    /// (``MBaaSCore/ObjectStore/narrowedACL(_:)``); everyone, a role, a group or a second user may not.
+    static func widens(_ stored: ACL, than acl: ACL) -> Bool {
+        let everyone = acl.entries[.everyone]
+        var gainers: [ACL.Principal] = []
+        for (principal, access) in stored.entries {
+            let had = acl.entries[principal]
+            if (access.read && !(had?.read ?? false) && !(everyone?.read ?? false))
+                || (access.write && !(had?.write ?? false) && !(everyone?.write ?? false)) { gainers.append(principal) }
+        }
+        return gainers.count > 1 || gainers.contains { if case .user = $0 { false } else { true } }
+    }
+
+    /// Why a source record's ACL would be lost on the target, or `nil`: a target without per-record ACLs loses every
+    /// ACL not open to everyone (no ACL is open to everyone); a target that stores some ACLs narrowed loses one it would
+    /// store wider (``widens(_:than:)``).
+    func aclLoss(_ source: Record, maps: Maps, narrowed: [ACL: ACL]) -> String? {
+        if !traits.acl {
+            guard let acl = source.acl, !Self.opensToEveryone(acl) else { return nil }
+            return "its ACL \(acl.json.printed([.sortedKeys])) cannot be kept: \(target.adapterName) does not enforce per-record ACLs, so the record would be readable by everyone there"
+        }
+        guard traits.narrowsACLs, let acl = source.acl else { return nil }
+        let mapped = mapACL(acl, maps: maps, className: source.className, sourceId: source.id ?? "", reporting: false)
+        guard let stored = narrowed[mapped], Self.widens(stored, than: mapped) else { return nil }
+        return "its ACL \(mapped.json.printed([.sortedKeys])) would be stored on \(target.adapterName) as \(stored.json.printed([.sortedKeys])), which grants more"
+    }
 
     /// The records with their ACLs read from the source (``MBaaSCore/ObjectStore/recordACLs(className:ids:)``, with
     /// retries; a batch whose read is refused is read again record by record, so that one refusal fails one record), and
@@ -1103,8 +1191,38 @@ extension Migration {
 
     /// What the plan and the report say of file ACLs on a target without ``MBaaSCore/Capabilities/Feature/fileACL``.
     var fileACLProblem: String {
-        "file ACLs: \(target.adapterName) does not keep them\(noted(.fileACL)); files are copied without theirs, as open as the store's other files"
+        "file ACLs: \(target.adapterName) does not keep them\(noted(.fileACL)); "
+            + (options.aclLoss == .allow
+                ? "files are copied without theirs, as open as the store's other files"
+                : "a file whose ACL is not open to everyone would be as open as the store's other files, so it is not copied: it fails, named, and so do the records linking it (--acl-loss allow copies it without, with a warning per file)")
+            + aclLossExceptions
     }
+
+    /// Why a file with this ACL is not copied into the target's store, or `nil`: a store without
+    /// ``MBaaSCore/Capabilities/Feature/fileACL`` would hold it as open as its other files, which loses an ACL not open
+    /// to everyone, unless `allow` (then ``targetFileACL(_:name:className:_:)`` says so per file).
+    func fileACLLoss(_ given: ACL?, allow: Bool) -> MBaaSError? {
+        guard !allow, let given, !target.capabilities.has(.fileACL), !Self.isOpen(given) else { return nil }
+        return MBaaSError(.unsupported, "its ACL \(given.json.printed([.sortedKeys])) cannot be kept: \(target.adapterName)'s files have none, so the copy would be as open as its other files (--acl-loss allow copies it without)")
+    }
+
+    /// Uploads a file to the target. A name with `/` (a Local attachment's, `Class/id/field/name`) that the target
+    /// refuses as a name (`invalidRequest` or `unsupported`, as NCMB, Parse and AppPot do) is uploaded again with each
+    /// `/` as `_`: the copy's reference, which the record's link, the state and verification keep, carries the name the
+    /// target took. Transient failures are retried.
+    func uploadAsTargetNames(_ upload: FileUpload) async throws -> FileReference {
+        do { return try await withRetry { try await self.target.upload(upload) } } catch let e as MBaaSError
+            where upload.name.contains("/") && [.invalidRequest, .unsupported].contains(e.kind)
+        {
+            var renamed = upload
+            renamed.name = Self.flatFileName(upload.name)
+            let flat = renamed
+            return try await withRetry { try await self.target.upload(flat) }
+        }
+    }
+
+    /// A file name with each `/` as `_` (`Note/n1/photo/a.png` → `Note_n1_photo_a.png`).
+    static func flatFileName(_ name: String) -> String { name.replacingOccurrences(of: "/", with: "_") }
 
     /// A file of the target's store with this content, named like `name` (targets may add a suffix to a name).
     func findCopiedFile(_ name: String, size: Int64, sha256: String) async throws -> FileReference? {

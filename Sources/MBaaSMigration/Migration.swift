@@ -43,15 +43,21 @@ public struct MigrationOptions: Sendable {
         set { retry.maxAttempts = newValue }
     }
 
+    /// What happens to a record or file whose ACL the target cannot hold (``MigrationMapping/ACLLossPolicy``; a class
+    /// of the mapping may say otherwise for its records): by default it fails, named, and is not written.
+    public var aclLoss: MigrationMapping.ACLLossPolicy
+
     /// The default ``retry``: eight attempts, backoff from 50 ms doubling up to 10 s, `Retry-After` honoured up to 60 s.
     public static let defaultRetry = RetryPolicy(maxAttempts: 8, baseDelay: 0.05, maxDelay: 10)
 
     public init(
         classes: [String]? = nil, mapping: MigrationMapping = MigrationMapping(), batchSize: Int = 1000, concurrency: Int = 4,
         fileConcurrency: Int? = nil, dryRun: Bool = false, verify: Bool = true, users: Bool = true, files: Bool = true,
-        maxAttempts: Int? = nil, retry: RetryPolicy = MigrationOptions.defaultRetry, restart: Bool = false
+        maxAttempts: Int? = nil, retry: RetryPolicy = MigrationOptions.defaultRetry, restart: Bool = false,
+        aclLoss: MigrationMapping.ACLLossPolicy = .fail
     ) {
         self.restart = restart
+        self.aclLoss = aclLoss
         self.classes = classes
         self.mapping = mapping
         self.batchSize = batchSize
@@ -288,10 +294,20 @@ public final class Migration: Sendable {
             plan.unsupported.append("\(feature.rawValue.dropFirst(6)) values: \(target.adapterName) does not keep them exactly\(noted(feature))")
         }
         if !target.capabilities.has(.acl) {
-            plan.unsupported.append("ACLs: \(target.adapterName) does not enforce per-record ACLs\(noted(.acl)); records are written without them")
+            plan.unsupported.append("ACLs: \(target.adapterName) does not enforce per-record ACLs\(noted(.acl)); "
+                + (options.aclLoss == .allow
+                    ? "records are written without them (--acl-loss allow), each whose ACL is not open to everyone with a warning"
+                    : "a record whose ACL is not open to everyone would be readable by everyone there, so it is not written: it fails, named (--acl-loss allow writes it without, with a warning each)")
+                + aclLossExceptions + (readsRecordACLsForLoss ? "; each record's ACL is read apart to tell" : ""))
         } else if target.capabilities.has(.aclNarrowing) {
-            plan.unsupported.append("ACLs: \(target.adapterName) cannot store every ACL\(noted(.aclNarrowing)); a record whose ACL it cannot store is written with the nearest one it can that grants nobody else more, with a warning per ACL")
+            plan.unsupported.append("ACLs: \(target.adapterName) cannot store every ACL\(noted(.aclNarrowing)); a record whose ACL it cannot store is written with the nearest one it can that grants nobody else more, with a warning per ACL; "
+                + (options.aclLoss == .allow
+                    ? "one it would store wider is written so (--acl-loss allow), with a warning per record"
+                    : "one it would store wider (granting someone other than the writing user more) is not written: it fails, named (--acl-loss allow writes it, with a warning each)")
+                + aclLossExceptions)
         }
+        // A source that enforces ACLs, read without an administrative identity, shows only what the caller may read.
+        if partialSource { plan.unsupported.append(partialSourceProblem) }
         // A source whose records are read without their ACL: each is read apart. (A source that enforces none may
         // still give ACLs with its records, as an NCMB export does: those go along as given.)
         if readsRecordACLs {
@@ -493,6 +509,34 @@ extension Migration {
     /// Records per write: ``MigrationOptions/batchSize``, capped by the target's batch limit, at least 1.
     var writeBatchSize: Int {
         max(1, min(options.batchSize, target.capabilities.maxBatchSize > 0 ? target.capabilities.maxBatchSize : options.batchSize))
+    }
+
+    /// Whether a class's records whose ACL the target cannot hold (and the files they link) are written anyway: the
+    /// mapping's `aclLoss` for the class, else ``MigrationOptions/aclLoss``.
+    func allowsACLLoss(_ cls: String) -> Bool { mapping.aclLoss(cls, default: options.aclLoss) == .allow }
+
+    /// The classes whose mapping entry says otherwise than the run's ``MigrationOptions/aclLoss``, as the plan quotes
+    /// them: ` (allow for A, B, as the mapping says)`, or nothing.
+    var aclLossExceptions: String {
+        let other: MigrationMapping.ACLLossPolicy = options.aclLoss == .allow ? .fail : .allow
+        let names = mapping.classes.filter { $0.value.aclLoss == other }.map(\.key).sorted()
+        return names.isEmpty ? "" : " (\(other.rawValue) for \(names.joined(separator: ", ")), as the mapping says)"
+    }
+
+    /// Whether the source enforces ACLs (``MBaaSCore/Capabilities/Feature/acl`` or
+    /// ``MBaaSCore/Capabilities/Feature/aclRead``) without proving that this caller reads everything
+    /// (``MBaaSCore/Capabilities/Feature/completeReads``): records and files others keep private may be unseen.
+    var partialSource: Bool {
+        let c = source.capabilities
+        return (c.has(.acl) || c.has(.aclRead)) && !c.has(.completeReads)
+    }
+
+    /// What the plan and the report say of a ``partialSource``: only what the caller can read is moved, and how to
+    /// read it all (the source's note).
+    var partialSourceProblem: String {
+        "partial source: \(source.adapterName) enforces ACLs and this caller has no administrative identity there, so only what it may read is moved; "
+            + "records and files others keep private are neither copied nor counted, and verification cannot see them"
+            + (source.capabilities.note(for: .completeReads).map { " (to move everything: \($0))" } ?? "")
     }
 
     /// A side's note on a feature (the target's unless told), as plan lines and problems quote it: ` (note)`, or

@@ -9,7 +9,9 @@ public import MBaaSCore
 ///  "sourceIdField":"sourceObjectId","keepSourceTimestamps":true,"users":{"passwords":"reset"}}
 /// ```
 ///
-/// - `classes.<Source>.rename`: the class name on the target; `skip`: leave the class out.
+/// - `classes.<Source>.rename`: the class name on the target; `skip`: leave the class out; `aclLoss`: `"allow"` or
+///   `"fail"` for this class's records and the files they link, where the target cannot hold their ACLs (overrides
+///   ``MigrationOptions/aclLoss``, `--acl-loss`).
 /// - `fields.<field>.rename` / `drop`: rename or leave out a field; `fileLink`: the field holds the name of a file in the
 ///   source's file store (NCMB's style), which is copied and linked in the target's own way. Without it, a string field
 ///   whose values name files of the source's store is detected as a file link (the plan says so); `false` turns that off.
@@ -45,11 +47,24 @@ public struct MigrationMapping: Sendable, Hashable {
         public var rename: String?
         public var skip: Bool
         public var fields: [String: FieldRule]
-        public init(rename: String? = nil, skip: Bool = false, fields: [String: FieldRule] = [:]) {
+        /// What happens to this class's records (and the files they link) whose ACL the target cannot hold; `nil`:
+        /// ``MigrationOptions/aclLoss``.
+        public var aclLoss: ACLLossPolicy?
+        public init(rename: String? = nil, skip: Bool = false, fields: [String: FieldRule] = [:], aclLoss: ACLLossPolicy? = nil) {
             self.rename = rename
             self.skip = skip
             self.fields = fields
+            self.aclLoss = aclLoss
         }
+    }
+
+    /// What a migration does with a record or file whose ACL the target cannot hold (a target without per-record
+    /// ACLs, files or attachments without ACLs of their own, an ACL the target would store wider): `fail` (the
+    /// default) leaves it out, failed and named, so that nothing private becomes readable by more people; `allow`
+    /// writes it without (or with the wider one) and lists it as a warning.
+    public enum ACLLossPolicy: String, Sendable, Hashable, CaseIterable {
+        case fail
+        case allow
     }
 
     public enum PasswordPolicy: String, Sendable, Hashable, CaseIterable {
@@ -112,9 +127,15 @@ public struct MigrationMapping: Sendable, Hashable {
             for (name, ruleJSON) in classes {
                 let path = "$.classes.\(name)"
                 guard let rule = ruleJSON.objectValue else { throw MBaaSError(.invalidRequest, "\(path) must be an object") }
-                try Self.known(rule, ["rename", "skip", "fields"], at: path)
+                try Self.known(rule, ["rename", "skip", "fields", "aclLoss"], at: path)
                 var classRule = ClassRule(rename: try Self.name(rule["rename"], at: "\(path).rename"),
                                           skip: try Self.bool(rule["skip"], at: "\(path).skip") ?? false)
+                if let a = rule["aclLoss"], !a.isNull {
+                    guard let text = a.stringValue, let policy = ACLLossPolicy(rawValue: text) else {
+                        throw MBaaSError(.invalidRequest, "\(path).aclLoss must be \"fail\" or \"allow\"")
+                    }
+                    classRule.aclLoss = policy
+                }
                 if let f = rule["fields"] {
                     guard let fields = f.objectValue else { throw MBaaSError(.invalidRequest, "\(path).fields must be an object") }
                     for (field, fr) in fields {
@@ -270,6 +291,9 @@ public struct MigrationMapping: Sendable, Hashable {
     public func targetClass(_ source: String) -> String { classes[source]?.rename ?? source }
 
     public func isSkipped(_ source: String) -> Bool { classes[source]?.skip ?? false }
+
+    /// The class's own ``ClassRule/aclLoss``, else `fallback`.
+    public func aclLoss(_ source: String, default fallback: ACLLossPolicy) -> ACLLossPolicy { classes[source]?.aclLoss ?? fallback }
 
     /// The rule of a source field, if any.
     public func rule(className: String, field: String) -> FieldRule? { classes[className]?.fields[field] }

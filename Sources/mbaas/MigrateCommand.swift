@@ -13,6 +13,16 @@ import Darwin
 /// Exit status of a migration or verification that finished but found differences or failures.
 let exitStatusDifferences: Int32 = 8
 
+/// `--acl-loss fail|allow` of `migrate` and `import`: ``MigrationMapping/ACLLossPolicy``.
+enum ACLLossArgument: String, ExpressibleByArgument, CaseIterable {
+    case fail, allow
+    var policy: MigrationMapping.ACLLossPolicy { self == .allow ? .allow : .fail }
+}
+
+let aclLossHelp = ArgumentHelp(
+    "What happens to records and files whose ACL the target cannot hold (fail or allow)",
+    discussion: "fail (default): they are not written, each is named, exit status 8. allow: they are written without it (or with the wider ACL the target stores), each listed as a warning. A class's \"aclLoss\" in the mapping file overrides it for that class.")
+
 /// Options shared by `export`, `import`, `migrate` and `verify`.
 struct MigrationOptionGroup: ParsableArguments {
     @Option(name: .customLong("mapping"), help: "Mapping file (JSON): class and field renames, drops, file links, source id field, passwords")
@@ -229,6 +239,7 @@ struct MigrateCommand: AsyncParsableCommand {
     @Option(name: .customLong("batch"), help: "Records per write, capped by the target's batch limit") var batch = 1000
     @Option(help: "Writes in flight at once (record batches, file copies)") var concurrency = 4
     @Flag(help: "Start over: discard the state folder's id map (what earlier runs recorded as written) before writing") var restart = false
+    @Option(name: .customLong("acl-loss"), help: aclLossHelp) var aclLoss: ACLLossArgument = .fail
     @OptionGroup var group: MigrationOptionGroup
 
     func validate() throws {
@@ -239,7 +250,7 @@ struct MigrateCommand: AsyncParsableCommand {
     func run() async throws {
         try await runMigration(from: { try group.sourceURL(from) }, to: { try group.targetURL(to) }, options: {
             MigrationOptions(classes: parseClasses(classes), mapping: try loadMapping(group.mappingFile), batchSize: batch,
-                             concurrency: concurrency, dryRun: dryRun, restart: restart)
+                             concurrency: concurrency, dryRun: dryRun, restart: restart, aclLoss: aclLoss.policy)
         }, group: group)
     }
 }
@@ -270,13 +281,14 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(help: "Bundle directory to read") var from: String
     @Option(help: "Target URL") var to: String
     @Flag(help: "Start over: discard the state folder's id map (what earlier runs recorded as written) before writing") var restart = false
+    @Option(name: .customLong("acl-loss"), help: aclLossHelp) var aclLoss: ACLLossArgument = .fail
     @OptionGroup var group: MigrationOptionGroup
 
     func run() async throws {
         try await runMigration(from: {
             try group.requireNoURLFile(group.fromURLFile, "--from-url-file", for: "import's --from")
             return bundleURL(from)
-        }, to: { try group.targetURL(to) }, options: { MigrationOptions(mapping: try loadMapping(group.mappingFile), restart: restart) }, group: group)
+        }, to: { try group.targetURL(to) }, options: { MigrationOptions(mapping: try loadMapping(group.mappingFile), restart: restart, aclLoss: aclLoss.policy) }, group: group)
     }
 }
 

@@ -13,9 +13,11 @@ let ncmbSampleExport = URL(fileURLWithPath: #filePath).deletingLastPathComponent
 
 /// Migrates the sample's `Category` and `MemoClass` (not `_Installation`, a push class the dialects do not serve) into
 /// `target`, with the state in `scratch/state`: called again with the same folder, it resumes.
-func migrateNCMBSample(into target: any Backend, scratch: URL) async throws -> MigrationReport {
+func migrateNCMBSample(
+    into target: any Backend, scratch: URL, aclLoss: MigrationMapping.ACLLossPolicy = .fail
+) async throws -> MigrationReport {
     try await Migration(source: try NCMBExportBackend(directory: ncmbSampleExport), target: target,
-                        options: MigrationOptions(classes: ["Category", "MemoClass"]),
+                        options: MigrationOptions(classes: ["Category", "MemoClass"], aclLoss: aclLoss),
                         state: try MigrationState(directory: scratch.appendingPathComponent("state"))).run()
 }
 

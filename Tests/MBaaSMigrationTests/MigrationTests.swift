@@ -1005,9 +1005,10 @@ struct MigrationTests {
         for refuses in [false, true] {
             let local = try openLocal(scratch.path("t\(refuses).db"))
             let target = FlakyBackend(local, seed: 0, rate: 0, plainFileStore: true, refusesFileACLs: refuses)
-            let plan = try await Migration(source: source, target: target, options: MigrationOptions(classes: ["Note"], dryRun: true), state: nil).run()
+            // The loss allowed (--acl-loss allow): by default such files fail (ACLLossTests).
+            let plan = try await Migration(source: source, target: target, options: MigrationOptions(classes: ["Note"], dryRun: true, aclLoss: .allow), state: nil).run()
             #expect((plan.plan?.unsupported ?? []).contains { $0.hasPrefix("file ACLs: local does not keep them") } == refuses)
-            let report = try await migrate(source, target, state: scratch.path("state\(refuses)"), options: MigrationOptions(classes: ["Note"]))
+            let report = try await migrate(source, target, state: scratch.path("state\(refuses)"), options: MigrationOptions(classes: ["Note"], aclLoss: .allow))
             #expect(report.files.written == 3 && report.files.verified == 3 && report.files.failed == 0, "\(refuses): \(report.files) \(report.mismatches)")
             #expect(report.classes.first?.written == 1, "the run went on past the file")
             let stored = try #require(try await local.listFiles(prefix: "private", limit: 10).first)
@@ -1042,9 +1043,10 @@ struct MigrationTests {
             let local = try openLocal(scratch.path("t\(keeps).db"))
             let target = FlakyBackend(local, seed: 0, rate: 0, without: keeps ? [] : [.attachmentACL])
             let said = "file ACLs: files records link to are attached to their records on local and reachable as the record is; their own ACLs are not kept (files no record links to keep theirs)"
-            let plan = try await Migration(source: source, target: target, options: MigrationOptions(classes: ["Note"], dryRun: true), state: nil).run()
+            // The loss allowed (--acl-loss allow): by default such files fail (ACLLossTests).
+            let plan = try await Migration(source: source, target: target, options: MigrationOptions(classes: ["Note"], dryRun: true, aclLoss: .allow), state: nil).run()
             #expect(plan.plan?.unsupported.contains(said) == !keeps, "\(keeps): \(plan.plan?.unsupported ?? [])")
-            let report = try await migrate(source, target, state: scratch.path("state\(keeps)"), options: MigrationOptions(classes: ["Note"]))
+            let report = try await migrate(source, target, state: scratch.path("state\(keeps)"), options: MigrationOptions(classes: ["Note"], aclLoss: .allow))
             #expect(report.ok && report.files.written == 2 && report.files.failed == 0, "\(keeps): \(report.files) \(report.mismatches)")
             #expect(report.problems.contains(said) == !keeps, "\(keeps): \(report.problems)")
             let warnings = report.warnings.filter { $0.kind == "acl" }
@@ -1135,7 +1137,8 @@ struct MigrationTests {
         // The plan cannot tell a narrower attachment from one with its record's ACL without reading the records.
         let plan = try await Migration(source: source, target: target, options: MigrationOptions(classes: ["Note"], dryRun: true), state: nil).run()
         #expect(plan.plan?.unsupported.contains(where: said) == false, "\(plan.plan?.unsupported ?? [])")
-        let report = try await migrate(source, target, state: scratch.path("state"), options: MigrationOptions(classes: ["Note"]))
+        // The loss allowed (--acl-loss allow): by default such attachments fail (ACLLossTests).
+        let report = try await migrate(source, target, state: scratch.path("state"), options: MigrationOptions(classes: ["Note"], aclLoss: .allow))
         #expect(report.ok && report.files.written == 3 && report.files.failed == 0, "\(report.files) \(report.mismatches)")
         let warnings = report.warnings.filter { $0.kind == "acl" }
         // A record without an ACL is open to everyone: its private attachment is narrower too.

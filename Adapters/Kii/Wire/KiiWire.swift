@@ -46,6 +46,7 @@ public enum KiiWire {
             + "scope verbs are reachable only through KiiBackend.aclList(resource:)",
             .fileACLListing: "a Kii file's ACL is read apart from the files bucket's query, per file (fileACL(_:): its object's ACL and the bucket's), not in listings",
             .anonymousAuth: "Kii pseudo users are not exposed",
+            .completeReads: "a user or anonymous caller reads what bucket and object ACLs grant it; admin mode (clientID and the client secret in the URL) reads every object",
             .serverLogout: "Kii has no token revocation call; logOut is local",
             .roles: "Kii has groups but no roles, and users/me does not list groups",
             .operator(.regex): "Kii has no regular-expression clause",

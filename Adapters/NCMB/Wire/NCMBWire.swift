@@ -40,6 +40,7 @@ public enum NCMBWire {
             .listUsers: "the users the caller may read (their ACLs decide; NCMB has no administrative listing in its REST API)",
             .listClasses: "NCMB's REST API cannot list classes",
             .importUsers: "NCMB users sign up themselves; there is no administrative import",
+            .completeReads: "NCMB's REST API has no administrative identity: a caller reads only what ACLs grant it; the app's console export (read as ncmb-export:DIR) holds every record",
         ])
 
     /// Why non-ASCII file names are refused.

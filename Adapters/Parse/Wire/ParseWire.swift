@@ -56,6 +56,7 @@ public enum ParseWire {
             .fileACL: "Parse files have no ACL; protect the object that refers to the file",
             .files: "upload (POST /files/{name}) and download by url; deleting a file needs the master key (URL option masterKey), else unsupported",
             .fileDelete: "Parse Server deletes files for the master key only (URL option masterKey)",
+            .completeReads: "without the master key (URL option masterKey) a caller reads what ACLs and class-level permissions grant it; with it, every object",
             .batch: "POST /batch, sent in chunks of 20 (URL option batchSize, at most 50); results are per operation",
             .atomicBatch: "a Parse batch is not atomic unless 'transaction' is set, which needs a MongoDB replica set or Postgres; this client does not send it",
             .optimisticLocking: "Parse objects carry no version and PUT has no precondition",

@@ -54,6 +54,11 @@ public struct Capabilities: Sendable, Hashable {
         /// ``FileStore/fileACL(_:)`` reads one file's ACL, with a request of its own: how a store that keeps file ACLs
         /// without listing them (no ``fileACLListing``) hands them to whoever copies or compares its files.
         public static let fileACLRead: Feature = "fileACLRead"
+        /// Reads see every record and file whatever their ACLs grant: the caller has an administrative identity (an
+        /// embedded store's owner, a server's superuser or master key, an app admin) for calls made without a session.
+        /// Without it, on a store that enforces ACLs (``acl``, ``aclRead``), a caller reads only what ACLs grant it, so
+        /// whoever copies the store may miss what others keep private; the adapter's note says how to read it all.
+        public static let completeReads: Feature = "completeReads"
         /// Field operations other than set and delete (increment, add, addUnique, remove).
         public static let fieldOperations: Feature = "fieldOperations"
         /// Dotted keys into object fields in queries.

@@ -58,7 +58,7 @@ public actor BundleBackend: Backend {
     /// them (so verifying a bundle compares both), read only.
     static let readCapabilities = Capabilities(
         features: Set<Capabilities.Feature>([.objects, .count, .listClasses, .listUsers, .userFields, .userEmail, .fileACL, .fileACLListing, .roles, .files, .fileList, .readOnly,
-                                              .acl, .clientIds, .clientTimestamps]).union(BundleBackend.valueTypes),
+                                              .acl, .clientIds, .clientTimestamps, .completeReads]).union(BundleBackend.valueTypes),
         operators: [], maxPageSize: 1000, defaultPageSize: 500, maxBatchSize: 0,
         notes: [.batch: "a finished bundle is read only", .auth: "a bundle has no sessions"])
 
