@@ -21,6 +21,10 @@ import ServiceLifecycle
 ///   target, so signatures computed over the client's URL verify.
 /// - A body bigger than the dialect's limit is refused with ``EmulatorDialect/requestTooLarge(limit:)`` (by
 ///   `Content-Length` before reading, or as soon as the bytes read pass the limit).
+/// - Every response names the emulator (so a recording of it can never pass for a vendor's server):
+///   `Server: mbaas-emulator/<MBaaSKit version>` and ``emulatorHeader`` with the dialect's name
+///   (`X-MBaaS-Emulator: ncmb`), replacing any the dialect set. `RecordingTransport` (MBaaSReplay) reads them and
+///   labels such a recording `simulated`.
 /// - Requests are logged at debug level (method, path, status), never with headers or bodies.
 @available(macOS 14, iOS 17, tvOS 17, *)
 public struct EmulatorServer: Sendable {
@@ -28,6 +32,11 @@ public struct EmulatorServer: Sendable {
     public let host: String
     public let port: Int
     public let logger: Logger
+
+    /// The response header naming the dialect that answered (`X-MBaaS-Emulator: ncmb`).
+    public static let emulatorHeader = "X-MBaaS-Emulator"
+    /// The `Server` header of every response: `mbaas-emulator/<MBaaSKit version>`.
+    public static let serverHeader = "mbaas-emulator/\(MBaaSKitVersion.current)"
 
     /// - Parameters:
     ///   - host: the address to bind (default loopback).
@@ -123,7 +132,10 @@ struct DialectResponder: HTTPResponder {
         logger.debug("emulator", metadata: [
             "method": "\(request.method.rawValue)", "path": "\(request.uri.path)", "status": "\(answer.status.code)",
         ])
-        return Response(status: answer.status, headers: answer.headers,
+        var headers = answer.headers
+        headers[.server] = EmulatorServer.serverHeader
+        headers[HTTPField.Name(EmulatorServer.emulatorHeader)!] = dialect.name
+        return Response(status: answer.status, headers: headers,
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
     }
 
