@@ -13,7 +13,8 @@ extension ConformanceRunner {
     /// `recordedAt`; every instance a scenario names (`as`) shares that transport. A pass also needs every
     /// recorded interaction to have been used, and any request that matched no recorded interaction makes the
     /// scenario errored, even when the adapter swallowed the error the replay threw. Each result's ``Fixture``
-    /// comes from the cassette's provenance (`recorded` from a server, `authored` by a simulator: `simulated`);
+    /// comes from the cassette's provenance (`recorded` from a vendor's server; `simulated` from the emulator and
+    /// `authored` by a simulator: both `simulated`);
     /// a scenario whose steps sent no request (after any fixture-user sign-up and log-in) is ``Fixture/none``. A cassette whose
     /// backend URL carries one of the factory's ``BackendFactory/administrativeOptions`` is refused (errored). A scenario whose required capabilities the adapter lacks is
     /// skipped, cassette or not (capabilities are probed from a backend opened without a network); a runnable
@@ -137,6 +138,11 @@ extension ConformanceRunner {
     /// Runs scenarios live through a ``RecordingTransport`` wrapping `transport` and writes one cassette per
     /// scenario that passed to `<directory>/<scenario-id>.json`.
     ///
+    /// The provenance is measured, not declared (``RecordingTransport``): a scenario the emulator (`mbaas serve`)
+    /// answered is written as ``Provenance/Kind/simulated`` (its results' ``Fixture`` is `simulated`), and a
+    /// version the server states in its `Server` header replaces `provenance.serverVersion`, which is kept, marked
+    /// ``Provenance/VersionSource/flag``, only when the server states none.
+    ///
     /// Recording is never a pass: a scenario whose cassette was written is ``Outcome/recorded`` (replay it to
     /// get a verdict). A skipped scenario writes nothing. A failed or errored one keeps its outcome and writes
     /// nothing unless `keepFailures` (a cassette that captures a failure then replays as that failure).
@@ -222,7 +228,9 @@ extension ConformanceRunner {
             } else if execution.outcome == .failed || execution.outcome == .errored {
                 execution.reason = (execution.reason ?? "") + " (no cassette written)"
             }
-            results.append(execution.result(adapter: adapter, since: started, fixture: scenario.network ? .live : .none))
+            // What answered is measured: the emulator makes it simulated evidence, whatever was declared.
+            let answeredBy: Fixture = recorder.servers.contains(where: \.isEmulator) ? .simulated : .live
+            results.append(execution.result(adapter: adapter, since: started, fixture: scenario.network ? answeredBy : .none))
         }
         return results
     }

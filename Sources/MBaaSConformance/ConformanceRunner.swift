@@ -32,7 +32,8 @@ public enum ConformanceRunner {
     // MARK: Live
 
     /// Runs scenarios live against one server URL, each scenario with fresh backend instances and its own
-    /// `${run}`. Nothing is written.
+    /// `${run}`. Nothing is written. A result's ``Fixture`` is `live`, or `simulated` when MBaaSKit's emulator
+    /// answered (it names itself on every response: `mbaas serve` is not the vendor).
     public static func live(
         adapter: String, factory: any BackendFactory, url: BackendURL,
         transport: any HTTPTransport = URLSessionTransport(), clock: (@Sendable () -> Date)? = nil,
@@ -52,8 +53,14 @@ public enum ConformanceRunner {
         url: @escaping @Sendable (Scenario) throws -> BackendURL
     ) async -> [ScenarioResult] {
         var results: [ScenarioResult] = []
+        // What answered is measured: a scenario MBaaSKit's emulator answered is simulated evidence, not live.
+        let watcher = ServerWatchingTransport(wrapping: context.transport)
+        var watching = context
+        watching.transport = watcher
+        let watchedContext = watching
         for scenario in scenarios {
             let started = ProcessInfo.processInfo.systemUptime
+            watcher.reset()
             let scenarioURL: BackendURL
             do { scenarioURL = try url(scenario) } catch {
                 results.append(ScenarioResult(adapter: adapter, scenario: scenario.id, outcome: .errored,
@@ -65,9 +72,10 @@ public enum ConformanceRunner {
                 continue
             }
             let execution = await execute(scenario, variables: ["run": makeRunID()], fixtureUsers: fixtureUsers) {
-                try await factory.open(scenarioURL, context: context)
+                try await factory.open(scenarioURL, context: watchedContext)
             }
-            results.append(execution.result(adapter: adapter, since: started, fixture: scenario.network ? .live : .none))
+            let answeredBy: Fixture = watcher.sawEmulator ? .simulated : .live
+            results.append(execution.result(adapter: adapter, since: started, fixture: scenario.network ? answeredBy : .none))
         }
         return results
     }

@@ -21,6 +21,10 @@ import ServiceLifecycle
 ///   target, so signatures computed over the client's URL verify.
 /// - A body bigger than the dialect's limit is refused with ``EmulatorDialect/requestTooLarge(limit:)`` (by
 ///   `Content-Length` before reading, or as soon as the bytes read pass the limit).
+/// - Every response names the emulator (so a recording of it can never pass for a vendor's server):
+///   `Server: mbaas-emulator/<MBaaSKit version>` and ``emulatorHeader`` with the dialect's name
+///   (`X-MBaaS-Emulator: ncmb`), replacing any the dialect set. `RecordingTransport` (MBaaSReplay) reads them and
+///   labels such a recording `simulated`.
 /// - Requests are logged at debug level (method, path, status), never with headers or bodies.
 /// - A connection with no request under way (just opened and silent, half-open, or kept alive between requests) is
 ///   closed after ``idleTimeout`` (30 s by default), so idle sockets cannot pile up.
@@ -35,6 +39,11 @@ public struct EmulatorServer: Sendable {
 
     /// The default ``idleTimeout``: 30 seconds.
     public static let defaultIdleTimeout: Duration = .seconds(30)
+
+    /// The response header naming the dialect that answered (`X-MBaaS-Emulator: ncmb`).
+    public static let emulatorHeader = "X-MBaaS-Emulator"
+    /// The `Server` header of every response: `mbaas-emulator/<MBaaSKit version>`.
+    public static let serverHeader = "mbaas-emulator/\(MBaaSKitVersion.current)"
 
     /// - Parameters:
     ///   - host: the address to bind (default loopback).
@@ -143,7 +152,10 @@ struct DialectResponder: HTTPResponder {
         logger.debug("emulator", metadata: [
             "method": "\(request.method.rawValue)", "path": "\(request.uri.path)", "status": "\(answer.status.code)",
         ])
-        return Response(status: answer.status, headers: answer.headers,
+        var headers = answer.headers
+        headers[.server] = EmulatorServer.serverHeader
+        headers[HTTPField.Name(EmulatorServer.emulatorHeader)!] = dialect.name
+        return Response(status: answer.status, headers: headers,
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
     }
 

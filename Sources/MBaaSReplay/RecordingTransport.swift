@@ -71,6 +71,13 @@ public struct HeaderSelection: Sendable, Hashable {
 ///   (``requestHeaders``/``responseHeaders``). A request that fails without a response is not kept.
 /// - A response header ``Interaction/factHeader`` (set by a simulator where it builds the answer) becomes the
 ///   exchange's ``Interaction/fact`` and is removed from the response before the client sees it.
+/// - Who answered is measured, not declared: a response that identifies its server (``ServerIdentity``: the
+///   emulator's `Server: mbaas-emulator/<version>` and ``ServerIdentity/emulatorHeader``, or a vendor's
+///   `Server: product/version`) is noted in ``servers``, and the emulator's two headers are kept in the cassette
+///   whatever ``responseHeaders`` says. ``cassette(name:adapter:provenance:recordedAt:backendURL:variables:)``
+///   returns its provenance measured from those identities (``Provenance/measured(from:)``): a recording the
+///   emulator answered is ``Provenance/Kind/simulated`` whatever kind the caller passed. In a
+///   ``Provenance/Kind/recorded`` one, every exchange without a fact gets ``Interaction/captureFact(server:version:)`` (`[capture] PocketBase 0.40.6`).
 /// - Nothing is written here: ``cassette(name:adapter:provenance:recordedAt:backendURL:variables:)`` returns the
 ///   recording **after** the ``Scrubber`` has replaced every secret, and only that value is ever written.
 /// - `recordedAt` comes from the caller (its pinned clock), never from the system clock.
@@ -82,6 +89,7 @@ public final class RecordingTransport: HTTPTransport, @unchecked Sendable {
     public let responseHeaders: HeaderSelection
 
     private let exchanges = Locked<[Interaction]>([])
+    private let identities = Locked<[ServerIdentity]>([])
 
     public init(
         wrapping base: any HTTPTransport, scrubber: Scrubber = Scrubber(),
@@ -109,12 +117,29 @@ public final class RecordingTransport: HTTPTransport, @unchecked Sendable {
         // A simulator names the fact an answer follows in a header; it goes to the cassette, not to the client.
         let fact = response.headers[Interaction.factHeader]
         response.headers[Interaction.factHeader] = nil
+        let identity = ServerIdentity(headers: response.headers)
+        let keepsEmulatorHeaders = identity?.isEmulator == true
+        let responseHeaders = self.responseHeaders
         let interaction = Interaction(
             request: RecordedRequest(request, keepHeader: requestHeaders.contains),
-            response: RecordedResponse(response, keepHeader: responseHeaders.contains), fact: fact)
+            response: RecordedResponse(response, keepHeader: { name in
+                // The evidence that the emulator answered stays in the cassette, whatever the selection.
+                if keepsEmulatorHeaders,
+                   name.caseInsensitiveCompare("Server") == .orderedSame
+                    || name.caseInsensitiveCompare(ServerIdentity.emulatorHeader) == .orderedSame {
+                    return true
+                }
+                return responseHeaders.contains(name)
+            }), fact: fact)
         exchanges.withLock { $0.append(interaction) }
+        if let identity {
+            identities.withLock { if !$0.contains(identity) { $0.append(identity) } }
+        }
         return response
     }
+
+    /// The distinct server identities the responses stated so far, in the order first seen.
+    public var servers: [ServerIdentity] { identities.withLock { $0 } }
 
     /// How many exchanges have been recorded.
     public var count: Int { exchanges.withLock { $0.count } }
@@ -122,9 +147,11 @@ public final class RecordingTransport: HTTPTransport, @unchecked Sendable {
     /// Forgets every exchange (e.g. between scenarios sharing one transport).
     public func reset() {
         exchanges.withLock { $0.removeAll() }
+        identities.withLock { $0.removeAll() }
     }
 
-    /// The scrubbed recording so far as a cassette.
+    /// The scrubbed recording so far as a cassette, its provenance measured from the ``servers`` that answered
+    /// (``Provenance/measured(from:)``).
     /// - Parameters:
     ///   - recordedAt: the time of the recording, from the caller's pinned clock (replays pin their clock to it).
     ///   - backendURL: the URL the client was opened with; its secrets are scrubbed like everything else.
@@ -134,8 +161,14 @@ public final class RecordingTransport: HTTPTransport, @unchecked Sendable {
         name: String, adapter: String, provenance: Provenance, recordedAt: Date, backendURL: String? = nil,
         variables: [String: String] = [:]
     ) -> Cassette {
-        let interactions = exchanges.withLock { $0 }
-        let raw = Cassette(name: name, adapter: adapter, provenance: provenance, recordedAt: recordedAt,
+        var interactions = exchanges.withLock { $0 }
+        let measured = provenance.measured(from: servers)
+        if measured.kind == .recorded {
+            // A vendor's server answered: that capture is the fact of every exchange no simulator named.
+            let fact = Interaction.captureFact(server: measured.server ?? adapter, version: measured.serverVersion)
+            for i in interactions.indices where interactions[i].fact == nil { interactions[i].fact = fact }
+        }
+        let raw = Cassette(name: name, adapter: adapter, provenance: measured, recordedAt: recordedAt,
                            backendURL: backendURL, variables: variables, interactions: interactions)
         return scrubber.scrub(raw)
     }

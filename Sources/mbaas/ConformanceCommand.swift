@@ -47,7 +47,7 @@ struct ConformanceCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Write the report to this file instead of standard output.", valueName: "PATH"))
     var output: String?
 
-    @Option(name: .customLong("server-version"), help: ArgumentHelp("With --record: the server's version, written into each cassette's provenance (e.g. 0.40.6).", valueName: "VERSION"))
+    @Option(name: .customLong("server-version"), help: ArgumentHelp("With --record: the server's version (e.g. 0.40.6), used only when the server states none (provenance then says serverVersionFrom: flag); a cassette recorded from `mbaas serve` is labelled simulated.", valueName: "VERSION"))
     var serverVersion: String?
 
     @Flag(name: .customLong("check-baseline"), help: "Fail only on regressions against Fixtures/conformance-baseline.json.")
