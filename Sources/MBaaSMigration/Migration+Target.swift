@@ -49,8 +49,9 @@ extension Migration {
     ///   with nothing recorded, or one whose records the bundle does not hold, is refused (`invalidRequest`).
     /// - Otherwise, where the state holds mappings, a few of their target ids are looked up on the target: all there,
     ///   it is the same target and the run resumes; none there, the target is new or another one (a removed and
-    ///   re-created database, say), and the state is discarded and the run starts over, said as a note and in the
-    ///   report's problems; some there and some not, it cannot tell, and the run is refused (`invalidRequest`) naming
+    ///   re-created database, say) provided the sampled classes are empty there, and the state is discarded and the
+    ///   run starts over, said as a note and in the report's problems (a record the target holds but hides from this
+    ///   identity counts as there); some there and some not, or none there in classes that hold records, it cannot tell, and the run is refused (`invalidRequest`) naming
     ///   the state folder and `--restart`. A state with only files or in-flight marks, or a target that cannot be
     ///   asked (users on a target without user fields), resumes as it always did.
     func checkTarget(_ state: MigrationState) async throws {
@@ -76,7 +77,10 @@ extension Migration {
             try await offPool { try state.discard() }
             say("the target holds none of the \(sampled) sampled records or users that the state folder \(state.directory.path) says were written into it: it is new or another one, so the state was discarded and everything is written again")
         case .mixed(let present, let absent):
-            throw MBaaSError(.invalidRequest, "cannot tell whether the target is the one the state folder \(state.directory.path) wrote into: of the records or users it says were written, \(present) sampled are there and \(absent) are not; run again with --restart to discard that state and start over (what is already on the target may then be written again), or give another --state")
+            let found = present == 0
+                ? "none of the \(absent) sampled records it says were written are there, yet the target's classes hold records"
+                : "of the records or users it says were written, \(present) sampled are there and \(absent) are not"
+            throw MBaaSError(.invalidRequest, "cannot tell whether the target is the one the state folder \(state.directory.path) wrote into: \(found); run again with --restart to discard that state and start over (what is already on the target may then be written again), or give another --state")
         }
     }
 
@@ -93,6 +97,16 @@ extension Migration {
                 present += 1
             } catch let e as MBaaSError where e.kind == .notFound {
                 absent += 1
+            } catch let e as MBaaSError where [.forbidden, .unauthorized].contains(e.kind) {
+                present += 1   // there, but not readable by this identity
+            }
+        }
+        // A target whose records are hidden from this identity may answer "not found" for records it holds: none
+        // found counts as a new target only where the sampled classes hold nothing at all.
+        if present == 0, absent > 0, target.capabilities.has(.count) {
+            for className in Set(records.map { mapping.targetClass($0.className) }) {
+                let n = (try? await withRetry { try await self.target.count(Query(className)) }) ?? 0
+                if n > 0 { return .mixed(present: 0, absent: absent) }
             }
         }
         if records.isEmpty, let field = mapping.sourceIdField, target.capabilities.has(.userFields) {

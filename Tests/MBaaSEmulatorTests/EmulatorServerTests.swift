@@ -9,40 +9,35 @@ import Testing
 /// The server's own limits, whatever the dialect.
 @Suite("Emulator server")
 struct EmulatorServerTests {
-    @Test("a connection that never sends a request is closed after the idle timeout; one that asks is answered")
+    @Test("a connection that never sends a request, or stops half-way through its head, is closed after the idle timeout")
     func idleConnectionsAreClosed() async throws {
         let server = EmulatorServer(dialect: try makeDialect(), idleTimeout: .seconds(1))
         let running = try await server.start()
         let port = running.port
-        // The socket calls block: on a thread of their own, not the cooperative pool's.
-        let outcome: Result<Void, any Error> = await withCheckedContinuation { done in
-            Thread { done.resume(returning: Result { try Self.checkIdleClosing(port: port) }) }.start()
+        // The socket calls block: on a thread of their own, not the cooperative pool's; the expectations are checked
+        // here, in the test's task.
+        let outcome: Result<(silent: Int, half: Int), any Error> = await withCheckedContinuation { done in
+            Thread { done.resume(returning: Result { try Self.receivedOnIdleConnections(port: port) }) }.start()
         }
         await running.stop()
-        try outcome.get()
+        let received = try outcome.get()
+        #expect(received.silent == 0, "the silent connection was not closed by the server (recv: \(received.silent))")
+        #expect(received.half == 0, "the half-open connection was not closed by the server (recv: \(received.half))")
     }
 
-    static func checkIdleClosing(port: Int) throws {
-        // A silent connection: the server closes it (recv returns 0) long before our own 20 s give-up.
+    /// What `recv` answers on a connection that sends nothing and on one that sends half a request head: 0 when the
+    /// server closed it (-1 when our own 20 s receive timeout ran out first).
+    static func receivedOnIdleConnections(port: Int) throws -> (silent: Int, half: Int) {
+        var buffer = [UInt8](repeating: 0, count: 64)
         let silent = try Self.connect(port: port)
         defer { close(silent) }
-        var buffer = [UInt8](repeating: 0, count: 64)
         let n = buffer.withUnsafeMutableBytes { recv(silent, $0.baseAddress, $0.count, 0) }
-        #expect(n == 0, "the idle connection was not closed by the server (recv: \(n), errno \(errno))")
-        // A half-open request head (no blank line yet): closed too.
         let half = try Self.connect(port: port)
         defer { close(half) }
         let head = Array("GET /2013-09-01/classes/Memo HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8)
         _ = head.withUnsafeBytes { send(half, $0.baseAddress, $0.count, 0) }
         let m = buffer.withUnsafeMutableBytes { recv(half, $0.baseAddress, $0.count, 0) }
-        #expect(m == 0, "the half-open connection was not closed (recv: \(m), errno \(errno))")
-        // A whole request is answered.
-        let asking = try Self.connect(port: port)
-        defer { close(asking) }
-        let request = Array("GET /nothing HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
-        _ = request.withUnsafeBytes { send(asking, $0.baseAddress, $0.count, 0) }
-        let k = buffer.withUnsafeMutableBytes { recv(asking, $0.baseAddress, $0.count, 0) }
-        #expect(k > 0 && String(decoding: buffer.prefix(max(0, k)), as: UTF8.self).hasPrefix("HTTP/1.1 "))
+        return (n, m)
     }
 
     @Test("loopback addresses are told from the others")

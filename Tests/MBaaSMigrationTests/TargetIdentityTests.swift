@@ -81,6 +81,26 @@ struct TargetIdentityTests {
         await target.close()
     }
 
+    @Test("none of the sampled records there, but their classes hold other records: refused, not started over (records hidden from the caller, or another store)")
+    func absentRecordsInAnOccupiedClassAreRefused() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try NCMBExportBackend(directory: sampleExport)
+        let target = try openLocal(scratch.path("memo.db"))
+        _ = try await migrate(source, target, state: scratch.path("state"))
+        for cls in ["Category", "MemoClass"] {
+            for r in try await target.queryPage(Query(cls, limit: 1000)).records { try await target.delete(className: cls, id: r.id!, expectedVersion: nil) }
+        }
+        _ = try await target.create(Record(className: "Category", fields: ["name": "someone else's"]))
+        let error = await #expect(throws: MBaaSError.self) { try await migrate(source, target, state: scratch.path("state")) }
+        #expect(error?.kind == .invalidRequest)
+        #expect(error?.message.contains("yet the target's classes hold records") == true && error?.message.contains("--restart") == true,
+                "\(String(describing: error))")
+        let (memos, categories) = (try await target.count(Query("MemoClass")), try await target.count(Query("Category")))
+        #expect(memos == 0 && categories == 1)
+        await target.close()
+    }
+
     @Test("a bundle is written only into an empty or new folder: a folder with other data, or the source export itself, is refused untouched")
     func bundleNeverLandsOnOtherData() async throws {
         let scratch = try Scratch()
