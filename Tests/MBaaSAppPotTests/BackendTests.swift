@@ -278,7 +278,7 @@ struct RecordTests {
         let uuid = "Memo_0F0E0D0C-0B0A-4909-8807-060504030201"
         #expect(try await b.create(Record(className: "Memo", id: uuid, fields: ["title": "offline id"])).id == uuid)
         let badId = try await #require(throws: MBaaSError.self) { try await b.create(Record(className: "Memo", id: "a/b", fields: [:])) }
-        #expect(badId.kind == .invalidRequest)
+        #expect(badId.kind == .invalidRequest && badId.refusesRecordId)
         let n = sim.requestCount
         let results = try await b.batch([
             .create(Record(className: "Memo", fields: ["title": "a"])),

@@ -92,7 +92,7 @@ func simulated(_ sim: KiiSimulator, admin: Bool = false) -> KiiBackend {
             ($0 as! MBaaSError).kind == .duplicate && ($0 as! MBaaSError).vendorCode == "OBJECT_ALREADY_EXISTS"
         }
         await #expect { try await kii.create(Record(className: "Memo", id: "bad id!", fields: [:])) } throws: {
-            ($0 as! MBaaSError).kind == .invalidRequest
+            ($0 as! MBaaSError).kind == .invalidRequest && ($0 as! MBaaSError).refusesRecordId
         }
     }
 

@@ -64,7 +64,8 @@ struct BackendSimulatorTests {
     @Test("refusals: ids on create, versions, bytes, reserved names")
     func refusals() async throws {
         let (ncmb, _) = Self.make()
-        await #expect(throws: MBaaSError.self) { _ = try await ncmb.create(Record(className: "Memo", id: "x")) }
+        let idRefused = await #expect(throws: MBaaSError.self) { _ = try await ncmb.create(Record(className: "Memo", id: "x")) }
+        #expect(idRefused?.kind == .invalidRequest && idRefused?.refusesRecordId == true, "the refused id is said in the detail")
         let version = await #expect(throws: MBaaSError.self) {
             _ = try await ncmb.update(className: "Memo", id: "x", RecordUpdate(changes: [:], expectedVersion: "1"))
         }

@@ -249,7 +249,10 @@ struct ParseBackendTests {
         #expect(try await backend.count(Query("Memo", predicate: .compare("n", .gt, 3))) == 4)  // 10, 4, 5, 6
         try await backend.delete(className: "Memo", id: ids[1])
         let gone = await #expect(throws: MBaaSError.self) { try await backend.get(className: "Memo", id: ids[1]) }
-        #expect(gone?.kind == .notFound && gone?.vendorCode == "101")
+        #expect(gone?.kind == .notFound && gone?.vendorCode == "101" && gone?.refusedField == nil)
+        // A given id is refused before anything is sent (parse-server takes none by default), and the detail says so.
+        let given = await #expect(throws: MBaaSError.self) { try await backend.create(Record(className: "Memo", id: "mine")) }
+        #expect(given?.kind == .unsupported && given?.refusesRecordId == true)
     }
 
     @Test("batch: chunks of 20 over /batch with mount-prefixed paths, per-item partial failure")
