@@ -431,6 +431,7 @@ extension Migration {
                 box.update { $0.warn(.init(kind: "acl", className: cls, sourceId: id, detail: "\(why); written so (--acl-loss allow)")) }
             } else {
                 aclRefused[id] = "\(why), so the record was not written (--acl-loss allow writes it)"
+                for f in prepared[i].inlineFiles + prepared[i].attachments where f.ref.attachment == nil { unwrittenLinks.insert(f.ref.name) }
                 prepared[i].inlineFiles = []
                 prepared[i].attachments = []
             }
@@ -962,7 +963,10 @@ extension Migration {
         guard source.capabilities.has(.fileList) else { return }
         let files = try await withRetry { try await self.source.listFiles(prefix: nil, limit: nil) }
         // A file records link to that could not be copied for them is not tried again as one no record links to.
-        let unattached = files.filter { $0.reference.attachment == nil && !fileCopies.hasFailed($0.reference.name) }
+        // Nor is one linked only by records left unwritten for their ACL: it goes with them.
+        let unattached = files.filter {
+            $0.reference.attachment == nil && !fileCopies.hasFailed($0.reference.name) && !unwrittenLinks.contains($0.reference.name)
+        }
         let standalone = try await offPool {
             try unattached.filter { try state.copiedFile($0.reference.name) == nil && !state.isLinkedByAttachment($0.reference.name) }
         }

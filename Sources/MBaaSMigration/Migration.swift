@@ -132,6 +132,9 @@ public final class Migration: Sendable {
     let fileCopies = SharedFileCopies()
     /// The target's answers for ACLs it stores narrowed.
     let aclNarrowings = ACLNarrowings()
+    /// Source files linked by records this run left unwritten for their ACL: copied with those records by a later
+    /// run, not now as files no record links to.
+    let unwrittenLinks = NameSet()
 
     /// `state` may be `nil` only for a dry run.
     public init(
@@ -493,6 +496,14 @@ struct TargetTraits: Sendable {
         narrowsACLs = c.has(.acl) && c.has(.aclNarrowing)
         emptyStringsAbsent = c.has(.emptyStringsAbsent)
     }
+}
+
+/// A set of names shared by concurrent batches.
+final class NameSet: @unchecked Sendable {
+    private let lock = NSLock()
+    private var names: Set<String> = []
+    func insert(_ name: String) { lock.withLock { _ = names.insert(name) } }
+    func contains(_ name: String) -> Bool { lock.withLock { names.contains(name) } }
 }
 
 /// What the target answered for each ACL it stores narrowed (``MBaaSCore/ObjectStore/narrowedACL(_:)``), kept for
