@@ -172,6 +172,19 @@ public actor LocalBackend: Backend {
                 if mode != .readOnly { files.sweepPartialFiles(logger: context.logger) }
             }
         } catch {
+            // A file that is not a database (a text file) is the caller's mistake, named; a file or folder this
+            // process may not read or write (another user's 0600 database) is local I/O with the system's reason.
+            if let db = error as? DatabaseError {
+                if db.resultCode == .SQLITE_NOTADB {
+                    throw MBaaSError(.invalidRequest, "'\(path)' is not a SQLite database (a file of another kind?); it was left untouched: give an MBaaSKit store, or a new path to create one",
+                                     vendorCode: "SQLITE_NOTADB")
+                }
+                if [.SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY, .SQLITE_AUTH].contains(db.resultCode),
+                   let reason = LocalDatabaseFile.accessProblem(path, write: options.openMode != .readOnly) {
+                    throw MBaaSError(.localIO, "cannot open the Local database at '\(path)': \(reason)",
+                                     vendorCode: sqliteCodeName(db.extendedResultCode.rawValue))
+                }
+            }
             let e = LocalStore.mapError(error)
             if e.kind == .notFound || e.kind == .invalidRequest { throw e }
             throw MBaaSError(e.kind == .duplicate ? .unavailable : e.kind, "cannot open the Local database at '\(path)': \(e.message)",

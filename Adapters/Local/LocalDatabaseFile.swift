@@ -27,6 +27,23 @@ enum LocalDatabaseFile {
         close(fd)
     }
 
+    /// Why this process may not open `path` (for writing too with `write`, which needs its folder for the
+    /// journal), as the system says it, or `nil` when the file system allows it.
+    static func accessProblem(_ path: String, write: Bool) -> String? {
+        func reason(_ subject: String) -> String {
+            let text = String(cString: strerror(errno))
+            var info = stat()
+            if stat(subject, &info) == 0, info.st_uid != geteuid() {
+                return "\(text) (\(subject) belongs to uid \(info.st_uid), mode \(String(info.st_mode & 0o777, radix: 8)); you are uid \(geteuid()))"
+            }
+            return "\(text) (\(subject))"
+        }
+        if access(path, write ? R_OK | W_OK : R_OK) != 0 { return reason(path) }
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        if write, access(folder, W_OK | X_OK) != 0 { return reason(folder) }
+        return nil
+    }
+
     /// Opens an existing database with `SQLITE_OPEN_READONLY`. A WAL database in a directory the process cannot
     /// write (where SQLite cannot create the `-shm` file) is opened again as immutable, which reads the file as
     /// it is (committed data only: a database at rest has no pending log after ``LocalBackend/close()``).

@@ -132,6 +132,7 @@ struct LocalStore: Sendable {
     /// `forbidden` when it may read but not write it.
     func loadForWrite(_ db: Database, className: String, id: String, principal: LocalPrincipal,
                       expectedVersion: String?) throws -> StoredRecord {
+        if let expectedVersion { try LocalValidation.version(expectedVersion) }
         guard let stored = try load(db, className: className, id: id),
               principal.canRead(stored.record.acl) || principal.canWrite(stored.record.acl) else {
             throw MBaaSError(.notFound, "record \(className)/\(id) not found")

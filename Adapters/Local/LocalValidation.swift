@@ -47,10 +47,20 @@ enum LocalValidation {
         }
     }
 
-    /// A value that can be stored and read back exactly: finite numbers, GeoPoints in range, and no plain object
-    /// with a `__type` member (it would read back as a typed value).
+    /// An expected version: this store numbers versions 1, 2, 3…, so anything else (`abc`) can never match and is
+    /// refused as input, not answered with a conflict.
+    static func version(_ text: String) throws(MBaaSError) {
+        guard let n = UInt64(text), n >= 1 else {
+            throw MBaaSError(.invalidRequest, "expected version '\(text)' is not a version of this store (versions are whole numbers from 1, as printed in a record's \"version\")")
+        }
+    }
+
+    /// A value that can be stored and read back exactly: finite numbers, GeoPoints in range, Pointers to a valid
+    /// class name, and no plain object with a `__type` member (it would read back as a typed value).
     static func value(_ value: Value, path: String) throws(MBaaSError) {
         switch value {
+        case .pointer(let p):
+            do { try className(p.className) } catch { throw MBaaSError(.invalidRequest, "\(path): Pointer: \(error.message)") }
         case .double(let d) where !d.isFinite:
             throw MBaaSError(.invalidRequest, "\(path): \(d) cannot be stored (numbers must be finite)")
         case .geoPoint(let g) where !(-90...90).contains(g.latitude) || !(-180...180).contains(g.longitude):

@@ -2,9 +2,14 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 public import Logging
-import MBaaSCore
+public import MBaaSCore
 import NIOCore
 import ServiceLifecycle
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Serves one ``EmulatorDialect`` over HTTP/1.1 with Hummingbird.
 ///
@@ -106,8 +111,21 @@ public struct EmulatorServer: Sendable {
 
     /// Runs until the calling task is cancelled; `onRunning` gets the bound port once listening. (`mbaas serve`
     /// cancels it on SIGINT or SIGTERM.)
+    ///
+    /// An address it cannot listen on (a port in use, a privileged port, an address not of this machine) is an
+    /// ``MBaaSCore/MBaaSError`` of kind ``MBaaSCore/MBaaSError/Kind/addressUnavailable`` naming the address and the
+    /// system's reason (`mbaas serve` exits 9).
     public func run(onRunning: @escaping @Sendable (Int) async -> Void) async throws {
-        try await application(onRunning: onRunning).runService(gracefulShutdownSignals: [])
+        do {
+            try await application(onRunning: onRunning).runService(gracefulShutdownSignals: [])
+        } catch let error as IOError where [EADDRINUSE, EADDRNOTAVAIL, EACCES].contains(error.errnoCode) {
+            let shown = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+            let hint = error.errnoCode == EADDRINUSE
+                ? "another program listens there; choose another --port, or --port 0 for a free one"
+                : error.errnoCode == EACCES ? "ports below 1024 need privileges; choose another --port"
+                : "the address is not one of this machine's; check --host"
+            throw MBaaSError(.addressUnavailable, "cannot listen on \(shown): \(String(cString: strerror(error.errnoCode))) (\(hint))")
+        }
     }
 
     func application(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
@@ -120,6 +138,11 @@ public struct EmulatorServer: Sendable {
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
     }
+}
+
+extension MBaaSError.Kind {
+    /// The emulator cannot listen on the address it was given (a port in use). `mbaas serve` exits 9.
+    public static let addressUnavailable: MBaaSError.Kind = "addressUnavailable"
 }
 
 /// Hands Hummingbird requests to the dialect as the core's ``MBaaSCore/TransportRequest`` and its answers back.

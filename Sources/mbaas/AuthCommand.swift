@@ -44,8 +44,21 @@ struct AuthCommand: AsyncParsableCommand {
                 try refuseEphemeralSession(url, global)
                 let secret = try password.read()
                 let extra = try fields.map { text throws(MBaaSError) in try Record.fields(fromJSONText: readArgument(text, name: "--fields")) } ?? [:]
-                let session = try await OpenedBackend.with(url, global) {
-                    try await $0.signUp(username: username, password: secret, email: email, fields: extra)
+                let opened = try await OpenedBackend.open(url, global)
+                let session: Session
+                do {
+                    session = try await opened.backend.signUp(username: username, password: secret, email: email, fields: extra)
+                } catch {
+                    try? await opened.finish()
+                    throw error
+                }
+                do {
+                    try await opened.finish()
+                } catch {
+                    // The account exists now: say so, so that a retry is a login, not a second sign-up (duplicate).
+                    await opened.backend.close()
+                    let e = MBaaSError.wrap(error)
+                    throw MBaaSError(e.kind, "the account '\(username)' was created (user id \(session.userId)), but its session could not be saved: \(e.message); log in with `mbaas auth login` once the session file can be written")
                 }
                 emit(sessionJSON(session), table: sessionTable(session, verb: "signed up and logged in"), format: global.resolvedFormat)
             }

@@ -145,13 +145,16 @@ struct ConformanceCommand: AsyncParsableCommand {
         let report = ConformanceReport(results: results, suiteVersion: suite.version, adapters: shown)
         let text = report.rendered(format)
         if let output {
-            let url = URL(fileURLWithPath: output)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(text.utf8).write(to: url, options: .atomic)
-            if format != .table { print(report.table(), terminator: "") }
+            // Never replaces a device, a FIFO or a symbolic link, never creates a folder (OutputFile).
+            do { try OutputFile.write(Data(text.utf8), to: output, what: "the report", mode: 0o666) } catch {
+                reportError(error)
+                throw ExitCode(exitStatus(for: error.kind))
+            }
+            if format != .table { Terminal.writeOut(Data(report.table().utf8)) }
             progress("wrote \(format.rawValue) report to \(output)")
         } else {
-            print(text, terminator: text.hasSuffix("\n") ? "" : "\n")
+            // A stdout write failure (a full disk) is exit 7 with a message (Terminal.writeOut), never ignored.
+            Terminal.writeOut(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
         }
 
         if checkBaseline {

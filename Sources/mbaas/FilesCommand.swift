@@ -29,8 +29,13 @@ struct FilesCommand: AsyncParsableCommand {
         func run() async throws {
             try await runReportingErrors {
                 let source = URL(fileURLWithPath: path)
-                guard FileManager.default.isReadableFile(atPath: source.path) else {
-                    throw MBaaSError(.invalidRequest, "cannot read the local file \(path)")
+                // A local file that cannot be read (missing, permissions, a directory) is local I/O: exit 7.
+                guard access(source.path, R_OK) == 0 else {
+                    throw MBaaSError(.localIO, "cannot read the local file \(path): \(String(cString: strerror(errno)))")
+                }
+                var isDirectory: ObjCBool = false
+                guard !(FileManager.default.fileExists(atPath: source.path, isDirectory: &isDirectory) && isDirectory.boolValue) else {
+                    throw MBaaSError(.localIO, "cannot read the local file \(path): it is a directory")
                 }
                 var attachment: FileAttachment?
                 if let attach {
@@ -58,11 +63,12 @@ struct FilesCommand: AsyncParsableCommand {
             discussion: """
                 The bytes are streamed (memory stays flat on the embedded store). With --output they go to a \
                 temporary file next to the target, renamed over it when complete: a failed or interrupted download \
-                leaves no partial target. Progress is shown on stderr when it is a terminal.
+                leaves no partial target. A device or FIFO is written through (never replaced), a symbolic link is \
+                followed, a missing folder is not created. Progress is shown on stderr when it is a terminal.
                 """)
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Backend URL") var url: String
-        @Argument(help: "The stored file name") var name: String
+        @Argument(help: #"The stored file name, or its File value ({"__type":"File",…} as printed by upload or objects get), @FILE, or - for stdin"#) var name: String
         @Option(name: [.short, .long], help: "Write the bytes to this path") var output: String?
 
         func run() async throws {
@@ -72,7 +78,7 @@ struct FilesCommand: AsyncParsableCommand {
         private func download() async throws {
             let showProgress = isatty(STDERR_FILENO) != 0
             let progress: (@Sendable (TransferProgress) -> Void)? = showProgress ? printDownloadProgress : nil
-            let reference = FileReference(name: name)
+            let reference = try fileArgument(name)
             guard let output else {
                 let write: @Sendable (Data) throws -> Void = { data in Terminal.writeOut(data) }
                 _ = try await OpenedBackend.with(url, global, access: .read) { (backend: any Backend) async throws -> Bool in
@@ -82,7 +88,7 @@ struct FilesCommand: AsyncParsableCommand {
                 if showProgress { Terminal.writeErr("\n") }
                 return
             }
-            let sink = try DownloadFile(path: output)
+            let sink = try OutputFile(path: output, what: "the download", mode: 0o666)   // the umask applies
             let write: @Sendable (Data) throws -> Void = { data in try sink.write(data) }
             let size: Int64
             do {
@@ -96,7 +102,7 @@ struct FilesCommand: AsyncParsableCommand {
                 throw error
             }
             if showProgress { Terminal.writeErr("\n") }
-            emit(.object(["name": .string(name), "path": .string(output), "size": .int(size)]),
+            emit(.object(["name": .string(reference.name), "path": .string(output), "size": .int(size)]),
                  table: "wrote \(size) bytes to \(output)", format: global.resolvedFormat)
         }
     }
@@ -130,12 +136,13 @@ struct FilesCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a stored file.")
         @OptionGroup var global: GlobalOptions
         @Argument(help: "Backend URL") var url: String
-        @Argument(help: "The stored file name") var name: String
+        @Argument(help: #"The stored file name, or its File value ({"__type":"File",…}), @FILE, or - for stdin"#) var name: String
 
         func run() async throws {
             try await runReportingErrors {
-                try await OpenedBackend.with(url, global, access: .write) { try await $0.deleteFile(FileReference(name: name)) }
-                emit(.object(["name": .string(name), "deleted": true]), table: "deleted \(name)", format: global.resolvedFormat)
+                let reference = try fileArgument(name)
+                try await OpenedBackend.with(url, global, access: .write) { try await $0.deleteFile(reference) }
+                emit(.object(["name": .string(reference.name), "deleted": true]), table: "deleted \(reference.name)", format: global.resolvedFormat)
             }
         }
     }
@@ -165,56 +172,6 @@ struct FilesCommand: AsyncParsableCommand {
 @Sendable func printProgress(_ p: TransferProgress, verb: String) {
     let percent = p.fractionCompleted.map { " \(Int($0 * 100))%" } ?? ""
     Terminal.writeErr("\r\(verb) \(p.completedBytes) bytes\(percent)")
-}
-
-/// The target of `files download --output`: bytes go to `.<name>.<random>.download` next to it (the umask applies),
-/// renamed over the target by ``commit()``; ``discard()`` removes the temporary file.
-final class DownloadFile: @unchecked Sendable {
-    let path: String
-    let temporary: String
-    private let fd: Int32
-    private var written: Int64 = 0
-    private let lock = NSLock()
-
-    init(path: String) throws(MBaaSError) {
-        self.path = path
-        let url = URL(fileURLWithPath: path)
-        temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).\(UInt32.random(in: 0...UInt32.max)).download").path
-        fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)   // the umask applies, as for any new file
-        guard fd >= 0 else {
-            throw MBaaSError(.localIO, "cannot write \(path): \(String(cString: strerror(errno)))")
-        }
-    }
-
-    func write(_ data: Data) throws {
-        try lock.withLock {
-            if let e = Terminal.writeAll(fd, data) {
-                throw MBaaSError(.localIO, "cannot write \(path): \(String(cString: strerror(e)))")
-            }
-            written += Int64(data.count)
-        }
-    }
-
-    /// Flushes, closes and renames over the target; returns the size.
-    func commit() throws -> Int64 {
-        try lock.withLock {
-            guard fsync(fd) == 0, close(fd) == 0 else {
-                throw MBaaSError(.localIO, "cannot write \(path): \(String(cString: strerror(errno)))")
-            }
-            guard rename(temporary, path) == 0 else {
-                let reason = String(cString: strerror(errno))
-                unlink(temporary)
-                throw MBaaSError(.localIO, "cannot write \(path): \(reason)")
-            }
-            return written
-        }
-    }
-
-    func discard() {
-        close(fd)
-        unlink(temporary)
-    }
 }
 
 /// A listed file: the neutral `File` value plus its dates and ACL.

@@ -38,7 +38,7 @@ struct GlobalOptions: ParsableArguments {
             help: "Read the backend URL (with its secrets) from this file's first line instead of the command line; give '-' as the URL. The file must not be readable by others (chmod 600).")
     var urlFile: String?
 
-    @Option(help: "Seconds an HTTP request may take before it fails with 'timed out' (default 60).")
+    @Option(help: "Seconds an HTTP request may take, retries included, before it fails with 'timed out' (default: 60 per attempt, no total).")
     var timeout: Double?
 
     func validate() throws { try validateTimeout(timeout) }
@@ -88,15 +88,12 @@ func validateTimeout(_ timeout: Double?) throws {
     if let timeout, !(timeout > 0 && timeout <= 86400) { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
 }
 
-/// Writes `data` to `url` atomically, readable by its owner alone: a temporary file beside it, created 0600 (never
-/// readable by others, not even for a moment), synced, then renamed over `url` (``writeWhole(_:to:through:sync:)``).
-/// A failure is `localIO` naming `what` and leaves `url` as it was.
+/// Writes `data` to `url` for an output option (`--report`), readable by its owner alone: a regular file (or none)
+/// is replaced atomically by a temporary file created 0600 beside it (never readable by others, not even for a
+/// moment), synced, then renamed; a device or FIFO is written through; a symbolic link is followed; a missing
+/// folder is never created (``OutputFile``). A failure is `localIO` naming `what` and leaves `url` as it was.
 func writePrivateFile(_ data: Data, to url: URL, what: String) throws(MBaaSError) {
-    let temp = url.deletingLastPathComponent()
-        .appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp")
-    do { try writeWhole(data, to: url.path, through: temp.path, sync: true) } catch {
-        throw MBaaSError(.localIO, "cannot write \(what) \(url.path): \(error.message)")
-    }
+    try OutputFile.write(data, to: url.path, what: what, mode: 0o600)
 }
 
 /// Resolves the URL argument. `-` means: the first line of `--url-file FILE` (which must not be readable or
@@ -117,12 +114,11 @@ func resolveURLArgument(_ argument: String, file: String?, fileOption: String, v
         return argument
     }
     if let file {
-        var info = stat()
-        guard stat(file, &info) == 0 else {
+        guard let mode = fileMode(file) else {
             throw MBaaSError(.localIO, "\(fileOption) \(file): \(String(cString: strerror(errno)))")
         }
-        guard info.st_mode & 0o077 == 0 else {
-            throw MBaaSError(.invalidRequest, "\(fileOption) \(file) is readable or writable by others (mode \(String(info.st_mode & 0o777, radix: 8))); run chmod 600 \(file)")
+        guard mode & 0o077 == 0 else {
+            throw MBaaSError(.invalidRequest, "\(fileOption) \(file) is readable or writable by others (mode \(String(mode & 0o777, radix: 8))); run chmod 600 \(file)")
         }
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: file)) } catch {
@@ -145,6 +141,61 @@ func timedTransport(_ timeout: Double?, logger: Logger) -> any HTTPTransport {
     configuration.timeoutIntervalForRequest = timeout
     let base = URLSessionTransport(session: URLSession(configuration: configuration), defaultTimeout: timeout, logger: logger)
     return TimeoutOverridingTransport(base: base, timeout: timeout)
+}
+
+/// The transport of a command: retries (the core policy) inside one `--timeout` bound. With `--timeout T` a call
+/// (every attempt and the waits between retries together) fails with `transport` "timed out after T s" at T
+/// seconds at most; each attempt is also bounded by T.
+func boundedTransport(_ timeout: Double?, logger: Logger) -> any HTTPTransport {
+    let retrying = RetryingTransport(timedTransport(timeout, logger: logger))
+    guard let timeout else { return retrying }
+    return DeadlineTransport(base: retrying, seconds: timeout)
+}
+
+/// Bounds a whole call, retries included (`--timeout`): when the time is up the call fails at once and its work
+/// is cancelled (it is not waited for, so a request that ignores cancellation cannot stretch the bound).
+struct DeadlineTransport: HTTPTransport {
+    let base: any HTTPTransport
+    let seconds: TimeInterval
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let base = self.base, seconds = self.seconds
+        let work = Task { try await base.send(request) }
+        let expired = MBaaSError(.transport, "\(request.method) \(HTTPLogging.redactedURL(request.url)): timed out after \(HTTPLogging.seconds(seconds)) (--timeout bounds the whole request, retries included)")
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TransportResponse, any Error>) in
+                let once = ResumeOnce(continuation)
+                let timer = Task {
+                    try? await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
+                    guard !Task.isCancelled else { return }
+                    once.resume(.failure(expired))
+                    work.cancel()
+                }
+                Task {
+                    let result: Result<TransportResponse, any Error>
+                    do { result = .success(try await work.value) } catch { result = .failure(error) }
+                    timer.cancel()
+                    once.resume(result)
+                }
+            }
+        } onCancel: {
+            work.cancel()
+        }
+    }
+}
+
+/// Resumes a continuation once; later results are dropped.
+final class ResumeOnce<T: Sendable>: @unchecked Sendable {
+    private var continuation: CheckedContinuation<T, any Error>?
+    private let lock = NSLock()
+    init(_ continuation: CheckedContinuation<T, any Error>) { self.continuation = continuation }
+    func resume(_ result: Result<T, any Error>) {
+        let c: CheckedContinuation<T, any Error>? = lock.withLock {
+            defer { continuation = nil }
+            return continuation
+        }
+        c?.resume(with: result)
+    }
 }
 
 /// Sets one timeout on every request (`--timeout`).
@@ -176,7 +227,7 @@ struct OpenedBackend {
         logger.debug("opening backend", metadata: ["url": "\(url)"])
         // Live HTTP with the core retry policy: idempotent requests (and keyed writes) are retried on 429, 5xx
         // gateways and dropped connections, honouring Retry-After. Requests are logged (never secrets) with --verbose.
-        let transport = RetryingTransport(timedTransport(options.timeout, logger: logger))
+        let transport = boundedTransport(options.timeout, logger: logger)
         let registry = BuiltinAdapters.registry(localOpenMode: access.localMode)
         let backend = try await registry.open(url, context: BackendContext(transport: transport, logger: logger))
         let sessions = options.sessions
@@ -257,6 +308,7 @@ func exitStatus(for kind: MBaaSError.Kind) -> Int32 {
     case .conflict, .duplicate: 5
     case .unavailable, .transport, .rateLimited: 6
     case .localIO: 7
+    case "addressUnavailable": 9   // serve: the address cannot be listened on (a port in use; MBaaSEmulator's kind)
     default: 1   // decoding, internal, adapter-defined kinds
     }
 }

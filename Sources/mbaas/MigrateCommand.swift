@@ -69,7 +69,7 @@ func openForMigration(_ text: String, verbose: Bool, timeout: Double? = nil, asS
     var global = try GlobalOptions.parse([])
     global.verbose = verbose
     let url = try BackendURL(parsing: text)
-    let transport = RetryingTransport(timedTransport(timeout, logger: global.logger))
+    let transport = boundedTransport(timeout, logger: global.logger)
     // Sources, dry-run and verification targets only read: a sqlite: file is opened read-only (nothing is written
     // to it, not even its write-ahead log; a missing one is notFound, or an empty stand-in for a dry run).
     // A bundle read as a source is opened only to read: a missing or unfinished one is reported as such, and nothing
@@ -211,8 +211,8 @@ struct CreatedPaths {
 /// A note on stderr (control characters escaped: notes can quote what a server sent); never fails loudly.
 func printNote(_ text: String) { Terminal.writeErr("mbaas: \(escapingControlCharacters(text, keepNewlines: false))\n") }
 
-func parseClasses(_ text: String?) -> [String]? {
-    text.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
+func parseClasses(_ text: String?) throws(MBaaSError) -> [String]? {
+    try text.map { text throws(MBaaSError) in try parseClassList(text) }
 }
 
 func loadMapping(_ path: String?) throws -> MigrationMapping {
@@ -249,7 +249,7 @@ struct MigrateCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runMigration(from: { try group.sourceURL(from) }, to: { try group.targetURL(to) }, options: {
-            MigrationOptions(classes: parseClasses(classes), mapping: try loadMapping(group.mappingFile), batchSize: batch,
+            MigrationOptions(classes: try parseClasses(classes), mapping: try loadMapping(group.mappingFile), batchSize: batch,
                              concurrency: concurrency, dryRun: dryRun, restart: restart, aclLoss: aclLoss.policy)
         }, group: group)
     }
@@ -269,7 +269,7 @@ struct ExportCommand: AsyncParsableCommand {
             try group.requireNoURLFile(group.toURLFile, "--to-url-file", for: "export's --to")
             return bundleURL(to)
         }, options: {
-            MigrationOptions(classes: parseClasses(classes), mapping: group.mappingFile == nil ? .verbatim : try loadMapping(group.mappingFile),
+            MigrationOptions(classes: try parseClasses(classes), mapping: group.mappingFile == nil ? .verbatim : try loadMapping(group.mappingFile),
                              batchSize: 500, concurrency: 1, fileConcurrency: 4, restart: restart)
         }, group: group)
     }
@@ -302,7 +302,7 @@ struct VerifyCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runMigration(from: { try group.sourceURL(from) }, to: { try group.targetURL(to) }, options: {
-            MigrationOptions(classes: parseClasses(classes), mapping: try loadMapping(group.mappingFile))
+            MigrationOptions(classes: try parseClasses(classes), mapping: try loadMapping(group.mappingFile))
         }, group: group, verifyOnly: true)
     }
 }

@@ -74,7 +74,7 @@ struct NCMBCommand: AsyncParsableCommand {
             } else {
                 out["responseSignature"] = .null
             }
-            print(JSON.object(out).printed())
+            output(JSON.object(out).printed())   // a stdout write failure is exit 7 with a message
         }
     }
 }

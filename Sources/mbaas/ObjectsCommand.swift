@@ -171,13 +171,18 @@ struct ObjectsCommand: AsyncParsableCommand {
         func run() async throws {
             try await runReportingErrors {
                 var query = try whereJSON.map { try Query.parse(className: className, whereJSON: readArgument($0, name: "where")) } ?? Query(className)
-                if let order { query.sort = SortKey.list(order) }
+                if let order {
+                    do { query.sort = try SortKey.strictList(order) } catch { throw MBaaSError(.invalidRequest, "--order: \(MBaaSError.wrap(error).message)") }
+                }
                 query.skip = skip
-                query.keys = keys.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
+                query.keys = try keys.map(parseKeys)
                 let format = global.resolvedFormat
                 var collected: [Record] = []
                 var printer = RecordStreamPrinter(format: format)
                 let total: Int? = try await OpenedBackend.with(url, global, access: .read) { backend in
+                    if let pageSize, pageSize > backend.capabilities.maxPageSize {
+                        throw MBaaSError(.invalidRequest, "--page-size \(pageSize) is above this backend's maximum of \(backend.capabilities.maxPageSize) records per request")
+                    }
                     let pageLimit = min(pageSize ?? backend.capabilities.maxPageSize, backend.capabilities.maxPageSize)
                     query.limit = all ? nil : (limit ?? backend.capabilities.defaultPageSize)
                     // The count comes first (its key sorts first in the JSON document), then records as they arrive.
@@ -252,11 +257,37 @@ struct RecordStreamPrinter {
 
 /// Parses `objects update` fields: neutral values to set, or `{"__op":...}` operations (the core's neutral form,
 /// ``RecordUpdate/init(changes:expectedVersion:acl:)``).
+/// Decimals a double cannot keep as written and Pointers to no class are refused, as for `create`.
 func parseChanges(_ text: String) throws(MBaaSError) -> [String: FieldOperation] {
-    guard let object = try parseJSONArgument(text, name: "fields").objectValue else {
+    let json: JSON
+    do { json = try JSON.parse(text, exactNumbers: true) } catch { throw MBaaSError(.invalidRequest, "fields: \(error)") }
+    guard let object = json.objectValue else {
         throw MBaaSError(.invalidRequest, "fields must be a JSON object")
     }
-    return try RecordUpdate(changes: object).changes
+    let changes = try RecordUpdate(changes: object).changes
+    for (field, change) in changes {
+        switch change {
+        case .set(let value), .increment(let value): try Record.checkInput(value, path: field)
+        case .add(let values), .addUnique(let values), .remove(let values):
+            for value in values { try Record.checkInput(value, path: field) }
+        default: break
+        }
+    }
+    return changes
+}
+
+/// `--keys a,b`: field names separated by commas; an empty list or an empty name is refused (`invalidRequest`).
+func parseKeys(_ text: String) throws(MBaaSError) -> [String] {
+    var keys: [String] = []
+    for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+        let key = part.trimmingCharacters(in: .whitespaces)
+        guard !key.isEmpty else {
+            throw MBaaSError(.invalidRequest, "--keys: '\(text)' has an empty field name; give field names separated by commas: title,money")
+        }
+        do { try SortKey.checkFieldPath(key, in: key) } catch { throw MBaaSError(.invalidRequest, "--keys: \(error.message)") }
+        keys.append(key)
+    }
+    return keys
 }
 
 /// Administrative commands on the embedded store need the rights of the database file's owner (or root).

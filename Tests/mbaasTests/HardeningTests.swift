@@ -365,7 +365,7 @@ struct HardeningTests {
         let missing = try cli.run(["files", "download", cli.url, "nope", "-o", target.path])
         #expect(missing.status == 3)
         #expect(try Data(contentsOf: target) == bytes)                       // the old target is untouched
-        #expect(try FileManager.default.contentsOfDirectory(atPath: cli.directory.path).allSatisfy { !$0.hasSuffix(".download") })
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cli.directory.path).allSatisfy { !$0.hasSuffix(".download") && !$0.hasSuffix(".tmp") })
     }
 
     @Test func repairACLNeedsTheFileOwner() throws {

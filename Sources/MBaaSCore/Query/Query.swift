@@ -119,7 +119,36 @@ public struct SortKey: Sendable, Hashable, CustomStringConvertible {
         else { self.init(text.hasPrefix("+") ? String(text.dropFirst()) : text, ascending: true) }
     }
 
-    /// Parses a comma-separated list: `-money,title`.
+    /// Parses a comma-separated list, refusing what names no field: an empty key (`','`, `',,,'`, a trailing
+    /// comma), a bare `-` or `+`, a key starting with `$` (operators) or holding control characters.
+    /// `invalidRequest` names the key (the caller prefixes the option).
+    public static func strictList(_ text: String) throws(MBaaSError) -> [SortKey] {
+        var keys: [SortKey] = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let item = part.trimmingCharacters(in: .whitespaces)
+            guard !item.isEmpty else {
+                throw MBaaSError(.invalidRequest, "'\(text)' has an empty sort key; give field names separated by commas, '-' for descending: -money,title")
+            }
+            let key = SortKey(parsing: item)
+            try checkFieldPath(key.key, in: item)
+            keys.append(key)
+        }
+        return keys
+    }
+
+    /// A field name as a sort key or a selected key takes it: not empty, no leading `$`, `-` or `+`, no control
+    /// characters.
+    public static func checkFieldPath(_ key: String, in item: String) throws(MBaaSError) {
+        guard !key.isEmpty else {
+            throw MBaaSError(.invalidRequest, "'\(item)' names no field (write -money for descending)")
+        }
+        guard let first = key.first, first != "$", first != "-", first != "+",
+              !key.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw MBaaSError(.invalidRequest, "'\(item)' is not a field name (no leading '$', '-' or '+', no control characters)")
+        }
+    }
+
+    /// Parses a comma-separated list: `-money,title` (empty keys are skipped; ``strictList(_:)`` refuses them).
     public static func list(_ text: String) -> [SortKey] {
         text.split(separator: ",").map { SortKey(parsing: $0.trimmingCharacters(in: .whitespaces)) }
             .filter { !$0.key.isEmpty }

@@ -203,6 +203,25 @@ extension JSON {
         return try result.get()
     }
 
+    /// Parses a complete JSON text as ``parse(_:)-(String)`` does, and with `exactNumbers` also refuses a decimal
+    /// that a double cannot keep: `123456789.123456789` would become `123456789.12345679` (more than about 17
+    /// significant digits), so it is an error naming the path and what it would become (send it as a string).
+    /// For input typed by a person (the CLI's fields); `0.1` and `1e-7` are kept as written and accepted.
+    public static func parse(_ text: String, exactNumbers: Bool) throws(JSONParseError) -> JSON {
+        var text = text
+        let result = text.withUTF8 { bytes in
+            Result { () throws(JSONParseError) in
+                var parser = JSONParser(bytes: bytes)
+                parser.exactNumbers = exactNumbers
+                let value = try parser.parseValue(depth: 0)
+                parser.skipWhitespace()
+                guard parser.index == parser.end else { throw parser.error("unexpected trailing characters") }
+                return value
+            }
+        }
+        return try result.get()
+    }
+
     /// Parses a complete JSON text from UTF-8 bytes.
     public static func parse(_ data: Data) throws(JSONParseError) -> JSON {
         let result = data.withUnsafeBytes { raw in
@@ -225,6 +244,8 @@ struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     let end: Int
     var index = 0
+    /// Refuse decimals a double cannot keep as written (``JSON/parse(_:exactNumbers:)``).
+    var exactNumbers = false
 
     init(bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -493,7 +514,35 @@ struct JSONParser {
             index = start
             throw error("the number \(text) is too small for a double (it would become 0)")
         }
+        if exactNumbers, !Self.sameDecimal(text, double.description) {
+            index = start
+            throw error("the number \(text) cannot be kept exactly (a double would make it \(double.description)); send it as a string")
+        }
         return .double(double)
+    }
+
+    /// Whether two decimal texts (`-1.50e3`, `1500.0`) are the same number, digit for digit.
+    static func sameDecimal(_ a: String, _ b: String) -> Bool {
+        func normalized(_ text: String) -> (negative: Bool, digits: [UInt8], exponent: Int) {
+            var negative = false, digits: [UInt8] = [], exponent = 0, pointSeen = false, integerDigits = 0
+            var bytes = Array(text.utf8)[...]
+            if bytes.first == UInt8(ascii: "-") { negative = true; bytes = bytes.dropFirst() }
+            while let c = bytes.first, c != UInt8(ascii: "e"), c != UInt8(ascii: "E") {
+                bytes = bytes.dropFirst()
+                if c == UInt8(ascii: ".") { pointSeen = true; continue }
+                digits.append(c)
+                if !pointSeen { integerDigits += 1 }
+            }
+            if !bytes.isEmpty { exponent = Int(String(decoding: bytes.dropFirst(), as: UTF8.self).replacingOccurrences(of: "+", with: "")) ?? 0 }
+            // value = 0.digits × 10^(integerDigits + exponent); leading zeros move the point, trailing ones do not count.
+            var point = integerDigits + exponent
+            while digits.first == UInt8(ascii: "0") { digits.removeFirst(); point -= 1 }
+            while digits.last == UInt8(ascii: "0") { digits.removeLast() }
+            if digits.isEmpty { return (false, [], 0) }
+            return (negative, digits, point)
+        }
+        let x = normalized(a), y = normalized(b)
+        return x.negative == y.negative && x.digits == y.digits && x.exponent == y.exponent
     }
 }
 

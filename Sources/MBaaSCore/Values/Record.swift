@@ -81,18 +81,55 @@ extension Record {
             fields: fields)
     }
 
-    /// Parses a JSON object text of neutral field values (`{"title":"a","money":5}`), as the CLI takes it.
+    /// Parses a JSON object text of neutral field values (`{"title":"a","money":5}`), as the CLI takes it for a
+    /// new record. Refused (`invalidRequest` naming the field): a decimal a double cannot keep as written
+    /// (``JSON/parse(_:exactNumbers:)``), an update operation (`{"__op":…}` anywhere: a new record takes values),
+    /// and what ``checkInput(_:path:)`` refuses.
     public static func fields(fromJSONText text: String) throws(MBaaSError) -> [String: Value] {
         let json: JSON
-        do { json = try JSON.parse(text) } catch { throw MBaaSError(.invalidRequest, "fields: \(error)") }
+        do { json = try JSON.parse(text, exactNumbers: true) } catch { throw MBaaSError(.invalidRequest, "fields: \(error)") }
         guard let o = json.objectValue else { throw MBaaSError(.invalidRequest, "fields must be a JSON object") }
         var fields: [String: Value] = [:]
         for (k, v) in o {
             if reservedFieldNames.contains(k) {
                 throw MBaaSError(.invalidRequest, "fields: '\(k)' is reserved for record metadata")
             }
-            fields[k] = try Value(json: v, path: k)
+            try refuseOperations(v, path: k)
+            let value = try Value(json: v, path: k)
+            try checkInput(value, path: k)
+            fields[k] = value
         }
         return fields
+    }
+
+    private static func refuseOperations(_ json: JSON, path: String) throws(MBaaSError) {
+        switch json {
+        case .object(let o):
+            if let op = o["__op"] {
+                throw MBaaSError(.invalidRequest, "fields: \(path): {\"__op\":\(op.printed())} is an update operation; a new record takes values (change it afterwards with an update)")
+            }
+            for (k, v) in o { try refuseOperations(v, path: "\(path).\(k)") }
+        case .array(let items):
+            for (i, v) in items.enumerated() { try refuseOperations(v, path: "\(path)[\(i)]") }
+        default:
+            break
+        }
+    }
+
+    /// Refuses, in values given as input, what names nothing: a Pointer whose class name is empty, holds `/` or
+    /// `..`, or is `.` (a class name is never a path). `invalidRequest` naming `path`.
+    public static func checkInput(_ value: Value, path: String) throws(MBaaSError) {
+        switch value {
+        case .pointer(let p):
+            if p.className.isEmpty || p.className.contains("/") || p.className.contains("..") || p.className == "." {
+                throw MBaaSError(.invalidRequest, "fields: \(path): Pointer className '\(p.className)' is not a class name (no '/' or '..')")
+            }
+        case .array(let items):
+            for (i, v) in items.enumerated() { try checkInput(v, path: "\(path)[\(i)]") }
+        case .object(let o):
+            for (k, v) in o { try checkInput(v, path: "\(path).\(k)") }
+        default:
+            break
+        }
     }
 }

@@ -178,6 +178,10 @@ extension Value {
         }
         switch type.stringValue {
         case "Date":
+            // Nothing is dropped in silence: a member other than `iso` is an error, not ignored.
+            if let extra = o.keys.first(where: { $0 != "__type" && $0 != "iso" }) {
+                throw fail("a Date has only 'iso'; '\(extra)' would be lost")
+            }
             let iso = try string("iso")
             guard let date = ISO8601.parse(iso) else {
                 throw fail("'\(iso)' is not an ISO-8601 date")
