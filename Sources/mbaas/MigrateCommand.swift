@@ -166,8 +166,13 @@ func requireDistinctStores(from: String, to: String) throws(MBaaSError) {
     }
     let local = { (u: BackendURL) in (u.host ?? "").isEmpty && !u.path.isEmpty }
     if local(f) && local(t) {
-        var a = stat(), b = stat()
-        if stat(f.path, &a) == 0, stat(t.path, &b) == 0, a.st_dev == b.st_dev, a.st_ino == b.st_ino { throw same(t.path) }
+        // Device and inode, as the file system gives them (a link is followed).
+        func identity(_ path: String) -> [String]? {
+            guard let a = try? FileManager.default.attributesOfItem(atPath: path),
+                  let device = a[.systemNumber], let inode = a[.systemFileNumber] else { return nil }
+            return ["\(device)", "\(inode)"]
+        }
+        if let a = identity(f.path), let b = identity(t.path), a == b { throw same(t.path) }
     } else if !local(f) && !local(t), f.scheme == t.scheme, f.host?.lowercased() == t.host?.lowercased(), f.port == t.port,
               f.path.trimmingCharacters(in: CharacterSet(charactersIn: "/")) == t.path.trimmingCharacters(in: CharacterSet(charactersIn: "/")),
               f.user == t.user, f.secret == t.secret, f.options == t.options {
