@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -135,6 +136,11 @@ public final class Migration: Sendable {
     /// Source files linked by records this run left unwritten for their ACL: copied with those records by a later
     /// run, not now as files no record links to.
     let unwrittenLinks = NameSet()
+    private let writing = Mutex(false)
+
+    /// Whether ``run()`` got past its plan and its target check, to where it may write (to the target or the state):
+    /// a run that failed before that left the target as it found it.
+    public var startedWriting: Bool { writing.withLock { $0 } }
 
     /// `state` may be `nil` only for a dry run.
     public init(
@@ -409,6 +415,7 @@ public final class Migration: Sendable {
         guard let state else { throw MBaaSError(.invalidRequest, "a migration that writes needs a state folder") }
         // The state belongs to this target (or is discarded, or the run refused), before anything is written.
         try await checkTarget(state)
+        writing.withLock { $0 = true }
         for note in plan.unsupported { box.update { $0.problem(note) } }
         if options.users && source.capabilities.has(.listUsers) && target.capabilities.has(.importUsers) {
             observer(.phase("users"))

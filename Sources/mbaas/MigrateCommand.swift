@@ -124,6 +124,7 @@ func runMigration(
                 await source.close()
                 await target.close()
             } catch {
+                created.startedWriting = migration.startedWriting
                 progress.finish()
                 await source.close()
                 await target.close()
@@ -183,13 +184,16 @@ func requireDistinctStores(from: String, to: String) throws(MBaaSError) {
 /// What a migration run creates before it writes anything: its state folder, and a target that is a file or folder
 /// (`sqlite:PATH` with its `-wal`/`-shm`/`-journal` files, `bundle:DIR`). Each path that did not exist when the run
 /// began is removed again when the run fails with its state still empty (nothing was written: every write is marked
-/// in the state first), so a plan that fails leaves nothing behind.
-struct CreatedPaths {
+/// in the state first), so a plan that fails leaves nothing behind. A target created by a run that failed before it
+/// could write (``MBaaSMigration/Migration/startedWriting``) is removed whatever the state.
+final class CreatedPaths {
     let state: URL?
     /// Paths of the target that did not exist before.
     let target: [String]
     /// Whether the state folder did not exist before.
     let newState: Bool
+    /// Whether the run got to where it may write.
+    var startedWriting = false
 
     init(state: URL?, target: String?) {
         let fm = FileManager.default
@@ -204,6 +208,7 @@ struct CreatedPaths {
     }
 
     func removeIfNothingWritten() {
+        if !startedWriting { for path in target { try? FileManager.default.removeItem(atPath: path) } }
         guard let state, newState else { return }
         // Opened again only to look (the run's own handle is gone): a folder another run holds is left alone.
         guard let look = try? MigrationState(directory: state), (try? look.hasProgress()) == false else { return }

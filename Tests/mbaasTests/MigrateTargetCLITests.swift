@@ -131,5 +131,17 @@ struct MigrateTargetCLITests {
         #expect(out.status != 0 && out.stderr.contains("MemoClass.json line"), "\(out.stderr)")
         let left = try FileManager.default.contentsOfDirectory(atPath: cli.directory.path).filter { $0.hasPrefix("new.db") || $0 == "s" }
         #expect(left.isEmpty, "\(left)")
+
+        // A state an earlier run filled stays; the target this failed run created does not.
+        let good = try cli.run(["migrate", "--from", "ncmb-export:\(sampleExportDirectory)", "--to", "sqlite:new.db", "--state", "s", "--format", "json"],
+                               sessionOption: false)
+        #expect(good.status == 0, "\(good.stderr)")
+        for name in try FileManager.default.contentsOfDirectory(atPath: cli.directory.path) where name.hasPrefix("new.db") {
+            try FileManager.default.removeItem(at: cli.directory.appendingPathComponent(name))
+        }
+        let again = try cli.run(["migrate", "--from", "ncmb-export:exp", "--to", "sqlite:new.db", "--state", "s", "--format", "json"], sessionOption: false)
+        #expect(again.status == out.status, "\(again.stderr)")
+        let after = try FileManager.default.contentsOfDirectory(atPath: cli.directory.path)
+        #expect(!after.contains { $0.hasPrefix("new.db") } && after.contains("s"), "\(after)")
     }
 }
