@@ -353,6 +353,8 @@ extension Migration {
             }
         }
         try await copyAttachments(className: cls, targetClass: plan.target, state)
+        let targetName = target.adapterName
+        box.update { $0.warnEmptyStrings(className: cls, target: targetName) }
         observer(.classFinished(box.value.classes[index]))
     }
 
@@ -398,6 +400,15 @@ extension Migration {
             guard !unmapped.isEmpty else { return records.count }
         }
         let todo = unmapped
+        // An empty string the target reads back absent is lost there: counted per field, warned when the class ends.
+        if target.capabilities.has(.emptyStringsAbsent) {
+            let empties = todo.flatMap { r in r.fields.filter { $0.value == .string("") }.map { ($0.key, r.id!) } }
+            if !empties.isEmpty {
+                box.update { report in
+                    for (field, id) in empties { report.noteEmptyStrings(className: cls, field: field, sourceId: id) }
+                }
+            }
+        }
         // Pointers to records of classes still being copied are looked up in the state's database, which a
         // mapping commit may hold: off the cooperative pool, like every other state call of a batch.
         let maps = try await offPool { try self.maps(for: todo, state) }

@@ -323,7 +323,7 @@ public final class Migration: Sendable {
             plan.conversions.append("ACLs: \(source.adapterName) reads records without their ACLs; each record's is read apart (a request per record) and written with it")
         }
         if target.capabilities.has(.emptyStringsAbsent) {
-            plan.unsupported.append("empty strings: \(target.adapterName) reads them back absent\(noted(.emptyStringsAbsent)); verification counts an empty string and no value as equal")
+            plan.unsupported.append("empty strings: \(target.adapterName) reads them back absent\(noted(.emptyStringsAbsent)); verification counts an empty string and no value as equal, and each class and field whose records hold one is warned (with the count and the first record ids)")
         }
         if !target.capabilities.has(.fileAttachment) && !target.capabilities.has(.files) {
             plan.unsupported.append("files: \(target.adapterName) has no file store")

@@ -46,7 +46,9 @@ public struct MigrationReport: Sendable {
         /// Mismatches: `missing` (not on the target), `unexpected` (on the target, not in the source), `content` (fields
         /// differ), `file` (size or sha256 differ, or unreadable), `failed` (the write failed). Warnings: `pointer` (points
         /// at a record that was not migrated), `acl` (names a user who was not), `sourceFile` (a named file the source's
-        /// store lacks), `role` (a member who was not migrated).
+        /// store lacks), `role` (a member who was not migrated), `emptyString` (records of a class hold an empty string
+        /// in a field that a target with ``MBaaSCore/Capabilities/Feature/emptyStringsAbsent`` reads back absent: one
+        /// per class and field, with the count and the first record ids).
         public var kind: String
         public var className: String
         public var sourceId: String?
@@ -125,6 +127,29 @@ public struct MigrationReport: Sendable {
         warningCount += 1
         if warnings.count < Self.maxListed { warnings.append(m) }
         unlogged.append((m, true))
+    }
+
+    /// Empty strings written to a target that reads them back absent, by source class and field: how many records,
+    /// and the first ids (up to ``emptyStringIdsListed``). Said as one `emptyString` warning per class and field
+    /// when the class ends.
+    var emptyStrings: [String: [String: (count: Int, ids: [String])]] = [:]
+    static let emptyStringIdsListed = 5
+
+    mutating func noteEmptyStrings(className: String, field: String, sourceId: String) {
+        var entry = emptyStrings[className, default: [:]][field] ?? (count: 0, ids: [])
+        entry.count += 1
+        if entry.ids.count < Self.emptyStringIdsListed { entry.ids.append(sourceId) }
+        emptyStrings[className, default: [:]][field] = entry
+    }
+
+    /// Warns once per field of `className` whose empty strings will not survive on `target`, and forgets them.
+    mutating func warnEmptyStrings(className: String, target: String) {
+        guard let fields = emptyStrings.removeValue(forKey: className) else { return }
+        for (field, e) in fields.sorted(by: { $0.key < $1.key }) {
+            let more = e.count > e.ids.count ? ", …" : ""
+            warn(.init(kind: "emptyString", className: className, sourceId: nil,
+                       detail: "\(e.count) \(e.count == 1 ? "record holds" : "records hold") an empty string in '\(field)', which \(target) reads back absent (first: \(e.ids.joined(separator: ", "))\(more))"))
+        }
     }
 
     mutating func problem(_ text: String) {

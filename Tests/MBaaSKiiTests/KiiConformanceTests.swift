@@ -58,6 +58,14 @@ import Testing
             #expect(cassette.provenance.kind == .authored)
             for (i, interaction) in cassette.interactions.enumerated() {
                 #expect(interaction.evidence != nil, "\(name) #\(i): \(interaction.fact ?? "no fact")")
+                // Issue #33.3: a [capture] mark names the capture it comes from by repository and path, and stands
+                // only on what that capture shows: the only Kii capture is ebisu's recorded login answer (kii.md §1.3),
+                // so only a 200 answer of the token endpoint may carry it.
+                if interaction.evidence == .capture {
+                    #expect(interaction.fact?.hasPrefix(Self.loginCapture) == true, "\(name) #\(i): \(interaction.fact ?? "")")
+                    #expect(interaction.request.path.hasSuffix("/oauth2/token") && interaction.response.status == 200,
+                            "\(name) #\(i): \(interaction.request.path) \(interaction.response.status)")
+                }
                 // Nothing rests on the undocumented reading of NOT over hasField.
                 #expect(interaction.evidence != .inferred, "\(name) #\(i): \(interaction.fact ?? "")")
                 // The admin token is asked for as the JS SDK and python3-kii do: no grant_type.
@@ -77,12 +85,15 @@ import Testing
         }
     }
 
+    /// The one real Kii capture the reference holds (kii.md §1.3, §8.4): a recorded login response.
+    static let loginCapture = "[capture] KiiPlatform/ebisu tests/small_test/khc/data/resp-login.txt (kii.md §1.3)"
+
     /// The documented facts the authored cassettes follow, each with its evidence mark.
     static let facts: [String] = [
         "[doc] kii.md §1.1 REST base https://api-jp.kii.com/api, resources under /apps/{appID}",
         "[doc] kii.md §1.2 X-Kii-AppID/X-Kii-AppKey on every call, Authorization: Bearer with a token",
         "[sdk] KiiCloudSDK-JS KiiSDK.js, python3-kii kii/users.py: the app admin token is POST /api/oauth2/token {client_id, client_secret}, no grant_type",
-        "[capture] ebisu resp-login.txt: the token answer {id, access_token, expires_in, token_type}",
+        "[capture] KiiPlatform/ebisu tests/small_test/khc/data/resp-login.txt (kii.md §1.3): the token answer {id, access_token, expires_in, token_type}",
         "[doc] kii.md §2.2 POST /apps/{appID}/users registers (201 {userID,...}), USER_ALREADY_EXISTS 409",
         "[doc] kii.md §3.2 POST {bucket}/objects with application/vnd.{appID}.mydata+json → 201 {objectID,createdAt,dataType}, ETag \"1\"",
         "[doc] kii.md §3.4 GET object: reserved _id/_created/_modified/_owner/_dataType/_version, ETag",

@@ -323,7 +323,7 @@ actor KiiSimulator: HTTPTransport {
             }
             return json(200, issueToken(for: .user(user.id), expiresAt: body["expiresAt"]?.intValue),
                         type: "application/json;charset=UTF-8",
-                        fact: "[capture] ebisu resp-login.txt: POST /api/oauth2/token {username, password} answers 200 {id, access_token, expires_in, token_type} (kii.md §2.1)")
+                        fact: "[capture] KiiPlatform/ebisu tests/small_test/khc/data/resp-login.txt (kii.md §1.3), a recorded login answer: 200 {id, access_token, expires_in, token_type}; the request it answers, POST /api/oauth2/token {username, password}, is [sdk] (kii.md §2.1)")
         case "refresh_token":
             guard let refresh = body["refresh_token"]?.stringValue, let userID = refreshTokens.removeValue(forKey: refresh) else {
                 throw Failure(status: 403, code: "WRONG_REFRESH_TOKEN", message: "The refresh token is not valid")

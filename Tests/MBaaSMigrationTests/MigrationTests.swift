@@ -1726,6 +1726,8 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     /// `rate`: percent of writes that fail (half before, half after the write; all after with `afterOnly`).
     /// Features taken away from the inner backend's.
     let without: Set<Capabilities.Feature>
+    /// Features added to the inner backend's (declared only: as a limit such as `emptyStringsAbsent`).
+    let adding: Set<Capabilities.Feature>
     /// With a rule, the backend declares ``Capabilities/Feature/aclNarrowing``: an ACL the rule narrows (a non-nil
     /// answer) is refused on writes as `unsupported`, and ``narrowedACL(_:)`` answers the rule's ACL.
     let narrow: (@Sendable (ACL) -> ACL?)?
@@ -1745,7 +1747,7 @@ final class FlakyBackend: Backend, @unchecked Sendable {
     let recordACLFault: @Sendable (String) -> MBaaSError?
 
     init(_ inner: any Backend, seed: UInt64, rate: UInt64 = 10, afterOnly: Bool = false, plainFileStore: Bool = false,
-         uploadDelay: Duration = .zero, without: Set<Capabilities.Feature> = [], narrow: (@Sendable (ACL) -> ACL?)? = nil, refusesFileACLs: Bool = false,
+         uploadDelay: Duration = .zero, without: Set<Capabilities.Feature> = [], adding: Set<Capabilities.Feature> = [], narrow: (@Sendable (ACL) -> ACL?)? = nil, refusesFileACLs: Bool = false,
          refusesFileName: @escaping @Sendable (String) -> Bool = { _ in false },
          hidesFromList: @escaping @Sendable (String) -> Bool = { _ in false },
          fileACLFault: @escaping @Sendable (String) -> MBaaSError? = { _ in nil },
@@ -1759,6 +1761,7 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         self.plainFileStore = plainFileStore
         self.uploadDelay = uploadDelay
         self.without = without
+        self.adding = adding
         self.narrow = narrow
         self.refusesFileACLs = refusesFileACLs
         self.refusesFileName = refusesFileName
@@ -1778,6 +1781,7 @@ final class FlakyBackend: Backend, @unchecked Sendable {
         c.features.remove(.clientIds)
         if plainFileStore { c.features.remove(.fileAttachment) }
         c.features.subtract(without)
+        c.features.formUnion(adding)
         if narrow != nil { c.features.insert(.aclNarrowing) }
         if refusesFileACLs { c.features.remove(.fileACL) }
         if readsACLsApart {

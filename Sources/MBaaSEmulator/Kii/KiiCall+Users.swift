@@ -13,7 +13,7 @@ extension KiiCall {
     static let userClass = "KiiUser"
     static let groupClass = "KiiGroup"
 
-    /// `POST /oauth2/token` (or `/apps/{appID}/oauth2/token`). [capture] ebisu resp-login.txt: 200
+    /// `POST /oauth2/token` (or `/apps/{appID}/oauth2/token`). [capture] KiiPlatform/ebisu `tests/small_test/khc/data/resp-login.txt`: 200
     /// `{id, access_token, expires_in, token_type}` as `application/json;charset=UTF-8`.
     func token() async throws -> TransportResponse {
         let tokenRequest: KiiTokenRequest
