@@ -169,7 +169,7 @@ func requireDistinctStores(from: String, to: String) throws(MBaaSError) {
     if local(f) && local(t) {
         // Device and inode, as the file system gives them (a link is followed).
         func identity(_ path: String) -> [String]? {
-            guard let a = try? FileManager.default.attributesOfItem(atPath: path),
+            guard let a = try? FileManager.default.attributesOfItem(atPath: URL(fileURLWithPath: path).resolvingSymlinksInPath().path),
                   let device = a[.systemNumber], let inode = a[.systemFileNumber] else { return nil }
             return ["\(device)", "\(inode)"]
         }
