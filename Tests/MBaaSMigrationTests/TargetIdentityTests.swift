@@ -2,21 +2,9 @@ import Foundation
 import MBaaSCore
 import MBaaSLocal
 import MBaaSNCMB
+import MBaaSTesting
 import Testing
 @testable import MBaaSMigration
-
-/// A folder's entries (recursively, sorted) with each file's bytes: what "untouched" compares.
-func snapshot(_ folder: URL) throws -> [String: Data] {
-    var out: [String: Data] = [:]
-    let fm = FileManager.default
-    guard let walker = fm.enumerator(atPath: folder.path) else { return out }
-    for case let rel as String in walker {
-        var isDirectory: ObjCBool = false
-        _ = fm.fileExists(atPath: folder.appendingPathComponent(rel).path, isDirectory: &isDirectory)
-        out[rel] = isDirectory.boolValue ? Data("<dir>".utf8) : try Data(contentsOf: folder.appendingPathComponent(rel))
-    }
-    return out
-}
 
 /// The `files/index.ndjson` entry of a finished bundle that a record links to.
 func bundleEntry(_ bundle: URL, linkedBy id: String) throws -> BundleFileEntry {
@@ -109,19 +97,19 @@ struct TargetIdentityTests {
         try FileManager.default.createDirectory(at: home.appendingPathComponent("records"), withIntermediateDirectories: true)
         try Data("mine".utf8).write(to: home.appendingPathComponent("notes.txt"))
         try Data("mine".utf8).write(to: home.appendingPathComponent("records/mine.txt"))
-        let before = try snapshot(home)
+        let before = try folderSnapshot(home)
         do {
             _ = try BundleBackend(directory: home)
             Issue.record("a bundle was opened for writing among other data")
         } catch {
             #expect(error.kind == .invalidRequest && error.message.contains("'notes.txt'") && error.message.contains("'records/mine.txt'"), "\(error)")
         }
-        #expect(try snapshot(home) == before)
+        #expect(try folderSnapshot(home) == before)
 
         let export = try scratch.sampleExport()
-        let exported = try snapshot(export)
+        let exported = try folderSnapshot(export)
         #expect(throws: MBaaSError.self) { try BundleBackend(directory: export) }
-        #expect(try snapshot(export) == exported)
+        #expect(try folderSnapshot(export) == exported)
     }
 
     @Test("a bundle another run wrote is not written into by a state that did not write it; a removed bundle is started over")
@@ -131,12 +119,12 @@ struct TargetIdentityTests {
         let source = try NCMBExportBackend(directory: sampleExport)
         let bundle = scratch.path("bundle")
         _ = try await migrate(source, try BundleBackend(directory: bundle), state: scratch.path("s1"), options: MigrationOptions(mapping: .verbatim))
-        let finished = try snapshot(bundle)
+        let finished = try folderSnapshot(bundle)
         let error = await #expect(throws: MBaaSError.self) {
             try await migrate(source, try BundleBackend(directory: bundle), state: scratch.path("s2"), options: MigrationOptions(mapping: .verbatim))
         }
         #expect(error?.kind == .invalidRequest && error?.message.contains("already holds a finished bundle") == true, "\(String(describing: error))")
-        #expect(try snapshot(bundle) == finished)
+        #expect(try folderSnapshot(bundle) == finished)
 
         // The run that wrote it may run again (and verifies); removed, it is written afresh by the same state.
         let again = try await migrate(source, try BundleBackend(directory: bundle), state: scratch.path("s1"), options: MigrationOptions(mapping: .verbatim))

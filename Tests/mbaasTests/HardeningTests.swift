@@ -211,18 +211,8 @@ struct HardeningTests {
     @Test func aHangingServerTimesOutWithAClearMessage() throws {
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #expect(fd >= 0)
+        let (fd, port) = try silentTCPListener()
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        #expect(bound == 0 && listen(fd, 16) == 0)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        let port = UInt16(bigEndian: address.sin_port)
         // The kernel completes the handshake (backlog); nobody ever reads or answers.
         let started = Date()
         let r = try cli.run(["objects", "get", "ncmb+http://appkey:clientkey@127.0.0.1:\(port)", "Memo", "x", "--timeout", "1"])

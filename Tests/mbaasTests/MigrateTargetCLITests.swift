@@ -6,19 +6,6 @@ import Testing
 import Glibc
 #endif
 
-/// A folder's entries (recursively) with each file's bytes.
-private func contents(_ folder: URL) throws -> [String: Data] {
-    var out: [String: Data] = [:]
-    let fm = FileManager.default
-    guard let walker = fm.enumerator(atPath: folder.path) else { return out }
-    for case let rel as String in walker {
-        var isDirectory: ObjCBool = false
-        _ = fm.fileExists(atPath: folder.appendingPathComponent(rel).path, isDirectory: &isDirectory)
-        out[rel] = isDirectory.boolValue ? Data("<dir>".utf8) : try Data(contentsOf: folder.appendingPathComponent(rel))
-    }
-    return out
-}
-
 @Suite("mbaas migrate: the target is the state's, never the source, never other data", .serialized, .ownThreads)
 struct MigrateTargetCLITests {
     @Test("the README's quick start twice, with the target removed in between: verified both times (exit 0), the second run says it started over")
@@ -82,20 +69,20 @@ struct MigrateTargetCLITests {
         // The source export as a bundle target.
         let export = cli.directory.appendingPathComponent("exp")
         try fm.copyItem(atPath: sampleExportDirectory, toPath: export.path)
-        let exported = try contents(export)
+        let exported = try folderSnapshot(export)
         let intoSource = try cli.run(["migrate", "--from", "ncmb-export:exp", "--to", "bundle:exp", "--state", "s2", "--format", "json"], sessionOption: false)
         #expect(intoSource.status == 2 && intoSource.stderr.contains("same store"), "\(intoSource.stderr)")
-        #expect(try contents(export) == exported)
+        #expect(try folderSnapshot(export) == exported)
 
         // A folder with other data: refused, untouched, and no state folder left behind.
         let myhome = cli.directory.appendingPathComponent("myhome")
         try fm.createDirectory(at: myhome.appendingPathComponent("records"), withIntermediateDirectories: true)
         try Data("notes".utf8).write(to: myhome.appendingPathComponent("notes.txt"))
         try Data("mine".utf8).write(to: myhome.appendingPathComponent("records/mine.txt"))
-        let mine = try contents(myhome)
+        let mine = try folderSnapshot(myhome)
         let onData = try cli.run(["export", "--from", "sqlite:memo.db", "--to", "myhome", "--state", "s3", "--format", "json"], sessionOption: false)
         #expect(onData.status == 2 && onData.stderr.contains("is not empty and is not a bundle") && onData.stderr.contains("'notes.txt'"), "\(onData.stderr)")
-        #expect(try contents(myhome) == mine)
+        #expect(try folderSnapshot(myhome) == mine)
         #expect(!fm.fileExists(atPath: cli.directory.appendingPathComponent("s3").path))
     }
 

@@ -17,7 +17,8 @@ import Darwin
 ///
 /// Each element comes with the line it starts on and the byte offset where it starts, so that errors name the line
 /// and a reader can resume at an element (``init(url:resumingAt:line:)``). Malformed input is a
-/// ``JSONArrayFileReader/Failure`` naming the line.
+/// ``JSONArrayFileReader/Failure`` naming the line the problem is on (inside an element over many lines, the line of
+/// the bad member, not the element's first).
 public struct JSONArrayFileReader {
     /// An element of the array.
     public struct Element {
@@ -101,11 +102,10 @@ public struct JSONArrayFileReader {
         // Parsed where it lies in the read buffer: no copy of the element's bytes.
         let result = buffer.withUnsafeBufferPointer { all in
             Result { () throws(JSONParseError) in try JSON.parse(bytes: UnsafeBufferPointer(rebasing: all[position..<end])) }
+                .mapError { e in Failure(line: Self.line(of: e.offset, in: UnsafeBufferPointer(rebasing: all[position..<end]), from: startLine),
+                                         message: "\(e)") }
         }
-        let value: JSON
-        do { value = try result.get() } catch {
-            throw Failure(line: startLine, message: "\(error)")
-        }
+        let value = try result.get()
         consume(to: end, newlines: newlines)
         return Element(value: value, line: startLine, offset: startOffset, endOffset: bufferStart + Int64(position), endLine: line)
     }
@@ -120,9 +120,16 @@ public struct JSONArrayFileReader {
         /// The element's value; malformed JSON is a ``JSONArrayFileReader/Failure`` naming the element's line.
         public func parse() throws(Failure) -> JSON {
             do { return try bytes.withUnsafeBufferPointer { b throws(JSONParseError) in try JSON.parse(bytes: b) } } catch {
-                throw Failure(line: line, message: "\(error)")
+                throw Failure(line: bytes.withUnsafeBufferPointer { JSONArrayFileReader.line(of: error.offset, in: $0, from: line) },
+                              message: "\(error)")
             }
         }
+    }
+
+    /// The line byte `offset` of an element is on, for an element that starts on line `start`: where a parse error
+    /// is, not where its element began (an object over many lines names the line of its bad member).
+    static func line(of offset: Int, in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        start + bytes.prefix(max(0, min(offset, bytes.count))).reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
     }
 
     /// The next element's bytes without parsing them, or `nil` after the closing bracket. The array's own syntax
