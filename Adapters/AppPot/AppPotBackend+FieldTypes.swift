@@ -136,24 +136,11 @@ public enum AppPotFieldTypes {
         return try types(json, in: "\(what): \(path)")
     }
 
-    /// The class → field → type name map of a JSON document; `context` starts the error messages.
+    /// The class → field → type name map of a JSON document; `context` starts the error messages (the core's
+    /// ``MBaaSCore/fieldTypes(fromJSON:context:)``, with the type names AppPot takes named in its errors).
     public static func types(_ json: JSON, in context: String) throws(MBaaSError) -> [String: [String: String]] {
-        let shape = #"a JSON object of classes, each an object of field names and type names ({"Memo":{"title":"string","n":"int"}})"#
-        guard let classes = json.objectValue else { throw MBaaSError(.invalidRequest, "\(context) is not \(shape)") }
-        var types: [String: [String: String]] = [:]
-        for (className, fields) in classes {
-            guard let fields = fields.objectValue else {
-                throw MBaaSError(.invalidRequest, "\(context): class \(className) is not an object of field names and type names (\(shape))")
-            }
-            var named: [String: String] = [:]
-            for (field, type) in fields {
-                guard let type = type.stringValue else {
-                    throw MBaaSError(.invalidRequest, "\(context): \(className).\(field) is \(type.printed()), not a type name (\(accepted))")
-                }
-                named[field] = type
-            }
-            types[className] = named
+        do { return try fieldTypes(fromJSON: json, context: context) } catch {
+            throw error.message.hasSuffix("not a type name") ? MBaaSError(error.kind, "\(error.message) (\(accepted))") : error
         }
-        return types
     }
 }

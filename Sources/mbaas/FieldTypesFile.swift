@@ -77,24 +77,7 @@ struct FieldTypesFile {
         }
         var all: [String: Types] = [:]
         for (scope, classes) in scopes {
-            guard let classes = classes.objectValue else {
-                throw MBaaSError(.invalidRequest, "the field types file \(url.path): the entry \(scope) is not an object of classes")
-            }
-            var types: Types = [:]
-            for (className, fields) in classes {
-                guard let fields = fields.objectValue else {
-                    throw MBaaSError(.invalidRequest, "the field types file \(url.path): \(scope) class \(className) is not an object of field types")
-                }
-                var named: [String: String] = [:]
-                for (field, type) in fields {
-                    guard let type = type.stringValue else {
-                        throw MBaaSError(.invalidRequest, "the field types file \(url.path): \(scope) \(className).\(field) is not a type name")
-                    }
-                    named[field] = type
-                }
-                types[className] = named
-            }
-            all[scope] = types
+            all[scope] = try fieldTypes(fromJSON: classes, context: "the field types file \(url.path): the entry \(scope)")
         }
         return all
     }

@@ -22,3 +22,27 @@ public protocol FieldTypeDeclaring: Sendable {
     /// use is ``MBaaSError/Kind/invalidRequest`` naming it, and then nothing is declared.
     func declareFieldTypes(_ types: [String: [String: String]]) throws(MBaaSError)
 }
+
+/// Field types as JSON names them (`{"Memo":{"title":"string","n":"int"}}`): class → field → type name, the shape
+/// ``FieldTypeDeclaring/declareFieldTypes(_:)`` takes. A document of another shape is
+/// ``MBaaSError/Kind/invalidRequest`` naming the entry, each message starting with `context` (where the document came
+/// from). Type names are not checked here: the adapter that declares them does.
+public func fieldTypes(fromJSON json: JSON, context: String) throws(MBaaSError) -> [String: [String: String]] {
+    let shape = #"a JSON object of classes, each an object of field names and type names ({"Memo":{"title":"string","n":"int"}})"#
+    guard let classes = json.objectValue else { throw MBaaSError(.invalidRequest, "\(context) is not \(shape)") }
+    var types: [String: [String: String]] = [:]
+    for (className, fields) in classes {
+        guard let fields = fields.objectValue else {
+            throw MBaaSError(.invalidRequest, "\(context): class \(className) is not an object of field names and type names (\(shape))")
+        }
+        var named: [String: String] = [:]
+        for (field, type) in fields {
+            guard let type = type.stringValue else {
+                throw MBaaSError(.invalidRequest, "\(context): \(className).\(field) is \(type.printed()), not a type name")
+            }
+            named[field] = type
+        }
+        types[className] = named
+    }
+    return types
+}
