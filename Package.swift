@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "MBaaSConformance", targets: ["MBaaSConformance"]),
         .library(name: "MBaaSMigration", targets: ["MBaaSMigration"]),
         .library(name: "MBaaSTesting", targets: ["MBaaSTesting"]),
+        .library(name: "MBaaSExampleAdapter", targets: ["MBaaSExampleAdapter"]),
         .library(name: "MBaaSLocal", targets: ["MBaaSLocal"]),
         .library(name: "MBaaSPocketBase", targets: ["MBaaSPocketBase"]),
         .library(name: "MBaaSNCMBWire", targets: ["MBaaSNCMBWire"]),
@@ -66,6 +67,8 @@ let package = Package(
         ),
         // Test doubles for every test target here and for third-party adapters' tests.
         .target(name: "MBaaSTesting", dependencies: ["MBaaSCore"], path: "Sources/MBaaSTesting"),
+        // The example adapter of "Writing an adapter", and public helpers for the rules the suite enforces.
+        .target(name: "MBaaSExampleAdapter", dependencies: ["MBaaSCore"], path: "Sources/MBaaSExampleAdapter"),
         .target(
             name: "MBaaSMigration",
             dependencies: [
@@ -88,9 +91,19 @@ let package = Package(
             ],
             path: "Sources/MBaaSEmulator"
         ),
+        // The one list of built-in adapters and dialects (the CLI, serve, bench and the conformance columns read it).
+        .target(
+            name: "MBaaSBuiltins",
+            dependencies: [
+                "MBaaSCore", "MBaaSMigration", "MBaaSEmulator",
+                "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot", "MBaaSParse",
+            ],
+            path: "Sources/MBaaSBuiltins"
+        ),
         .executableTarget(
             name: "mbaas",
             dependencies: [
+                "MBaaSBuiltins",
                 "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSMigration", "MBaaSEmulator",
                 "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot", "MBaaSParse",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -168,7 +181,7 @@ let package = Package(
         .testTarget(
             name: "MBaaSConformanceTests",
             dependencies: [
-                "MBaaSCore", "MBaaSReplay", "MBaaSConformance",
+                "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSExampleAdapter", "MBaaSBuiltins",
                 "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot", "MBaaSParse",
             ]
         ),

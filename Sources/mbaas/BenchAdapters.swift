@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import MBaaSBuiltins
 import MBaaSConformance
 import MBaaSCore
 import MBaaSReplay
@@ -22,7 +23,8 @@ struct BenchAdapters: AsyncParsableCommand {
     @Option(help: "Operations per adapter and kind") var operations = 20_000
     @Option(help: ArgumentHelp("The fixtures directory (default: ./Fixtures if it exists, else the package's own).", valueName: "DIR"))
     var fixtures: String?
-    @Option(help: "Adapters to measure (default: every HTTP adapter with a cassette)") var adapter: [String] = []
+    @Option(help: "Adapters to measure (default: every built-in HTTP adapter: \(Builtins.httpAdapterNames.joined(separator: ", ")))")
+    var adapter: [String] = []
 
     func validate() throws {
         if operations < 1 { throw ValidationError("--operations must be >= 1") }
@@ -37,7 +39,7 @@ struct BenchAdapters: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let fixtures = ConformanceFixtures.locate(explicit: fixtures)
-            let names = adapter.isEmpty ? ["ncmb", "kii", "apppot", "pocketbase"] : adapter
+            let names = adapter.isEmpty ? Builtins.httpAdapterNames : adapter
             var rows: [Row] = []
             for name in names {
                 rows.append(try await measure(name, fixtures: fixtures))

@@ -1,29 +1,15 @@
-import MBaaSAppPot
+import MBaaSBuiltins
 import MBaaSCore
-import MBaaSKii
 import MBaaSLocal
-import MBaaSMigration
-import MBaaSNCMB
-import MBaaSParse
-import MBaaSPocketBase
 
-/// The adapters the `mbaas` CLI can open, by URL scheme. One line per adapter.
+/// The adapters the `mbaas` CLI can open, by URL scheme: the one built-in list of `MBaaSBuiltins` (``Builtins``).
 enum BuiltinAdapters {
     /// `localOpenMode` is how `sqlite:` databases open (read-only for commands that only read).
     static func registry(localOpenMode: LocalBackend.OpenMode = .create) -> BackendRegistry {
-        BackendRegistry([
-            LocalBackendFactory(options: LocalBackend.Options(openMode: localOpenMode)),
-            PocketBaseBackendFactory(),
-            NCMBBackendFactory(),
-            ParseBackendFactory(),
-            KiiBackendFactory(),
-            AppPotBackendFactory(),
-            NCMBExportBackendFactory(),
-            BundleBackendFactory(),
-        ])
+        Builtins.registry(local: LocalBackend.Options(openMode: localOpenMode))
     }
 
     /// The adapters conformance reports show, in their column order: every built-in adapter the suite runs against
     /// (an adapter without cassettes shows as not run). The neutral report orders nothing by itself.
-    static let conformanceOrder = ["local", "ncmb", "kii", "apppot", "pocketbase", "parse"]
+    static var conformanceOrder: [String] { Builtins.conformanceOrder }
 }

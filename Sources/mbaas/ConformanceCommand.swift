@@ -1,5 +1,6 @@
 public import ArgumentParser
 import Foundation
+import MBaaSBuiltins
 import MBaaSConformance
 import MBaaSCore
 import MBaaSLocal
@@ -26,7 +27,7 @@ struct ConformanceCommand: AsyncParsableCommand {
         case replay, live
     }
 
-    @Option(name: .customLong("adapter"), help: ArgumentHelp("Only this adapter (repeatable): local, ncmb, kii, apppot, pocketbase...", valueName: "NAME"))
+    @Option(name: .customLong("adapter"), help: ArgumentHelp("Only this adapter (repeatable): \(Builtins.conformanceOrder.joined(separator: ", ")), or a third-party adapter's name.", valueName: "NAME"))
     var adapters: [String] = []
 
     @Option(name: .customLong("scenario"), help: ArgumentHelp("A scenario id or a prefix such as 'queries' (repeatable; 'queries.e*' for a raw prefix).", valueName: "ID-or-prefix"))

@@ -1,15 +1,30 @@
 import ArgumentParser
 import Foundation
+import MBaaSBuiltins
 import MBaaSCore
 import MBaaSEmulator
 import MBaaSLocal
 
-/// `mbaas serve --dialect ncmb`: a local server that speaks a vendor's wire dialect on the embedded store.
+/// `mbaas serve ncmb+http://KEY:CLIENT@127.0.0.1:8080` (or `mbaas serve --dialect ncmb …`): a local server that
+/// speaks a vendor's wire dialect on the embedded store. The URL form starts the dialect registered for the URL's
+/// scheme (``Builtins/dialects``), so a new dialect needs no change here.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve a vendor's REST dialect on the embedded store (an emulator for apps, tests and migrations).",
         discussion: """
+            Give the backend URL its clients will open, and the dialect registered for its scheme serves it at the \
+            URL's host and port (no port: a free one, printed):
+
+              mbaas serve ncmb+http://KEY:CLIENT@127.0.0.1:8080 [--data app.db]
+              mbaas serve kii+http://APP_ID:APP_KEY@127.0.0.1:8081      (admin mode: APP_ID:CLIENT_SECRET@…?clientID=ID)
+              mbaas serve 'apppot+http://KEY@127.0.0.1:8082/apppot?company=24&app=ID&version=1.0' [--users users.json]
+              mbaas serve 'parse+http://APP_ID:REST_KEY@127.0.0.1:1337/parse[?masterKey=M]'
+
+            Served schemes: \(Builtins.dialects.schemes.map { "\($0)+http" }.joined(separator: ", ")). An unknown scheme, \
+            a URL without its keys, or an https URL is a usage error (exit status 64); the --dialect flags below \
+            stay, without a URL.
+
             Dialects: ncmb (NIFCLOUD mobile backend), kii (Kii Cloud), apppot (AppPot, server generation v2), parse \
             (Parse Server REST).
 
@@ -37,11 +52,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     enum Dialect: String, ExpressibleByArgument, CaseIterable { case ncmb, kii, apppot, parse }
 
-    /// The dialects built so far.
-    static let available = "ncmb, kii, apppot, parse"
+    @Argument(help: ArgumentHelp("The backend URL to serve, as clients open it (ncmb+http://KEY:CLIENT@127.0.0.1:8080); instead of --dialect and its flags.",
+                                 valueName: "url"))
+    var url: String?
 
     @Option(help: "The wire dialect: \(Dialect.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var dialect: Dialect
+    var dialect: Dialect?
 
     @Option(help: "The address to bind (default 127.0.0.1). An address beyond loopback needs --allow-remote.")
     var host = "127.0.0.1"
@@ -109,9 +125,45 @@ struct ServeCommand: AsyncParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         if let maxFileSize, maxFileSize <= 0 { throw ValidationError("--max-file-size must be positive") }
         guard (1...86_400).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be between 1 and 86400 seconds") }
+        let (host, _) = try address()
         if !EmulatorServer.isLoopback(host) && !allowRemote {
             throw ValidationError("--host \(host) is reachable beyond this machine, and the emulator speaks plain HTTP (keys, session tokens and data unencrypted); add --allow-remote to serve there anyway, or bind 127.0.0.1")
         }
+    }
+
+    /// The URL given, parsed; `nil` in the `--dialect` form. A URL together with `--dialect` or a dialect's own
+    /// flags, or neither a URL nor `--dialect`, is a usage error.
+    func servedURL() throws -> BackendURL? {
+        guard let url else {
+            guard dialect != nil else {
+                throw ValidationError("give the backend URL to serve (e.g. mbaas serve ncmb+http://KEY:CLIENT@127.0.0.1:8080) or --dialect NAME with its flags")
+            }
+            return nil
+        }
+        if dialect != nil { throw ValidationError("give either a backend URL or --dialect, not both (the URL names the dialect)") }
+        let flags: [(String, Bool)] = [
+            ("--application-key", applicationKey != nil), ("--client-key", clientKey != nil), ("--rest-key", restKey != nil),
+            ("--master-key", masterKey != nil), ("--mount", mount != nil), ("--app-id", appID != nil), ("--app-key", appKey != nil),
+            ("--client-id", clientID != nil), ("--client-secret", clientSecret != nil), ("--company", company != nil),
+            ("--app-version", appVersion != nil),
+        ]
+        if let flag = flags.first(where: { $0.1 })?.0 {
+            throw ValidationError("\(flag) is for the --dialect form; with a backend URL the keys and the rest come from the URL")
+        }
+        do { return try BackendURL(parsing: url) } catch { throw ValidationError(MBaaSError.wrap(error).message) }
+    }
+
+    /// The host and port to bind: the URL's (port 0 when it names none), or `--host` and `--port`. `--host` or
+    /// `--port` that differ from the URL's are a usage error.
+    func address() throws -> (host: String, port: Int) {
+        guard let served = try servedURL() else { return (host, port) }
+        guard let urlHost = served.host?.trimmingCharacters(in: CharacterSet(charactersIn: "[]")), !urlHost.isEmpty else {
+            throw ValidationError("the backend URL '\(served)' has no host to listen on (e.g. \(served.scheme)+http://…@127.0.0.1:8080)")
+        }
+        if host != "127.0.0.1" && host != urlHost { throw ValidationError("--host \(host) differs from the URL's host \(urlHost); the URL names the address") }
+        let urlPort = served.port ?? 0
+        if port != 0 && port != urlPort { throw ValidationError("--port \(port) differs from the URL's port \(urlPort); the URL names the address") }
+        return (urlHost, urlPort)
     }
 
     func run() async throws {
@@ -120,6 +172,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func serve() async throws {
         let logger = global.logger
+        let (host, port) = try address()
         var options = LocalBackend.Options()
         options.passwordHashing = (passwordCost ?? (data == nil ? .light : .strong)) == .light ? .light : .default
         let store = try LocalBackend(path: data ?? ":memory:", context: BackendContext(logger: logger), options: options)
@@ -135,7 +188,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let server = EmulatorServer(dialect: dialect, host: host, port: port, idleTimeout: .seconds(idleTimeout), logger: logger)
         let format = global.resolvedFormat
-        let host = self.host, data = self.data
+        let data = self.data
         do {
             try await server.run { bound in
                 let base = "http://\(host.contains(":") ? "[\(host)]" : host):\(bound)"
@@ -165,8 +218,18 @@ struct ServeCommand: AsyncParsableCommand {
         await Task { await store.close() }.value
     }
 
-    /// The dialect asked for, on `store`; each dialect's options are read in its own file (`ServeCommand+NCMB.swift`…).
+    /// The dialect asked for, on `store`: the one registered for the URL's scheme, or `--dialect` with its options,
+    /// read in each dialect's own file (`ServeCommand+NCMB.swift`…). A URL the dialect refuses is a usage error.
     func makeDialect(store: LocalBackend) async throws -> any EmulatorDialect {
+        if let served = try servedURL() {
+            let options = DialectOptions(logger: global.logger, maxFileSize: maxFileSize, usersFile: users)
+            do {
+                return try await Builtins.dialects.makeDialect(url: served, store: store, options: options)
+            } catch let error as MBaaSError where error.kind == .invalidRequest {
+                throw ValidationError(error.message)
+            }
+        }
+        guard let dialect else { throw ValidationError("give the backend URL to serve or --dialect NAME") }
         switch dialect {
         case .ncmb: return try ncmbDialect(store: store)
         case .kii: return try await kiiDialect(store: store)

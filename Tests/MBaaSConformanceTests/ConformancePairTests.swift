@@ -2,6 +2,7 @@ import Foundation
 import MBaaSConformance
 import MBaaSCore
 import MBaaSAppPot
+import MBaaSBuiltins
 import MBaaSKii
 import MBaaSLocal
 import MBaaSNCMB
@@ -16,18 +17,14 @@ import Testing
 /// baseline records (`mbaas conformance --check-baseline`'s rule, run here by `swift test` on every pair: e.g.
 /// PocketBase cassettes relabelled `authored` replay `simulated` where the baseline says `recorded`).
 @Suite struct ConformancePairTests {
-    /// Factories by adapter name. An adapter whose cassettes are committed must be listed here.
-    static let factories: [String: any BackendFactory] = [
+    /// Factories by adapter name: every built-in adapter the suite runs against, from the one built-in list
+    /// (``Builtins``), so an adapter registered there is covered here without a second list.
+    static let factories: [String: any BackendFactory] = Dictionary(uniqueKeysWithValues:
         // A cheaper scrypt cost than the default keeps the auth scenarios fast in debug builds; what the
         // scenarios check does not depend on it.
-        "local": LocalBackendFactory(options: LocalBackend.Options(
-            passwordHashing: LocalPasswordHasher.Parameters(logN: 10, blockSize: 8, parallelism: 1))),
-        "pocketbase": PocketBaseBackendFactory(),
-        "ncmb": NCMBBackendFactory(),
-        "kii": KiiBackendFactory(),
-        "apppot": AppPotBackendFactory(),
-        "parse": ParseBackendFactory(),
-    ]
+        Builtins.adapters(local: LocalBackend.Options(
+            passwordHashing: LocalPasswordHasher.Parameters(logN: 10, blockSize: 8, parallelism: 1)))
+        .filter { $0.kind != .source }.map { ($0.name, $0.factory) })
 
     static let fixtures = ConformanceFixtures(root: ConformanceSuite.bundledFixtures)
     static let suite = try? ConformanceSuite.bundled()

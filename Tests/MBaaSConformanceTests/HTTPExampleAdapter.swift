@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+import MBaaSExampleAdapter
 
 // An adapter that talks HTTP, to test record -> scrub -> replay end to end without a network: the client sends
 // JSON requests through `context.transport`; `ExampleHTTPServer` is a transport that answers them from an

@@ -1,6 +1,7 @@
 import Foundation
 @testable import MBaaSConformance
 import MBaaSCore
+import MBaaSExampleAdapter
 import MBaaSReplay
 import Testing
 

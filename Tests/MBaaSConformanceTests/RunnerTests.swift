@@ -1,6 +1,7 @@
 import Foundation
 @testable import MBaaSConformance
 import MBaaSCore
+import MBaaSExampleAdapter
 import Testing
 
 /// The runner itself: outcomes, differences in reasons, captures, sessions, cleanup.
