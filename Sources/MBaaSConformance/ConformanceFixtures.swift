@@ -14,16 +14,20 @@ public struct ConformanceFixtures: Sendable, Hashable {
 
     public init(root: URL) { self.root = root }
 
-    /// `--fixtures DIR` when given; else `./Fixtures` when it holds scenarios; else the package's own fixtures
-    /// (``ConformanceSuite/bundledFixtures``).
-    public static func locate(explicit: String? = nil, currentDirectory: URL? = nil) -> ConformanceFixtures {
+    /// `--fixtures DIR` when given; else `./Fixtures` when it holds scenarios; else `fallback` when given; else
+    /// `./Fixtures` (absent: a caller's errors then name the directory it looked in).
+    ///
+    /// There is no default fallback: an adapter outside MBaaSKit keeps its cassettes in its own package, and never
+    /// silently reads (or misses) them in MBaaSKit's checkout. The `mbaas` CLI, whose built-in adapters' cassettes
+    /// are MBaaSKit's, passes ``ConformanceSuite/bundledFixtures``.
+    public static func locate(explicit: String? = nil, currentDirectory: URL? = nil, fallback: URL? = nil) -> ConformanceFixtures {
         if let explicit { return ConformanceFixtures(root: URL(fileURLWithPath: explicit)) }
         let cwd = currentDirectory ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
         let local = cwd.appendingPathComponent("Fixtures")
         if FileManager.default.fileExists(atPath: local.appendingPathComponent("Scenarios").path) {
             return ConformanceFixtures(root: local)
         }
-        return ConformanceFixtures(root: ConformanceSuite.bundledFixtures)
+        return ConformanceFixtures(root: fallback ?? local)
     }
 
     public var scenarios: URL { root.appendingPathComponent("Scenarios") }
@@ -79,5 +83,28 @@ extension ConformanceRunner {
         return await live(adapter: adapter, factory: factory, scenarios: scenarios, context: context) { scenario in
             url(directory.appendingPathComponent(scenario.id + ".db"))
         }
+    }
+}
+
+extension ConformanceSuite {
+    /// Runs every scenario live on a fresh database file each
+    /// (``ConformanceRunner/liveOnFreshDatabases(adapter:factory:scenarios:context:in:url:)``) and reports, as
+    /// ``run(adapter:factory:url:context:fixtureUsers:)`` does for a server: the entry point for a backend with
+    /// no server (an embedded database, a JSON file).
+    ///
+    /// ```swift
+    /// let suite = try ConformanceSuite.bundled()
+    /// let report = await suite.runOnFreshDatabases(adapter: "mine", factory: MyFactory()) { file in
+    ///     BackendURL(scheme: "mine", path: file.path)
+    /// }
+    /// ```
+    public func runOnFreshDatabases(
+        adapter: String, factory: any BackendFactory, context: BackendContext = BackendContext(),
+        in parent: URL = FileManager.default.temporaryDirectory,
+        url: @escaping @Sendable (_ databaseFile: URL) -> BackendURL
+    ) async -> ConformanceReport {
+        let results = await ConformanceRunner.liveOnFreshDatabases(adapter: adapter, factory: factory, scenarios: scenarios,
+                                                                   context: context, in: parent, url: url)
+        return ConformanceReport(results: results, suiteVersion: version)
     }
 }

@@ -57,7 +57,9 @@ public struct ConformanceSuite: Sendable {
     }
 
     /// `Fixtures/` of the package checkout this module was compiled from: MBaaSKit's own cassettes and baseline
-    /// (development data of the built-in adapters, not shipped as resources).
+    /// (development data of the built-in adapters, not shipped as resources). Never a place for another
+    /// package's cassettes: an outside adapter names its own directory (``ConformanceFixtures/locate(explicit:currentDirectory:fallback:)``
+    /// looks in `./Fixtures`, with no fallback to this one).
     public static var bundledFixtures: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Fixtures")

@@ -38,7 +38,7 @@ struct BenchAdapters: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let fixtures = ConformanceFixtures.locate(explicit: fixtures)
+            let fixtures = ConformanceFixtures.locate(explicit: fixtures, fallback: ConformanceSuite.bundledFixtures)
             let names = adapter.isEmpty ? Builtins.httpAdapterNames : adapter
             var rows: [Row] = []
             for name in names {

@@ -91,7 +91,7 @@ struct ConformanceCommand: AsyncParsableCommand {
 
     func run() async throws {
         let registry = BuiltinAdapters.registry()
-        let fixtures = ConformanceFixtures.locate(explicit: fixtures)
+        let fixtures = ConformanceFixtures.locate(explicit: fixtures, fallback: ConformanceSuite.bundledFixtures)
         let suite = try ConformanceSuite.load(directory: fixtures.scenarios).selecting(scenarios)
         guard !suite.scenarios.isEmpty else {
             throw ValidationError("no scenario matches \(scenarios.joined(separator: ", ")) in \(fixtures.scenarios.path)")

@@ -2,6 +2,7 @@ import Foundation
 import MBaaSConformance
 import MBaaSCore
 import MBaaSExampleAdapter
+import MBaaSLocal
 import Testing
 import MBaaSReplay
 
@@ -65,6 +66,19 @@ import MBaaSReplay
         #expect(newestFirst.records.map(\.id) == [second.id, first.id])
         #expect(InMemoryQuery.value(of: "updatedAt", in: second) == .date(try #require(second.updatedAt)))
         #expect(throws: MBaaSError.self) { try InMemoryQuery.validate(className: "bad name!") }
+    }
+
+    /// A backend without a server (an embedded database, a JSON file) gets a report from the suite, as `run` gives.
+    @Test func freshDatabasesReportLikeRun() async throws {
+        let suite = try ConformanceSuite.bundled().selecting(["objects.crud.basic", "queries.regex", "errors.invalidClassName"])
+        let factory = LocalBackendFactory(options: LocalBackend.Options(passwordHashing: .light))
+        let report = await suite.runOnFreshDatabases(adapter: "local", factory: factory) { file in
+            BackendURL(scheme: "sqlite", path: file.path)
+        }
+        #expect(report.suiteVersion == suite.version)
+        #expect(report.results.map(\.scenario).sorted() == ["errors.invalidClassName", "objects.crud.basic", "queries.regex"])
+        let counts = try #require(report.summary["local"])
+        #expect(counts.passed == 3 && counts.failed == 0 && counts.skipped == 0 && counts.errored == 0)
     }
 
     @Test func scenariosOfASecondUserShareTheServerButNotTheSession() async throws {

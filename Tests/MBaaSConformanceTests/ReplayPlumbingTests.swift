@@ -95,6 +95,10 @@ import Testing
         }
         #expect(fixtures.cassetteAdapters() == ["kii", "ncmb"])
         #expect(ConformanceFixtures.locate(explicit: root.path).baseline.path == root.appendingPathComponent("conformance-baseline.json").path)
-        #expect(ConformanceFixtures.locate(currentDirectory: root).root == ConformanceSuite.bundledFixtures)
+        // No fallback to MBaaSKit's own checkout unless asked for (the mbaas CLI asks): an outside adapter's
+        // cassettes are looked for in its own ./Fixtures.
+        #expect(ConformanceFixtures.locate(currentDirectory: root).root == root.appendingPathComponent("Fixtures"))
+        #expect(ConformanceFixtures.locate(currentDirectory: root, fallback: ConformanceSuite.bundledFixtures).root
+                == ConformanceSuite.bundledFixtures)
     }
 }
