@@ -17,7 +17,7 @@ struct ServeCommand: AsyncParsableCommand {
             URL's host and port (no port: a free one, printed):
 
               mbaas serve ncmb+http://KEY:CLIENT@127.0.0.1:8080 [--data app.db]
-              mbaas serve kii+http://APP_ID:APP_KEY@127.0.0.1:8081      (admin mode: APP_ID:CLIENT_SECRET@…?clientID=ID)
+              mbaas serve 'kii+http://APP_ID:CLIENT_SECRET@127.0.0.1:8081?clientID=ID'   (or APP_ID:APP_KEY, no admin)
               mbaas serve 'apppot+http://KEY@127.0.0.1:8082/apppot?company=24&app=ID&version=1.0' [--users users.json]
               mbaas serve 'parse+http://APP_ID:REST_KEY@127.0.0.1:1337/parse[?masterKey=M]'
 
