@@ -32,7 +32,7 @@ import Testing
             // Kii keeps empty strings: the scenario for backends that read them back absent does not apply.
             "values.string.emptyReadsAbsent",
             // Negation on keys objects may lack cannot be proven on Kii (KiiClauseTranslator, three-valued NOT).
-            "queries.ne", "queries.nin", "queries.not", "queries.exists",
+            "queries.ne", "queries.nin", "queries.not", "queries.exists", "queries.ne.missingKey", "queries.nin.missingKey",
             // Dates and pointers are stored as opaque JSON objects: they round-trip but cannot be compared.
             "queries.date.range", "queries.updatedAt.since", "queries.pointer.eq",
             // App-scope buckets let every caller read (kii.md §6): per-record ACLs are refused, not written.
