@@ -61,11 +61,11 @@ struct AppPotConformanceTests {
             #expect(r.isCapabilitySkip, "\(r.scenario): \(r.reason ?? "")")
         }
         let passed = results.filter { $0.outcome == .passed }.map(\.scenario)
-        // Of 122 scenarios: 78 pass, 1 is lossy (values.string, under the declared emptyStringsAbsent), 42 skip
-        // (missing capabilities, probes of declared ones). The auth group runs with the company's fixture users (no
+        // Of 123 scenarios: 78 pass, 1 is lossy (values.string, under the declared emptyStringsAbsent), 1 is a known
+        // failure (queries.prefix.caseSensitive), 43 skip (missing capabilities, probes of declared ones). The auth group runs with the company's fixture users (no
         // sign-up needed).
         #expect(passed.count == 78, "passed: \(passed)")
-        #expect(results.filter { $0.outcome == .skipped }.count == 42)
+        #expect(results.filter { $0.outcome == .skipped }.count == 43)
         // Spot checks: what AppPot can and cannot do.
         for id in ["objects.crud.basic", "objects.version.conflict", "queries.not", "queries.paging", "files.roundtrip",
                    "batch.mixed", "auth.currentUser.noSession", "errors.notFound.record", "auth.fixture.logIn",

@@ -53,8 +53,8 @@ import Testing
         }
         let c = try #require(report.summary["memory"])
         #expect(c.total == suite.scenarios.count)
-        #expect(c.passed == 71, "passed \(c.passed)")
-        #expect(c.skipped == suite.scenarios.count - 71)
+        #expect(c.passed == 72, "passed \(c.passed)")
+        #expect(c.skipped == suite.scenarios.count - 72)
         #expect(c.errored == 0 && c.failed == 0 && c.lossy == 0)
         #expect(report.result(adapter: "memory", scenario: "objects.crud.basic")?.outcome == .passed)
         #expect(report.result(adapter: "memory", scenario: "queries.ne.missingKey")?.outcome == .passed)
@@ -69,7 +69,7 @@ import Testing
                                         url: try BackendURL(parsing: "memory://users"))
         let passedWith = Set(withUsers.results.filter { $0.outcome == .passed }.map(\.scenario))
         let passedWithout = Set(report.results.filter { $0.outcome == .passed }.map(\.scenario))
-        #expect(passedWith.count == 83)
+        #expect(passedWith.count == 84)
         #expect(passedWithout.subtracting(passedWith) == ["probes.signUp"])
         let needUsers = passedWith.subtracting(passedWithout)
         #expect(needUsers.count == 13 && needUsers.allSatisfy { $0.hasPrefix("auth.") }, "\(needUsers.sorted())")
@@ -93,16 +93,16 @@ import Testing
         for r in given where r.outcome != .skipped {
             #expect(r.outcome == .passed, "\(r.scenario): \(r.reason ?? "")")
         }
-        // 78 pass: the 83 of the full example but the 6 that sign up, plus the sign-up probe; 77 of them need alice.
-        #expect(given.filter { $0.outcome == .passed }.count == 78)
+        // 79 pass: the 84 of the full example but the 6 that sign up, plus the sign-up probe; 78 of them need alice.
+        #expect(given.filter { $0.outcome == .passed }.count == 79)
         let withUsers = Set(suite.scenarios.filter { !$0.users.isEmpty }.map(\.id))
-        #expect(given.filter { withUsers.contains($0.scenario) && $0.outcome == .passed }.count == 77)
+        #expect(given.filter { withUsers.contains($0.scenario) && $0.outcome == .passed }.count == 78)
 
         let none = await ConformanceRunner.liveOnFreshDatabases(
             adapter: "memory", factory: ReducedFactory(removing: [.signUp], provisioned: directory),
             scenarios: suite.scenarios, url: fresh)
         let errored = none.filter { $0.outcome == .errored }
-        #expect(errored.count == 77)
+        #expect(errored.count == 78)
         #expect(none.filter { $0.outcome == .passed }.map(\.scenario) == ["auth.currentUser.noSession"])
         #expect(errored.allSatisfy { $0.reason?.hasPrefix("fixture user 'alice' is needed") == true })
     }

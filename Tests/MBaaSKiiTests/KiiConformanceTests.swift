@@ -33,6 +33,7 @@ import Testing
             "values.string.emptyReadsAbsent",
             // Negation on keys objects may lack cannot be proven on Kii (KiiClauseTranslator, three-valued NOT).
             "queries.ne", "queries.nin", "queries.not", "queries.exists", "queries.ne.missingKey", "queries.nin.missingKey",
+            "queries.exists.null",
             // Dates and pointers are stored as opaque JSON objects: they round-trip but cannot be compared.
             "queries.date.range", "queries.updatedAt.since", "queries.pointer.eq",
             // App-scope buckets let every caller read (kii.md §6): per-record ACLs are refused, not written.
