@@ -6,7 +6,10 @@ import MBaaSCore
 /// Only regressions fail a `--check-baseline` run: a pair that passed in the baseline and now does not, that
 /// vanished (its scenario or its adapter's cassette is gone), or that still passes on weaker evidence (a
 /// ``Fixture/recorded`` or ``Fixture/live`` pass that became ``Fixture/simulated`` or ``Fixture/none``, or a
-/// simulated one that became `none`). A pair that newly passes is an improvement,
+/// simulated one that became `none`). A pass that became ``Outcome/lossy`` is a regression like any other pass
+/// lost; a pair that was lossy in the baseline is a known loss while it stays lossy, and a regression when it
+/// becomes anything but lossy or passed (failed, errored, skipped or vanished: a known loss must not hide again).
+/// A pair that newly passes is an improvement,
 /// reported so the baseline can be refreshed. Pairs that did not pass before and still do not are known
 /// failures and change nothing.
 public struct BaselineComparison: Sendable, Hashable {
@@ -50,6 +53,13 @@ public struct BaselineComparison: Sendable, Hashable {
             } else if let n, Self.strength(n.fixture) < Self.strength(b.fixture) {
                 regressions.append(Change(adapter: b.adapter, scenario: b.scenario, before: .passed, after: .passed,
                                           reason: "weaker evidence: \(b.fixture.rawValue) -> \(n.fixture.rawValue)"))
+            }
+        }
+        for b in baseline.results where b.outcome == .lossy && inScope(b.adapter, b.scenario) {
+            let n = now["\(b.adapter)\u{0}\(b.scenario)"]
+            if n?.outcome != .lossy, n?.outcome != .passed {
+                regressions.append(Change(adapter: b.adapter, scenario: b.scenario, before: .lossy, after: n?.outcome,
+                                          reason: n?.reason))
             }
         }
         for n in current.results where n.outcome == .passed {

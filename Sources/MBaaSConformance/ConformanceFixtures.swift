@@ -61,6 +61,10 @@ extension ConformanceRunner {
     /// new directory under `parent` (the temporary directory by default; removed afterwards); the instances of one
     /// scenario share its file.
     ///
+    /// `fixtureUsers` names users that exist in every fresh database (a store whose users are provisioned, not
+    /// signed up, as ``live(adapter:factory:scenarios:context:fixtureUsers:url:)`` takes them); users not given
+    /// are signed up where the backend can.
+    ///
     /// ```swift
     /// let results = await ConformanceRunner.liveOnFreshDatabases(adapter: "mine", factory: MyFactory(),
     ///                                                              scenarios: suite.scenarios) { file in
@@ -69,7 +73,7 @@ extension ConformanceRunner {
     /// ```
     public static func liveOnFreshDatabases(
         adapter: String, factory: any BackendFactory, scenarios: [Scenario], context: BackendContext = BackendContext(),
-        in parent: URL = FileManager.default.temporaryDirectory,
+        fixtureUsers: [String: FixtureUser] = [:], in parent: URL = FileManager.default.temporaryDirectory,
         url: @escaping @Sendable (_ databaseFile: URL) -> BackendURL
     ) async -> [ScenarioResult] {
         let directory = parent.appendingPathComponent("mbaas-conformance-\(adapter)-\(UUID().uuidString)")
@@ -80,7 +84,8 @@ extension ConformanceRunner {
             }
         }
         defer { try? FileManager.default.removeItem(at: directory) }
-        return await live(adapter: adapter, factory: factory, scenarios: scenarios, context: context) { scenario in
+        return await live(adapter: adapter, factory: factory, scenarios: scenarios, context: context,
+                          fixtureUsers: fixtureUsers) { scenario in
             url(directory.appendingPathComponent(scenario.id + ".db"))
         }
     }

@@ -4,7 +4,8 @@ import MBaaSCore
 // MARK: - Terminal table
 
 extension ConformanceReport {
-    /// A cell of the matrix: `12/14 ✓ 2 skip`, with ` 1 ✗` for failures, ` 1 err`, ` 1 rec` when present;
+    /// A cell of the matrix: `12/14 ✓ 2 skip`, with ` 1 ✗` for failures, ` 1 lossy` for known losses, ` 1 err`,
+    /// ` 1 rec` when present;
     /// passes that no real server answered are shown apart: `52/60 ✓ (44 simulated, 4 no network) 8 skip`;
     /// `—` when nothing ran.
     public static func cell(_ c: Counts) -> String {
@@ -15,6 +16,7 @@ extension ConformanceReport {
         if !apart.isEmpty { s += " (" + apart.joined(separator: ", ") + ")" }
         if c.skipped > 0 { s += " \(c.skipped) skip" }
         if c.failed > 0 { s += " \(c.failed) ✗" }
+        if c.lossy > 0 { s += " \(c.lossy) lossy" }
         if c.errored > 0 { s += " \(c.errored) err" }
         if c.recorded > 0 { s += " \(c.recorded) rec" }
         return s
@@ -30,7 +32,8 @@ extension ConformanceReport {
     public var table: String { table(listSkips: false) }
 
     /// The terminal table: one row per adapter, one column per scenario group and a total, then one line per
-    /// pair that failed or errored (and, when `listSkips`, was skipped) with its reason.
+    /// pair that failed, lost data (lossy) or errored (and, when `listSkips`, was skipped) with its reason, the
+    /// totals, and a warning per adapter whose results are mostly skips.
     public func table(listSkips: Bool = false) -> String {
         let groups = self.groups
         let header = ["adapter"] + groups + ["total"]
@@ -54,12 +57,15 @@ extension ConformanceReport {
         out += line(header) + "\n"
         out += line(widths.map { String(repeating: "-", count: $0) }) + "\n"
         for row in rows { out += line(row) + "\n" }
-        let listed = results.filter { $0.outcome == .failed || $0.outcome == .errored || (listSkips && $0.outcome == .skipped) }
+        let listed = results.filter {
+            $0.outcome == .failed || $0.outcome == .lossy || $0.outcome == .errored || (listSkips && $0.outcome == .skipped)
+        }
         if !listed.isEmpty {
             out += "\n"
             for r in listed {
                 let mark = switch r.outcome {
                 case .failed: "✗"
+                case .lossy: "~"
                 case .errored: "!"
                 default: "-"
                 }
@@ -69,10 +75,23 @@ extension ConformanceReport {
         let t = totals
         out += "\n\(t.passed) passed, \(t.failed) failed, \(t.skipped) skipped, \(t.errored) errored"
         if t.recorded > 0 { out += ", \(t.recorded) recorded (not a pass: replay to verify)" }
+        if t.lossy > 0 { out += ", \(t.lossy) lossy (a declared loss: not a pass)" }
         let by = Fixture.allCases.map { "\(t.passedBy[$0] ?? 0) \($0.rawValue)" }.joined(separator: ", ")
         out += "\npasses by evidence: \(by) (simulated: a simulator of this project answered, not the vendor)"
+        for line in mostlySkippedWarnings { out += "\n" + line }
 
         return out + "\n"
+    }
+}
+
+extension ConformanceReport {
+    /// One line per adapter whose results are mostly skips: `warning: mine ran 1 of 119 scenarios (118 skipped): …`.
+    var mostlySkippedWarnings: [String] {
+        let counts = summary
+        return mostlySkippedAdapters.map { adapter in
+            let c = counts[adapter]!
+            return "warning: \(adapter) ran \(c.ran) of \(c.total) scenarios (\(c.skipped) skipped): a skip is not a pass, so this run proves little (mbaas conformance --min-run N fails such a run)"
+        }
     }
 }
 
@@ -80,8 +99,9 @@ extension ConformanceReport {
 
 extension ConformanceReport {
     /// JUnit XML: one `<testsuite>` per adapter, one `<testcase>` per scenario (`classname` is
-    /// `<adapter>.<group>`); `failed` is `<failure>`, `errored` `<error>`, `skipped` `<skipped>`, and `recorded`
-    /// a `<failure type="recorded">` because recording is never a pass.
+    /// `<adapter>.<group>`); `failed` is `<failure>`, `errored` `<error>`, `skipped` `<skipped>`, `recorded`
+    /// a `<failure type="recorded">` because recording is never a pass, and `lossy` a `<failure type="lossy">`
+    /// (a declared loss is not a pass either).
     public var junitXML: String {
         func attr(_ s: String) -> String { XML.escape(s) }
         func seconds(_ ms: Int) -> String { String(format: "%.3f", Double(ms) / 1000) }
@@ -89,12 +109,12 @@ extension ConformanceReport {
         let totalMs = results.reduce(0) { $0 + $1.durationMs }
         var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         out += "<testsuites name=\"MBaaSKit conformance \(attr(suiteVersion))\" tests=\"\(t.total)\" "
-            + "failures=\"\(t.failed + t.recorded)\" errors=\"\(t.errored)\" skipped=\"\(t.skipped)\" time=\"\(seconds(totalMs))\">\n"
+            + "failures=\"\(t.failed + t.recorded + t.lossy)\" errors=\"\(t.errored)\" skipped=\"\(t.skipped)\" time=\"\(seconds(totalMs))\">\n"
         for adapter in adapters {
             let rs = results.filter { $0.adapter == adapter }
             let c = counts(adapter: adapter)
             let ms = rs.reduce(0) { $0 + $1.durationMs }
-            out += "  <testsuite name=\"\(attr(adapter))\" tests=\"\(c.total)\" failures=\"\(c.failed + c.recorded)\" "
+            out += "  <testsuite name=\"\(attr(adapter))\" tests=\"\(c.total)\" failures=\"\(c.failed + c.recorded + c.lossy)\" "
                 + "errors=\"\(c.errored)\" skipped=\"\(c.skipped)\" time=\"\(seconds(ms))\">\n"
             for r in rs {
                 let open = "    <testcase classname=\"\(attr(r.adapter)).\(attr(r.group))\" name=\"\(attr(r.scenario))\" time=\"\(seconds(r.durationMs))\""
@@ -104,6 +124,8 @@ extension ConformanceReport {
                     out += open + "/>\n"
                 case .failed:
                     out += open + ">\n      <failure message=\"\(attr(reason))\" type=\"failed\">\(XML.escape(reason))</failure>\n    </testcase>\n"
+                case .lossy:
+                    out += open + ">\n      <failure message=\"\(attr(reason))\" type=\"lossy\">\(XML.escape(reason))</failure>\n    </testcase>\n"
                 case .recorded:
                     out += open + ">\n      <failure message=\"recorded, not a pass\" type=\"recorded\">\(XML.escape(reason))</failure>\n    </testcase>\n"
                 case .errored:
@@ -156,6 +178,7 @@ extension ConformanceReport {
         switch outcome {
         case .passed?: "✅"
         case .failed?: "❌"
+        case .lossy?: "〰️"
         case .skipped?: "⏭️"
         case .errored?: "💥"
         case .recorded?: "📼"
@@ -186,7 +209,9 @@ extension ConformanceReport {
         }
         out += "\n✅ passed against a real server (recorded or live) · ✅ sim passed against a simulator of this project "
             + "(consistency, not proof of the vendor) · ✅ offline passed without reaching a server · ❌ failed · "
+            + "〰️ lossy (a loss the backend declares: not a pass) · "
             + "⏭️ skipped (capability missing) · 💥 errored · 📼 recorded (not a pass) · — not run\n"
+        for line in mostlySkippedWarnings { out += "\n**\(line)**\n" }
         let notPassed = results.filter { $0.outcome != .passed }
         if !notPassed.isEmpty {
             out += "\n## Not passed\n\n"

@@ -8,11 +8,12 @@ public import MBaaSCore
 /// {"suiteVersion":"1+3f2a9c1b",
 ///  "results":[{"adapter":"local","scenario":"objects.crud.basic","outcome":"passed","fixture":"live",
 ///              "reason":null,"durationMs":3}],
-///  "summary":{"local":{"passed":40,"failed":0,"skipped":0,"errored":0,
+///  "summary":{"local":{"passed":40,"failed":0,"skipped":0,"errored":0,"lossy":0,
 ///                      "passedBy":{"recorded":0,"simulated":0,"live":40,"none":0}}}}
 /// ```
 /// (`summary` entries gain a `recorded` count only when something was recorded, and come in the order of
-/// ``adapters``.) Each result's `fixture` says where its evidence came from (``Fixture``: `recorded` from a real
+/// ``adapters``; `lossy` counts ``Outcome/lossy`` results, a declared loss that is not a pass, and is always
+/// present: a reader of an older report takes a missing one as 0.) Each result's `fixture` says where its evidence came from (``Fixture``: `recorded` from a real
 /// server, `simulated` by a simulator of this project, `live`, or `none`), and `passedBy` counts an adapter's passes
 /// per fixture kind, so a pass against a simulator is never read as a pass against the vendor.
 public struct ConformanceReport: Sendable, Hashable {
@@ -48,10 +49,17 @@ public struct ConformanceReport: Sendable, Hashable {
     /// Counts of each outcome.
     public struct Counts: Sendable, Hashable {
         public var passed = 0, failed = 0, skipped = 0, errored = 0, recorded = 0
+        /// Known losses (``Outcome/lossy``): not passes.
+        public var lossy = 0
         /// Passes per fixture kind (every kind present, zero when none).
         public var passedBy: [Fixture: Int] = Dictionary(uniqueKeysWithValues: Fixture.allCases.map { ($0, 0) })
         public init() {}
-        public var total: Int { passed + failed + skipped + errored + recorded }
+        public var total: Int { passed + failed + skipped + errored + recorded + lossy }
+        /// The scenarios that ran: every result but a skip (a pass, a failure, a loss, an error, a recording).
+        public var ran: Int { total - skipped }
+        /// Whether most results are skips (more skipped than ran): such a run proves little, and the table and
+        /// Markdown reports say so (`mbaas conformance --min-run` turns it into an exit status).
+        public var mostlySkipped: Bool { skipped > ran }
         /// Counts a result: its outcome and, for a pass, its fixture kind.
         public mutating func add(_ result: ScenarioResult) {
             add(result.outcome)
@@ -61,6 +69,7 @@ public struct ConformanceReport: Sendable, Hashable {
             switch outcome {
             case .passed: passed += 1
             case .failed: failed += 1
+            case .lossy: lossy += 1
             case .skipped: skipped += 1
             case .errored: errored += 1
             case .recorded: recorded += 1
@@ -70,6 +79,7 @@ public struct ConformanceReport: Sendable, Hashable {
             switch outcome {
             case .passed: passed
             case .failed: failed
+            case .lossy: lossy
             case .skipped: skipped
             case .errored: errored
             case .recorded: recorded
@@ -85,8 +95,27 @@ public struct ConformanceReport: Sendable, Hashable {
     /// Counts over every result.
     public var totals: Counts { results.reduce(into: Counts()) { $0.add($1) } }
 
-    /// Whether anything failed, errored or was only recorded (the CLI then exits non-zero).
+    /// Whether anything failed, errored or was only recorded (the CLI then exits 1).
     public var hasProblems: Bool { results.contains { $0.outcome == .failed || $0.outcome == .errored || $0.outcome == .recorded } }
+
+    /// Whether any result is a known loss (``Outcome/lossy``; the CLI then exits 10 when nothing worse happened).
+    public var hasLosses: Bool { results.contains { $0.outcome == .lossy } }
+
+    /// The adapters (in the order of ``adapters``) whose results are mostly skips (``Counts/mostlySkipped``).
+    public var mostlySkippedAdapters: [String] {
+        let counts = summary
+        return adapters.filter { counts[$0]?.mostlySkipped == true }
+    }
+
+    /// The adapters (in the order of ``adapters``, those with results) that ran fewer scenarios than `minimum`
+    /// asks, each with its counts: what `mbaas conformance --min-run` checks.
+    public func belowMinimumRun(_ minimum: MinimumRun) -> [(adapter: String, counts: Counts)] {
+        let counts = summary
+        return adapters.compactMap { adapter in
+            guard let c = counts[adapter], c.total > 0, c.ran < minimum.required(of: c.total) else { return nil }
+            return (adapter, c)
+        }
+    }
 
     /// The scenario groups, in the order they first appear.
     public var groups: [String] {
@@ -111,6 +140,7 @@ public struct ConformanceReport: Sendable, Hashable {
             var o: JSONObject = [
                 "passed": .int(Int64(c.passed)), "failed": .int(Int64(c.failed)),
                 "skipped": .int(Int64(c.skipped)), "errored": .int(Int64(c.errored)),
+                "lossy": .int(Int64(c.lossy)),
             ]
             if c.recorded > 0 { o["recorded"] = .int(Int64(c.recorded)) }
             o["passedBy"] = .object(JSONObject(Fixture.allCases.map { ($0.rawValue, JSON.int(Int64(c.passedBy[$0] ?? 0))) }))

@@ -121,7 +121,7 @@ extension ConformanceRunner {
             execution.reason = "replay: \(misses.count) request(s) matched no recorded interaction: \(misses[0])"
                 + (execution.reason.map { " (the step said: \($0))" } ?? "")
         }
-        if execution.outcome == .passed {
+        if execution.outcome == .passed || execution.outcome == .lossy {
             do { try transport.verifyAllUsed() } catch {
                 execution.outcome = .errored
                 execution.reason = "replay: \(MBaaSError.wrap(error).message)"
@@ -144,7 +144,8 @@ extension ConformanceRunner {
     /// ``Provenance/VersionSource/flag``, only when the server states none.
     ///
     /// Recording is never a pass: a scenario whose cassette was written is ``Outcome/recorded`` (replay it to
-    /// get a verdict). A skipped scenario writes nothing. A failed or errored one keeps its outcome and writes
+    /// get a verdict); so is a known loss (``Outcome/lossy``), whose cassette replays as that loss. A skipped
+    /// scenario writes nothing. A failed or errored one keeps its outcome and writes
     /// nothing unless `keepFailures` (a cassette that captures a failure then replays as that failure).
     ///
     /// Secrets never reach the file: the `scrubber` replaces the URL's secret (`<BACKEND_SECRET>`), tokens it
@@ -200,7 +201,7 @@ extension ConformanceRunner {
             var execution = await execute(scenario, variables: ["run": run], fixtureUsers: fixtureUsers) {
                 try await factory.open(url, context: context)
             }
-            let writes = execution.outcome == .passed
+            let writes = execution.outcome == .passed || execution.outcome == .lossy
                 || (keepFailures && (execution.outcome == .failed || execution.outcome == .errored))
             if writes {
                 var cassette = recorder.cassette(
@@ -218,6 +219,9 @@ extension ConformanceRunner {
                     if execution.outcome == .passed {
                         execution.outcome = .recorded
                         execution.reason = note + "; replay it to verify"
+                    } else if execution.outcome == .lossy {
+                        execution.outcome = .recorded
+                        execution.reason = "lossy: " + (execution.reason ?? "") + "; " + note + "; replay it to verify"
                     } else {
                         execution.reason = (execution.reason ?? "") + "; " + note
                     }

@@ -7,10 +7,14 @@ public import MBaaSCore
 /// 1. opens the `main` backend instance and checks the scenario's `requires` against its
 ///    ``Backend/capabilities``: anything missing makes the scenario ``Outcome/skipped`` with the reason from
 ///    ``Capabilities/missing(_:)`` (never a pass);
-/// 2. runs the steps in order (other instances named by `as` are opened on first use from the same factory,
-///    URL and transport); the first unmet expectation is ``Outcome/failed`` with the difference, an error the
+/// 2. provides the scenario's fixture users and logs `main` in as its `actAs` user, except on a backend
+///    without users (no `auth`), where a scenario that needs a user only to act as one runs anonymously
+///    (``Scenario/runsAnonymously(on:)``);
+/// 3. runs the steps in order (other instances named by `as` are opened on first use from the same factory,
+///    URL and transport); the first unmet expectation is ``Outcome/failed`` with the difference, or
+///    ``Outcome/lossy`` on a backend that declares one of the scenario's `lossyUnder` limits; an error the
 ///    step did not expect is ``Outcome/errored``;
-/// 3. runs the cleanup whatever happened and closes every instance; a cleanup error other than `notFound` (the
+/// 4. runs the cleanup whatever happened and closes every instance; a cleanup error other than `notFound` (the
 ///    steps may have deleted the record already) makes a passing scenario ``Outcome/errored``: a scenario whose
 ///    leftovers cannot be removed did not run cleanly.
 public enum ConformanceRunner {
@@ -122,7 +126,8 @@ public enum ConformanceRunner {
                 reason: "declares capability \(declared.map { "'\($0.rawValue)'" }.joined(separator: ", ")): the scenario runs only where that is missing (the scenarios requiring it test it)")
         }
         var vars = variables.mapValues(JSON.string)
-        for name in scenario.users {
+        let anonymous = scenario.runsAnonymously(on: main.capabilities)
+        for name in scenario.users where !anonymous {
             let user: FixtureUser
             if let given = fixtureUsers[name] {
                 user = given
@@ -159,7 +164,7 @@ public enum ConformanceRunner {
                     reason: "cannot provide fixture user '\(name)' (\(user.signUp ? "sign up" : "log in") \(user.username)): \(MBaaSError.wrap(error))")
             }
         }
-        if let name = scenario.actAs, case .string(let username)? = vars[name + "_username"],
+        if !anonymous, let name = scenario.actAs, case .string(let username)? = vars[name + "_username"],
            case .string(let password)? = vars[name + "_password"] {
             do { _ = try await main.logIn(username: username, password: password) } catch {
                 await pool.closeAll()
@@ -176,7 +181,16 @@ public enum ConformanceRunner {
                 try await interpreter.run(step, label: label(step, "step \(i + 1)"))
             } catch {
                 switch error {
-                case .failed(let message): outcome = .failed; reason = message
+                case .failed(let message):
+                    let limits = scenario.lossyUnder.filter { main.capabilities.has($0) }
+                    if let limit = limits.first {
+                        outcome = .lossy
+                        reason = "known loss under declared '\(limit.rawValue)'"
+                            + (main.capabilities.note(for: limit).map { " (\($0))" } ?? "") + ": " + message
+                    } else {
+                        outcome = .failed
+                        reason = message
+                    }
                 case .errored(let message): outcome = .errored; reason = message
                 }
                 break
@@ -196,7 +210,7 @@ public enum ConformanceRunner {
             }
         }
         await interpreter.pool.closeAll()
-        if outcome == .passed, !cleanupErrors.isEmpty {
+        if outcome == .passed || outcome == .lossy, !cleanupErrors.isEmpty {
             outcome = .errored
             reason = "cleanup failed: " + cleanupErrors.joined(separator: "; ")
         }

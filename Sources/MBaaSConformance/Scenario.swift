@@ -47,7 +47,16 @@ public import MBaaSCore
 ///   proving that an undeclared feature is refused rather than approximated. It also states behaviour that
 ///   holds only without a feature (per-operation batch results without `atomicBatch`).
 /// - `actAs` (optional) names one of `users`: the `main` instance logs in as that user before the first step, so
-///   objects, queries and files run as an app user (never as an admin or superuser).
+///   objects, queries and files run as an app user (never as an admin or superuser). That is where the backend
+///   has users (declares ``Capabilities/Feature/auth``); a backend without users (no `auth`) runs the scenario
+///   anonymously, providing no fixture user, unless `requires` lists `auth`. So a data scenario does not list
+///   `auth`: its user-acting variant runs where there are users, its anonymous one where there are none. The
+///   catalog requires `auth` of a scenario that needs a user for more than `actAs` (other `users`, or their
+///   `${alice_id}`-style variables in its steps).
+/// - `lossyUnder` (optional): limits (``Capabilities/Feature/emptyStringsAbsent``) under which the scenario's
+///   contract is known to be broken. On a backend declaring one, an unmet expectation is ``Outcome/lossy`` (with
+///   the limit and the difference) instead of ``Outcome/failed``: a loss reported as a loss, never a skip and never
+///   a pass. Errors stay errors, and a backend declaring none of them is held to the contract as usual.
 /// - `network` (default `true`): `false` documents a scenario whose steps never reach a server (client-side
 ///   validation). On replay the fixture kind is measured, not taken from the tag: ``Fixture/none`` when the steps
 ///   sent no request (fixture-user sign-up and log-in do not count); live runs report such a scenario as `none`.
@@ -71,6 +80,8 @@ public struct Scenario: Sendable, Hashable, Identifiable {
     public var actAs: String?
     /// Features whose presence skips the scenario (see the type's documentation); empty for most scenarios.
     public var unless: [Capabilities.Feature]
+    /// Declared limits under which an unmet expectation is a known loss (``Outcome/lossy``), not a failure.
+    public var lossyUnder: [Capabilities.Feature] = []
 
     public init(
         id: String, title: String, group: String, requires: [Capabilities.Feature] = [], steps: [Step],
@@ -88,6 +99,12 @@ public struct Scenario: Sendable, Hashable, Identifiable {
         self.notes = notes
         self.users = users
         self.network = network
+    }
+
+    /// Whether the scenario runs without a fixture user on `capabilities`: it acts as one (`actAs`) only where
+    /// the backend has users, and the backend has none (no ``Capabilities/Feature/auth``).
+    public func runsAnonymously(on capabilities: Capabilities) -> Bool {
+        actAs != nil && !requires.contains(.auth) && !capabilities.has(.auth)
     }
 
     /// The backend instance names the steps use (`main` first).
@@ -229,6 +246,7 @@ extension Scenario {
         }
         let known: Set<String> = [
             "id", "title", "group", "requires", "steps", "cleanup", "notes", "users", "network", "unless", "actAs",
+            "lossyUnder",
         ]
         if let unknown = o.keys.first(where: { !known.contains($0) }) { throw fail("unknown member '\(unknown)'") }
         var users: [String] = []
@@ -258,6 +276,7 @@ extension Scenario {
             id: id, title: title, group: group, requires: requires, steps: try steps("steps"),
             cleanup: try steps("cleanup"), notes: o["notes"]?.stringValue, users: users, network: network,
             unless: unless, actAs: actAs)
+        self.lossyUnder = try features("lossyUnder")
         if self.steps.isEmpty { throw fail("has no steps") }
     }
 
@@ -274,6 +293,7 @@ extension Scenario {
         if !network { o["network"] = .bool(false) }
         if let actAs { o["actAs"] = .string(actAs) }
         if !unless.isEmpty { o["unless"] = .array(unless.map { .string($0.rawValue) }) }
+        if !lossyUnder.isEmpty { o["lossyUnder"] = .array(lossyUnder.map { .string($0.rawValue) }) }
         return .object(o)
     }
 }

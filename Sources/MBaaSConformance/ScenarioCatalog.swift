@@ -43,7 +43,9 @@ public enum ScenarioCatalog {
     /// - class names (after `${run}`) are `[A-Za-z][A-Za-z0-9_]*`, except in steps that expect an error;
     /// - cleanup only deletes records by id (and files, in scenarios that require files);
     /// - every variable is captured before it is used (`run` is always defined);
-    /// - `requires` declares every capability the steps need (``derivedRequirements(of:)``).
+    /// - `requires` declares every capability the steps need (``derivedRequirements(of:)``), `auth` included when
+    ///   a fixture user is needed for more than `actAs`;
+    /// - `lossyUnder` shares no feature with `requires` or `unless`.
     public static func validate(_ scenarios: [Scenario]) throws {
         var seen: Set<String> = []
         var problems: [String] = []
@@ -55,6 +57,9 @@ public enum ScenarioCatalog {
             let missing = derivedRequirements(of: s).subtracting(declared).subtracting(s.unless)
             if !s.unless.isEmpty, !declared.isDisjoint(with: s.unless) {
                 problem("'unless' and 'requires' share a feature")
+            }
+            if !s.lossyUnder.isEmpty, !Set(s.lossyUnder).isDisjoint(with: declared.union(s.unless)) {
+                problem("'lossyUnder' shares a feature with 'requires' or 'unless'")
             }
             if !missing.isEmpty {
                 problem("steps need capabilities not in 'requires': \(missing.map(\.rawValue).sorted().joined(separator: ", "))")
@@ -138,6 +143,10 @@ public enum ScenarioCatalog {
                 if a["confirmWithServer"]?.boolValue == true { needs.insert(.serverLogout) }
             case .session, .restoreSession, .pause, .parallel: break
             }
+            // A fixture user's variables need the user, so a backend with users: `actAs` alone does not.
+            let userVariables = scenario.users.flatMap { [$0 + "_username", $0 + "_password", $0 + "_id"] }
+            let used = Template.references(in: .object(a)).union(step.expect.map { Template.references(in: .object($0)) } ?? [])
+            if !used.isDisjoint(with: userVariables) { needs.insert(.auth) }
             if a["expectedVersion"] != nil { needs.insert(.optimisticLocking) }
             if a["acl"] != nil { needs.insert(.acl) }
             for k in ["increment", "add", "addUnique", "remove"] where a[k] != nil { needs.insert(.fieldOperations) }
@@ -173,6 +182,7 @@ public enum ScenarioCatalog {
                 }
             }
         }
+        if scenario.users.contains(where: { $0 != scenario.actAs }) { needs.insert(.auth) }
         return needs
     }
 

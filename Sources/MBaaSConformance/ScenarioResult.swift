@@ -7,6 +7,11 @@ public enum Outcome: String, Sendable, Hashable, Codable, CaseIterable, Comparab
     case passed
     /// A step did not do what the contract says; the reason holds the difference.
     case failed
+    /// A known loss: a step did not do what the contract says, on a backend that declares the limit the scenario
+    /// names in `lossyUnder` (``Scenario/lossyUnder``: AppPot's `emptyStringsAbsent` reads an empty string back
+    /// absent). The reason holds the declared limit and the difference (expected vs got). Never a pass: reports
+    /// count it apart, and `mbaas conformance` exits non-zero (status 10) when nothing worse happened.
+    case lossy
     /// A capability the scenario requires is missing (the reason comes from ``Capabilities/missing(_:)``), or one
     /// its `unless` excludes is declared. Never counted as a pass.
     case skipped

@@ -18,9 +18,15 @@ struct ConformanceCommand: AsyncParsableCommand {
             the scenarios against a live backend; with --record it writes cassettes into \
             Fixtures/Cassettes/<adapter>/ (recording is never a pass: replay afterwards).
 
-            Outcomes: passed, failed (with the difference), skipped (a declared capability is missing), errored \
-            (missing cassette, unexpected error). Exits non-zero when anything failed or errored; with \
-            --check-baseline only when a pair that passed in Fixtures/conformance-baseline.json no longer does.
+            Outcomes: passed, failed (with the difference), lossy (a loss the backend declares, e.g. AppPot's empty \
+            strings read back absent, with the difference: not a pass), skipped (a declared capability is missing), \
+            errored (missing cassette, unexpected error). A report whose results are mostly skips says so.
+
+            Exit status: 0 when nothing below applies; 1 when anything failed, errored or was only recorded (with \
+            --check-baseline: only when a pair regressed against Fixtures/conformance-baseline.json, a pass that \
+            no longer passes, passes on weaker evidence or became lossy, or a known loss that became worse); 11 \
+            when an adapter ran fewer scenarios than --min-run (skips do not count); 10 when results are lossy \
+            (without --check-baseline). The first that applies wins; 64 for a usage error.
             """)
 
     enum Mode: String, ExpressibleByArgument, CaseIterable {
@@ -57,6 +63,9 @@ struct ConformanceCommand: AsyncParsableCommand {
     @Option(name: .customLong("fixture-user"), help: ArgumentHelp("With --mode live: an existing user that scenarios name, NAME=USERNAME (repeatable), e.g. alice=taro; the password comes from the environment variable MBAAS_FIXTURE_PASSWORD_<NAME> (never the command line). Users not given are signed up where the backend can.", valueName: "NAME=USERNAME"))
     var fixtureUser: [String] = []
 
+    @Option(name: .customLong("min-run"), help: ArgumentHelp("Exit 11 unless every adapter ran (did not skip) at least N scenarios, or P% of those selected (e.g. 80 or 60%).", valueName: "N-or-P%"))
+    var minRun: String?
+
     @Option(help: ArgumentHelp("The fixtures directory (default: ./Fixtures if it exists, else the package's own).", valueName: "DIR"))
     var fixtures: String?
 
@@ -70,6 +79,13 @@ struct ConformanceCommand: AsyncParsableCommand {
         }
         if mode == .replay, !fixtureUser.isEmpty { throw ValidationError("--fixture-user needs --mode live") }
         _ = try fixtureUsers()
+        _ = try minimumRun()
+    }
+
+    /// `--min-run N` or `--min-run P%`.
+    func minimumRun() throws -> MinimumRun? {
+        guard let minRun else { return nil }
+        do { return try MinimumRun(parsing: minRun) } catch { throw ValidationError("--min-run: \(error.message)") }
     }
 
     /// `--fixture-user NAME=USERNAME`, each password from `MBAAS_FIXTURE_PASSWORD_<NAME>`.
@@ -170,6 +186,17 @@ struct ConformanceCommand: AsyncParsableCommand {
             if comparison.hasRegressions { throw ExitCode(1) }
         } else if report.hasProblems {
             throw ExitCode(1)
+        }
+        if let minimum = try minimumRun() {
+            let below = report.belowMinimumRun(minimum)
+            for (adapter, c) in below {
+                progress("\(adapter) ran \(c.ran) of \(c.total) scenarios (\(c.skipped) skipped), fewer than --min-run \(minimum)")
+            }
+            if !below.isEmpty { throw ExitCode(11) }
+        }
+        if !checkBaseline, report.hasLosses {
+            progress("\(report.totals.lossy) lossy result\(report.totals.lossy == 1 ? "" : "s"): a loss the backend declares is not a pass (exit status 10)")
+            throw ExitCode(10)
         }
     }
 

@@ -24,9 +24,17 @@ struct AppPotConformanceTests {
 
     /// Scenarios a faithful AppPot server cannot pass, and why. They get no cassette.
     /// None: AppPot's one (the server answers NULL as "" and cannot tell them apart in a varchar column, so the adapter
-    /// reads "" as absent) is declared as the capability `emptyStringsAbsent`, which skips `values.string` and runs
-    /// `values.string.emptyReadsAbsent` instead.
-    static let knownFailures: [String: String] = [:]
+    /// reads "" as absent) is declared as the capability `emptyStringsAbsent`, under which `values.string` is a known
+    /// loss (``knownLosses``) and `values.string.emptyReadsAbsent` checks that nothing else is lost.
+    /// One (issue 33.14, found by the scenario the query contract asked for): AppPot's server compares text with
+    /// MySQL's default case-insensitive collation, so `LIKE 'ga%'` also matches `Gamma`, and the adapter does not
+    /// filter it out: `prefix` is not case-sensitive there.
+    static let knownFailures: [String: String] = [
+        "queries.prefix.caseSensitive": "MySQL's case-insensitive LIKE: prefix 'ga' also matches 'Gamma' and 'GAMMA'",
+    ]
+
+    /// Scenarios AppPot runs and reports `lossy` (a loss it declares, with the difference): never a skip or a pass.
+    static let knownLosses: Set<String> = ["values.string"]
 
     @Test("every runnable scenario passes in replay; the rest are skipped with the capability named")
     func replay() async throws {
@@ -34,9 +42,18 @@ struct AppPotConformanceTests {
         let results = await ConformanceRunner.replay(adapter: "apppot", factory: AppPotBackendFactory(),
                                                      cassettes: Self.cassettes, scenarios: suite.scenarios)
         #expect(results.count == suite.scenarios.count)
-        for r in results where r.outcome != .passed && r.outcome != .skipped && Self.knownFailures[r.scenario] == nil {
+        for r in results where r.outcome != .passed && r.outcome != .skipped && Self.knownFailures[r.scenario] == nil
+            && !(r.outcome == .lossy && Self.knownLosses.contains(r.scenario)) {
             Issue.record("\(r.scenario): \(r.outcome.rawValue) \(r.reason ?? "")")
         }
+        // Issue 33.5: the empty string AppPot loses is reported as a loss, with the difference.
+        let loss = results.first { $0.scenario == "values.string" }
+        #expect(loss?.outcome == .lossy)
+        #expect(loss?.fixture == .simulated)
+        #expect(loss?.reason?.hasPrefix("known loss under declared 'emptyStringsAbsent' (") == true, "\(loss?.reason ?? "")")
+        #expect(loss?.reason?.hasSuffix(": step 1 `create`: field 'empty': expected \"\", but the field is missing (fields: quoted, v)") == true,
+                "\(loss?.reason ?? "")")
+        #expect(results.filter { $0.outcome == .lossy }.map(\.scenario) == ["values.string"])
         for id in Self.knownFailures.keys {
             #expect(results.first { $0.scenario == id }?.outcome != .passed, "\(id) passes now: take it off knownFailures")
         }
@@ -44,21 +61,23 @@ struct AppPotConformanceTests {
             #expect(r.isCapabilitySkip, "\(r.scenario): \(r.reason ?? "")")
         }
         let passed = results.filter { $0.outcome == .passed }.map(\.scenario)
-        // Of 119 scenarios: 76 pass, 43 skip (missing capabilities, probes of declared ones, and values.string, which
-        // declared emptyStringsAbsent skips). The auth group runs with the company's fixture users (no sign-up needed).
-        #expect(passed.count == 76, "passed: \(passed)")
+        // Of 123 scenarios: 78 pass, 1 is lossy (values.string, under the declared emptyStringsAbsent), 1 is a known
+        // failure (queries.prefix.caseSensitive), 43 skip (missing capabilities, probes of declared ones). The auth group runs with the company's fixture users (no
+        // sign-up needed).
+        #expect(passed.count == 78, "passed: \(passed)")
         #expect(results.filter { $0.outcome == .skipped }.count == 43)
         // Spot checks: what AppPot can and cannot do.
         for id in ["objects.crud.basic", "objects.version.conflict", "queries.not", "queries.paging", "files.roundtrip",
                    "batch.mixed", "auth.currentUser.noSession", "errors.notFound.record", "auth.fixture.logIn",
                    "auth.fixture.wrongPassword", "auth.fixture.logOut.server", "acl.private.crossUser",
                    "queries.emptyClass", "probes.valuenull", "probes.signUp", "probes.fileList", "probes.aclReadOnly",
-                   "probes.queryValuePointer", "probes.nestedKeys", "values.string.emptyReadsAbsent"] {
+                   "probes.queryValuePointer", "probes.nestedKeys", "values.string.emptyReadsAbsent",
+                   "queries.ne.missingKey", "queries.nin.missingKey"] {
             #expect(passed.contains(id), "\(id)")
         }
         let skipped = Set(results.filter { $0.outcome == .skipped }.map(\.scenario))
         for id in ["auth.signUp.logIn", "queries.regex", "queries.containsAll", "queries.keys", "objects.update.increment",
-                   "files.list", "files.attachment", "values.null", "files.unicodeName", "acl.publicRead.ownerWrite", "values.string"] {
+                   "files.list", "files.attachment", "values.null", "files.unicodeName", "acl.publicRead.ownerWrite"] {
             #expect(skipped.contains(id), "\(id)")
         }
     }
@@ -95,7 +114,8 @@ struct AppPotConformanceTests {
                 url: try BackendURL(parsing: Self.base + "&generation=\(generation)"),
                 transport: AppPotSimulator(options: options), clock: clock, fixtureUsers: Self.fixtureUsers,
                 scenarios: suite.scenarios)
-            for r in results where r.outcome != .passed && r.outcome != .skipped && Self.knownFailures[r.scenario] == nil {
+            for r in results where r.outcome != .passed && r.outcome != .skipped && Self.knownFailures[r.scenario] == nil
+                && !(r.outcome == .lossy && Self.knownLosses.contains(r.scenario)) {
                 Issue.record("\(generation) \(r.scenario): \(r.outcome.rawValue) \(r.reason ?? "")")
             }
             passed[generation] = Set(results.filter { $0.outcome == .passed }.map(\.scenario))
@@ -110,10 +130,14 @@ struct AppPotConformanceTests {
     /// only with `MBAAS_AUTHOR_CASSETTES=1` and never counts as a pass.
     @Test("author cassettes from the simulator", .enabled(if: ProcessInfo.processInfo.environment["MBAAS_AUTHOR_CASSETTES"] == "1"))
     func author() async throws {
-        let suite = try ConformanceSuite.bundled()
+        // MBAAS_AUTHOR_SCENARIOS=id,id... authors only those scenarios (exact ids) and leaves every other cassette as it is.
+        let authoring = ProcessInfo.processInfo.environment["MBAAS_AUTHOR_SCENARIOS"]?.split(separator: ",").map(String.init) ?? []
+        let suite = ConformanceSuite(scenarios: try ConformanceSuite.bundled().scenarios.filter { authoring.isEmpty || authoring.contains($0.id) })
         let directory = Self.cassettes
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        for old in SecretScanner.cassetteFiles(under: directory) { try FileManager.default.removeItem(at: old) }
+        if authoring.isEmpty {
+            for old in SecretScanner.cassetteFiles(under: directory) { try FileManager.default.removeItem(at: old) }
+        }
         let clock: @Sendable () -> Date = { Date(timeIntervalSince1970: 1_767_225_600) }  // 2026-01-01T00:00:00Z
         var options = AppPotSimulator.Options()
         options.appKey = Self.appKey
@@ -129,7 +153,8 @@ struct AppPotConformanceTests {
                 scenarios: suite.scenarios.filter { (Self.knownFailures[$0.id] != nil) == known }, to: directory,
                 keepFailures: known)
         }
-        for file in SecretScanner.cassetteFiles(under: directory) {
+        let written = Set(suite.scenarios.map { $0.id + ".json" })
+        for file in SecretScanner.cassetteFiles(under: directory) where written.contains(file.lastPathComponent) {
             // Parsed as written (Cassette.load would substitute the placeholders).
             try AppPotCassettes.withProvenance(try Cassette(json: JSON.parse(Data(contentsOf: file)))).write(to: file)
         }

@@ -29,11 +29,11 @@ import Testing
         let summary = try #require(json["summary"]?.objectValue)
         #expect(summary.keys == ["local", "ncmb", "kii"])
         let none: JSON = .object(["recorded": 0, "simulated": 0, "live": 0, "none": 0])
-        #expect(summary["local"] == .object(["passed": 2, "failed": 0, "skipped": 0, "errored": 0,
+        #expect(summary["local"] == .object(["passed": 2, "failed": 0, "skipped": 0, "errored": 0, "lossy": 0,
                                              "passedBy": .object(["recorded": 0, "simulated": 0, "live": 2, "none": 0])]))
-        #expect(summary["kii"] == .object(["passed": 0, "failed": 1, "skipped": 1, "errored": 0, "passedBy": none]))
+        #expect(summary["kii"] == .object(["passed": 0, "failed": 1, "skipped": 1, "errored": 0, "lossy": 0, "passedBy": none]))
         #expect(summary["ncmb"] == .object(["passed": 0, "failed": 0, "skipped": 0, "errored": 1, "recorded": 1,
-                                            "passedBy": none]))
+                                            "lossy": 0, "passedBy": none]))
         let back = try ConformanceReport(json: json)
         #expect(back.results == report.results)
         #expect(back.suiteVersion == report.suiteVersion)

@@ -81,8 +81,11 @@ struct AppPotDialectTests {
         "bob": FixtureUser(username: "bob", password: "bob-pass"),
     ]
     /// Known failures of the AppPot adapter in replay (the same list as its own conformance test): none, since AppPot's
-    /// empty strings are declared (`emptyStringsAbsent`).
+    /// empty strings are declared (`emptyStringsAbsent`): `values.string` is lossy there (issue 33.5).
     static let knownFailures: Set<String> = []
+    /// Failures of the AppPot adapter against its documented-behaviour simulator (its cassettes) that the dialect,
+    /// over the Local store, need not share: the simulator's MySQL collation makes `prefix` case-insensitive.
+    static let simulatorFailures: Set<String> = ["queries.prefix.caseSensitive"]
 
     @Test("the conformance suite passes live against the dialect wherever the AppPot adapter passes in replay")
     func conformanceLive() async throws {
@@ -91,7 +94,10 @@ struct AppPotDialectTests {
         let live = await ConformanceRunner.live(adapter: "apppot", factory: AppPotBackendFactory(), url: try appPotURL(dialect),
                                                 transport: EmulatorTransport(dialect), fixtureUsers: Self.fixtureUsers,
                                                 scenarios: suite.scenarios)
-        let bad = live.filter { $0.outcome != .passed && $0.outcome != .skipped && !Self.knownFailures.contains($0.scenario) }
+        let bad = live.filter {
+            $0.outcome != .passed && $0.outcome != .skipped && !Self.knownFailures.contains($0.scenario)
+                && !($0.outcome == .lossy && $0.scenario == "values.string") && !Self.simulatorFailures.contains($0.scenario)
+        }
         #expect(bad.isEmpty, "\(bad.map { "\($0.scenario): \($0.outcome) \($0.reason ?? "")" }.joined(separator: "\n"))")
         for id in Self.knownFailures {
             #expect(live.first { $0.scenario == id }?.outcome != .passed, "\(id) passes live now")
@@ -100,10 +106,14 @@ struct AppPotDialectTests {
                                                     cassettes: ConformanceSuite.bundledFixtures.appendingPathComponent("Cassettes/apppot"),
                                                     scenarios: suite.scenarios)
         let passedInReplay = Set(replay.filter { $0.outcome == .passed }.map(\.scenario))
-        let passedLive = Set(live.filter { $0.outcome == .passed }.map(\.scenario))
+        let passedLive = Set(live.filter { $0.outcome == .passed }.map(\.scenario)).subtracting(Self.simulatorFailures)
         #expect(passedInReplay.count >= 75)
         #expect(passedInReplay.subtracting(passedLive).isEmpty, "pass in replay only: \(passedInReplay.subtracting(passedLive).sorted())")
         #expect(passedLive.subtracting(passedInReplay).isEmpty, "pass live only: \(passedLive.subtracting(passedInReplay).sorted())")
+        // Issue 33.5: the dialect loses the empty string as AppPot does, and the run says so, live and in replay.
+        #expect(live.filter { $0.outcome == .lossy }.map(\.scenario) == ["values.string"])
+        #expect(replay.filter { $0.outcome == .lossy }.map(\.scenario) == ["values.string"])
+        #expect(live.first { $0.scenario == "values.string" }?.reason?.contains("field 'empty': expected \"\"") == true)
     }
 
     @Test("a user cannot read or write another user's user-scope records; group and all scopes share as AppPot does")

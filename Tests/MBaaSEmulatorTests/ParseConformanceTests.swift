@@ -111,10 +111,14 @@ struct ParseConformanceTests {
     @Test("author Parse cassettes from the emulator's Parse dialect",
           .enabled(if: ProcessInfo.processInfo.environment["MBAAS_AUTHOR_CASSETTES"] == "1"))
     func author() async throws {
-        let suite = try ConformanceSuite.bundled()
+        // MBAAS_AUTHOR_SCENARIOS=id,id... authors only those scenarios (exact ids) and leaves every other cassette as it is.
+        let authoring = ProcessInfo.processInfo.environment["MBAAS_AUTHOR_SCENARIOS"]?.split(separator: ",").map(String.init) ?? []
+        let suite = ConformanceSuite(scenarios: try ConformanceSuite.bundled().scenarios.filter { authoring.isEmpty || authoring.contains($0.id) })
         let directory = ParseCassettes.directory
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        for old in SecretScanner.cassetteFiles(under: directory) { try FileManager.default.removeItem(at: old) }
+        if authoring.isEmpty {
+            for old in SecretScanner.cassetteFiles(under: directory) { try FileManager.default.removeItem(at: old) }
+        }
         let start = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
         let ticks = TestClock(start, tick: 0.001)
         let store = try LocalBackend.inMemory(context: BackendContext(clock: ticks.function),
@@ -134,7 +138,8 @@ struct ParseConformanceTests {
                                secrets: [(placeholder: "REST_KEY", value: ParseCassettes.restKey)]
                                    + prefixes.enumerated().map { (placeholder: "FILE_PREFIX_\($0.offset + 1)", value: $0.element) }),
             scenarios: suite.scenarios, to: directory)
-        for file in SecretScanner.cassetteFiles(under: directory) {
+        let written = Set(suite.scenarios.map { $0.id + ".json" })
+        for file in SecretScanner.cassetteFiles(under: directory) where written.contains(file.lastPathComponent) {
             try ParseCassettes.withProvenance(try Cassette(json: JSON.parse(Data(contentsOf: file)))).write(to: file)
         }
         for r in results where r.outcome != .recorded && r.outcome != .skipped {

@@ -52,7 +52,9 @@ extension LiveTests {
               .enabled(if: ProcessInfo.processInfo.environment["MBAAS_RECORD_CASSETTES"] == "1",
                        "set MBAAS_RECORD_CASSETTES=1 with a live server to re-record Fixtures/Cassettes/pocketbase"))
         func record() async throws {
-            let suite = try ConformanceSuite.bundled()
+            // MBAAS_AUTHOR_SCENARIOS=id,id... records only those scenarios (exact ids) and leaves every other cassette as it is.
+            let authoring = ProcessInfo.processInfo.environment["MBAAS_AUTHOR_SCENARIOS"]?.split(separator: ",").map(String.init) ?? []
+            let suite = ConformanceSuite(scenarios: try ConformanceSuite.bundled().scenarios.filter { authoring.isEmpty || authoring.contains($0.id) })
             let url = try BackendURL(parsing: try #require(Live.url))
             try FileManager.default.createDirectory(at: ConformanceTests.cassettes, withIntermediateDirectories: true)
             let results = await ConformanceRunner.record(
