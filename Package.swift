@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "MBaaSTesting", targets: ["MBaaSTesting"]),
         .library(name: "MBaaSLocal", targets: ["MBaaSLocal"]),
         .library(name: "MBaaSPocketBase", targets: ["MBaaSPocketBase"]),
+        .library(name: "MBaaSParseFamilyWire", targets: ["MBaaSParseFamilyWire"]),
         .library(name: "MBaaSNCMBWire", targets: ["MBaaSNCMBWire"]),
         .library(name: "MBaaSNCMB", targets: ["MBaaSNCMB"]),
         .library(name: "MBaaSKiiWire", targets: ["MBaaSKiiWire"]),
@@ -116,10 +117,13 @@ let package = Package(
             dependencies: ["MBaaSCore"],
             path: "Adapters/PocketBase"
         ),
+        // The Parse family's one wire core (values, __type, __op values, records, results), parameterised by each
+        // vendor's rules; NCMB's and Parse's Wire modules import and re-export it.
+        .target(name: "MBaaSParseFamilyWire", dependencies: ["MBaaSCore"], path: "Adapters/ParseFamily/Wire"),
         // Each HTTP vendor: a pure, two-way Wire module (the client and the emulator's dialect share it) and a client.
         .target(
             name: "MBaaSNCMBWire",
-            dependencies: ["MBaaSCore", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["MBaaSCore", "MBaaSParseFamilyWire", .product(name: "Crypto", package: "swift-crypto")],
             path: "Adapters/NCMB/Wire"
         ),
         .target(
@@ -130,7 +134,7 @@ let package = Package(
         ),
         .target(
             name: "MBaaSParseWire",
-            dependencies: ["MBaaSCore"],
+            dependencies: ["MBaaSCore", "MBaaSParseFamilyWire"],
             path: "Adapters/Parse/Wire"
         ),
         .target(
