@@ -28,19 +28,25 @@ public typealias NCMBFieldChange = ParseFamilyFieldChange<NCMBWire>
 extension NCMBWire: ParseFamilyVendor {
     /// NCMB's member of the Parse family: `createDate`/`updateDate`/`acl`, class names through ``NCMBClassName``
     /// (`user` ↔ `_User`), no Bytes, File or Polygon, no `Delete` operator, `null` a cleared field.
-    public static let rules = ParseFamilyRules(
-        adapter: "ncmb", displayName: "NCMB", createdAtKey: "createDate", updatedAtKey: "updateDate", aclKey: "acl",
-        neutralClassName: { NCMBClassName.neutral(fromWire: $0) }, wireClassName: { NCMBClassName.wire(fromNeutral: $0) },
-        typedForms: [],
-        unsupportedBytes: "NCMB has no binary type; upload the bytes to the file store and keep the file name",
-        unsupportedFile: { "NCMB has no File type; store the file name '\($0)' as a string, or upload with FileUpload.attachment" },
-        reservedKeyPrefixes: ["__"],
+    public static let rules: ParseFamilyRules = {
+        var rules = ParseFamilyRules(adapter: "ncmb", displayName: "NCMB", createdAtKey: "createDate", updatedAtKey: "updateDate",
+                                     aclKey: "acl")
+        rules.neutralClassName = { NCMBClassName.neutral(fromWire: $0) }
+        rules.wireClassName = { NCMBClassName.wire(fromNeutral: $0) }
+        rules.unsupportedBytes = "NCMB has no binary type; upload the bytes to the file store and keep the file name"
+        rules.unsupportedFile = { "NCMB has no File type; store the file name '\($0)' as a string, or upload with FileUpload.attachment" }
         // [doc] user-registration page (ncmb.md §1.6): "フィールド名に「_id」は指定不可とします".
-        reservedFieldNames: ["_id": "field name '_id' is reserved by NCMB"],
+        rules.reservedFieldNames = ["_id": "field name '_id' is reserved by NCMB"]
         // NCMB is not known to keep integers beyond ±2^53 exactly (its SDKs' JSON numbers are doubles).
-        intLimitReason: capabilities.note(for: .valueType("int")), nullReason: capabilities.note(for: .valueType("null")),
-        deleteOperator: false, keepsNullFields: false, droppedRecordKeys: ["sessionToken", "password"], metadataFirst: true,
-        relationAPI: "NCMBBackend.addRelation/removeRelation", groupACLReason: "NCMB ACLs name users and roles only")
+        rules.intLimitReason = capabilities.note(for: .valueType("int"))
+        rules.nullReason = capabilities.note(for: .valueType("null"))
+        rules.deleteOperator = false
+        rules.keepsNullFields = false
+        rules.droppedRecordKeys = ["sessionToken", "password"]
+        rules.metadataFirst = true
+        rules.relationAPI = "NCMBBackend.addRelation/removeRelation"
+        return rules
+    }()
 }
 
 extension ParseFamilyCodec where Vendor == NCMBWire {

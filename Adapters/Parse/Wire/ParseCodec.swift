@@ -25,14 +25,18 @@ public typealias ParseFieldChange = ParseFamilyFieldChange<ParseWire>
 extension ParseWire: ParseFamilyVendor {
     /// Parse's member of the Parse family: `createdAt`/`updatedAt`/`ACL`, class names as Parse spells them, Bytes,
     /// File and Polygon, the `Delete` operator, `null` kept as a field.
-    public static let rules = ParseFamilyRules(
-        adapter: "parse", displayName: "Parse", createdAtKey: "createdAt", updatedAtKey: "updatedAt", aclKey: "ACL",
-        typedForms: [.bytes, .file, .polygon], reservedKeyPrefixes: ["__", "$"],
-        intLimitReason: capabilities.note(for: .valueType("int")), nullReason: capabilities.note(for: .valueType("null")),
-        deleteOperator: true, keepsNullFields: true,
-        droppedRecordKeys: ["sessionToken", "password", "authData", "_hashed_password", "__type"], metadataFirst: false,
-        relationAPI: "ParseBackend.addRelation/removeRelation",
-        groupACLReason: "Parse ACLs name users, roles ('role:Name') and '*' only")
+    public static let rules: ParseFamilyRules = {
+        var rules = ParseFamilyRules(adapter: "parse", displayName: "Parse", createdAtKey: "createdAt", updatedAtKey: "updatedAt",
+                                     aclKey: "ACL")
+        rules.typedForms = [.bytes, .file, .polygon]
+        rules.reservedKeyPrefixes = ["__", "$"]
+        rules.intLimitReason = capabilities.note(for: .valueType("int"))
+        rules.nullReason = capabilities.note(for: .valueType("null"))
+        rules.droppedRecordKeys = ParseCodec.userSecretKeys.union(["__type"])
+        rules.relationAPI = "ParseBackend.addRelation/removeRelation"
+        rules.groupACLReason = "Parse ACLs name users, roles ('role:Name') and '*' only"
+        return rules
+    }()
 }
 
 extension ParseFamilyCodec where Vendor == ParseWire {

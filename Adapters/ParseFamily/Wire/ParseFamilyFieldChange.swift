@@ -25,43 +25,54 @@ public enum ParseFamilyFieldChange<Vendor: ParseFamilyVendor>: Sendable, Hashabl
 
     /// The vendor change for a core field operation.
     public init(_ op: FieldOperation, path: String = "$") throws(MBaaSError) {
-        typealias Codec = ParseFamilyCodec<Vendor>
-        func list(_ values: [Value]) throws(MBaaSError) -> [JSON] {
-            var out: [JSON] = []
-            for (i, v) in values.enumerated() { out.append(try Codec.encode(v, path: "\(path)[\(i)]")) }
-            return out
+        func encoded(_ values: [Value]) throws(MBaaSError) -> [JSON] {
+            try Self.mapped(values, path) { v, p throws(MBaaSError) in try ParseFamilyCodec<Vendor>.encode(v, path: p) }
         }
         switch op {
-        case .set(let v): self = .set(try Codec.encode(v, path: path))
+        case .set(let v): self = .set(try ParseFamilyCodec<Vendor>.encode(v, path: path))
         case .delete: self = Vendor.rules.deleteOperator ? .delete : .set(.null)
         case .increment(let v):
             guard v.doubleValue != nil else {
                 throw MBaaSError(.invalidRequest, "\(path): increment takes a number, got \(v.typeName)")
             }
-            self = .increment(try Codec.encode(v, path: path))
-        case .add(let vs): self = .add(try list(vs))
-        case .addUnique(let vs): self = .addUnique(try list(vs))
-        case .remove(let vs): self = .remove(try list(vs))
+            self = .increment(try ParseFamilyCodec<Vendor>.encode(v, path: path))
+        case .add(let vs): self = .add(try encoded(vs))
+        case .addUnique(let vs): self = .addUnique(try encoded(vs))
+        case .remove(let vs): self = .remove(try encoded(vs))
         }
     }
 
     /// The core field operation of a change (server direction); relation changes have none (`nil`).
     public func fieldOperation(path: String = "$") throws(MBaaSError) -> FieldOperation? {
-        typealias Codec = ParseFamilyCodec<Vendor>
-        func list(_ items: [JSON]) throws(MBaaSError) -> [Value] {
-            var out: [Value] = []
-            for (i, item) in items.enumerated() { out.append(try Codec.decode(item, path: "\(path)[\(i)]")) }
-            return out
-        }
         switch self {
-        case .set(let v): return .set(try Codec.decode(v, path: path))
-        case .delete: return .delete
-        case .increment(let n): return .increment(try Codec.decode(n, path: path))
-        case .add(let vs): return .add(try list(vs))
-        case .addUnique(let vs): return .addUnique(try list(vs))
-        case .remove(let vs): return .remove(try list(vs))
         case .addRelation, .removeRelation: return nil
+        default: return try storeOperation(path: path) { json, p throws(MBaaSError) in try ParseFamilyCodec<Vendor>.decode(json, path: p) }.operation
         }
+    }
+
+    /// What a server's store applies for this change: the operation with its values read by `value` (given each
+    /// value's path, `key` or `key[i]`, and throwing the server's own errors), a relation change as adding
+    /// (`addUnique`) or removing its pointers, and whether the field is a relation (for the server to remember).
+    public func storeOperation<E: Error>(path: String, value: (JSON, String) throws(E) -> Value) throws(E)
+        -> (operation: FieldOperation, relation: Bool) {
+        switch self {
+        case .set(let v): return (.set(try value(v, path)), false)
+        case .delete: return (.delete, false)
+        case .increment(let n): return (.increment(try value(n, path)), false)
+        case .add(let vs): return (.add(try Self.mapped(vs, path, value)), false)
+        case .addUnique(let vs): return (.addUnique(try Self.mapped(vs, path, value)), false)
+        case .remove(let vs): return (.remove(try Self.mapped(vs, path, value)), false)
+        case .addRelation(let ps): return (.addUnique(ps.map(Value.pointer)), true)
+        case .removeRelation(let ps): return (.remove(ps.map(Value.pointer)), true)
+        }
+    }
+
+    /// Each item converted with its path (`path[i]`).
+    static func mapped<A, B, E: Error>(_ items: [A], _ path: String, _ convert: (A, String) throws(E) -> B) throws(E) -> [B] {
+        var out: [B] = []
+        out.reserveCapacity(items.count)
+        for (i, item) in items.enumerated() { out.append(try convert(item, "\(path)[\(i)]")) }
+        return out
     }
 
     /// The change in the core's `__op` form, values in the vendor's JSON.

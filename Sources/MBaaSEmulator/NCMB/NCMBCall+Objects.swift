@@ -82,21 +82,11 @@ extension NCMBCall {
                 try Self.checkFieldName(key)
             }
             let field = cls == .user ? Self.userStoreKey(key) : key
-            switch try NCMBFieldChange(json: json, path: key) {
             // NCMB keeps a field set to null (it reads back as null; a field cannot go back to undefined, ncmb.md §1.2).
-            case .set(let v): update.changes[field] = .set(try Self.value(v, key))
-            case .delete: update.changes[field] = .delete  // not read: NCMB refuses the Delete operator
-            case .increment(let n): update.changes[field] = .increment(try Self.value(n, key))
-            case .add(let vs): update.changes[field] = .add(try vs.map { try Self.value($0, key) })
-            case .addUnique(let vs): update.changes[field] = .addUnique(try vs.map { try Self.value($0, key) })
-            case .remove(let vs): update.changes[field] = .remove(try vs.map { try Self.value($0, key) })
-            case .addRelation(let ps):
-                update.changes[field] = .addUnique(ps.map(Value.pointer))
-                relationsAdded.append(field)
-            case .removeRelation(let ps):
-                update.changes[field] = .remove(ps.map(Value.pointer))
-                relationsAdded.append(field)
-            }
+            let (operation, relation) = try NCMBFieldChange(json: json, path: key)
+                .storeOperation(path: key) { v, _ in try Self.value(v, key) }
+            update.changes[field] = operation
+            if relation { relationsAdded.append(field) }
         }
         if !relationsAdded.isEmpty {
             update.changes[Self.relationsField] = .addUnique(relationsAdded.map(Value.string))

@@ -74,19 +74,13 @@ extension ParseCall {
                 throw MBaaSError(.unsupported, "the emulator cannot change \(key) after sign-up", vendorCode: "-1")
             }
             try Self.checkFieldName(key)
-            let change = try ParseFieldChange(json: json, path: key)
-            switch change {
-            case .addRelation(let ps):
-                update.changes[key] = .addUnique(ps.map(Value.pointer))
-                relations.append(key)
-            case .removeRelation(let ps):
-                update.changes[key] = .remove(ps.map(Value.pointer))
-                relations.append(key)
-            default:
-                do { update.changes[key] = try change.fieldOperation(path: key) } catch {
+            let (operation, relation) = try ParseFieldChange(json: json, path: key).storeOperation(path: key) { v, p throws(MBaaSError) -> Value in
+                do throws(MBaaSError) { return try ParseCodec.decode(v, path: p) } catch {
                     throw MBaaSError(.invalidRequest, "invalid type for key \(key): \(error.message)", vendorCode: "111")
                 }
             }
+            update.changes[key] = operation
+            if relation { relations.append(key) }
         }
         if !relations.isEmpty { update.changes[Self.relationsField] = .addUnique(relations.map(Value.string)) }
         if update.acl != nil { update.changes[Self.noACLField] = .delete }
