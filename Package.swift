@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "MBaaSExampleAdapter", targets: ["MBaaSExampleAdapter"]),
         .library(name: "MBaaSLocal", targets: ["MBaaSLocal"]),
         .library(name: "MBaaSPocketBase", targets: ["MBaaSPocketBase"]),
+        .library(name: "MBaaSParseFamilyWire", targets: ["MBaaSParseFamilyWire"]),
         .library(name: "MBaaSNCMBWire", targets: ["MBaaSNCMBWire"]),
         .library(name: "MBaaSNCMB", targets: ["MBaaSNCMB"]),
         .library(name: "MBaaSKiiWire", targets: ["MBaaSKiiWire"]),
@@ -129,10 +130,13 @@ let package = Package(
             dependencies: ["MBaaSCore"],
             path: "Adapters/PocketBase"
         ),
+        // The Parse family's one wire core (values, __type, __op values, records, results), parameterised by each
+        // vendor's rules; NCMB's and Parse's Wire modules import and re-export it.
+        .target(name: "MBaaSParseFamilyWire", dependencies: ["MBaaSCore"], path: "Adapters/ParseFamily/Wire"),
         // Each HTTP vendor: a pure, two-way Wire module (the client and the emulator's dialect share it) and a client.
         .target(
             name: "MBaaSNCMBWire",
-            dependencies: ["MBaaSCore", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["MBaaSCore", "MBaaSParseFamilyWire", .product(name: "Crypto", package: "swift-crypto")],
             path: "Adapters/NCMB/Wire"
         ),
         .target(
@@ -143,7 +147,7 @@ let package = Package(
         ),
         .target(
             name: "MBaaSParseWire",
-            dependencies: ["MBaaSCore"],
+            dependencies: ["MBaaSCore", "MBaaSParseFamilyWire"],
             path: "Adapters/Parse/Wire"
         ),
         .target(

@@ -10,53 +10,13 @@ import MBaaSTesting
 import Testing
 
 /// How Parse cassettes are authored: the scenarios run through the Parse client against the emulator's Parse
-/// dialect (this project's own reading of Parse Server, not a Parse Server), and each exchange is marked with the
-/// documented rule its route follows. The evidence from outside the project is the REST guide's and the SDKs'
+/// dialect (this project's own reading of Parse Server, not a Parse Server), and each exchange carries the documented
+/// rule the dialect names where it builds the answer (`ParseDialect.Configuration.namesFacts`). The evidence from outside the project is the REST guide's and the SDKs'
 /// examples, which ``ParseVectorDialectTests`` sends to the same dialect.
 enum ParseCassettes {
     static let reference = "parse.md"
     static let restKey = "emu-rest-key"
     static let directory = ConformanceSuite.bundledFixtures.appendingPathComponent("Cassettes/parse")
-
-    /// The documented rule an exchange follows, by route and method ([doc] parse.md sections, which cite the
-    /// REST guide and parse-server's specs).
-    static func fact(_ request: TransportRequest, _ response: TransportResponse) -> String {
-        let path = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? request.url.path
-        if response.status == 403 { return "[doc] \(reference) Transport and authentication: a wrong application id or key is 403 {\"error\":\"unauthorized\"}" }
-        if path.contains("/files/") {
-            return "[doc] \(reference) Files: POST /files/{name} raw body 201 {url, name} with a random prefix; GET the url; DELETE with the master key only"
-        }
-        guard let route = ParseRoute(path: path) else { return "[inferred] an unknown path is Express's 404" }
-        let failed = !response.isSuccess
-        switch route {
-        case .login, .logout, .me, .requestPasswordReset:
-            return "[doc] \(reference) Users and sessions: POST /login {username,password} answers the user with sessionToken; POST /logout; GET /users/me; 101 bad login, 209 invalid session"
-        case .objects(ParseWire.userClass) where request.method == .post:
-            return "[doc] \(reference) Users and sessions: POST /users 201 {objectId, createdAt, sessionToken}; 202 username taken; anonymous users through authData.anonymous"
-        case .batch:
-            return "[doc] \(reference) Batch: POST /batch {requests:[{method,path,body}]} answers one {success}|{error} per request, not atomic"
-        case .objects(ParseWire.roleClass), .object(ParseWire.roleClass, _):
-            return "[doc] \(reference) Roles and ACL: _Role {name, users, roles} relations; ACL keys *, user ids, role:Name"
-        case .objects where request.method == .get:
-            return failed ? "[doc] \(reference) Error codes: 102 invalid query; 209 invalid session"
-                : "[doc] \(reference) Queries: where/order/limit/skip/keys/count=1 answer {results[, count]}"
-        default:
-            return failed ? "[doc] \(reference) Error codes: {code, error}; 101 object not found (also for an object the ACL hides); 111 invalid type; 105 invalid field name"
-                : "[doc] \(reference) Objects: POST 201 {objectId, createdAt} with Location; GET the object with objectId/createdAt/updatedAt/ACL; PUT 200 {updatedAt}; DELETE 200 {}; __op Increment/Add/AddUnique/Remove/Delete/AddRelation/RemoveRelation"
-        }
-    }
-
-    /// Hands each request to the dialect and marks the answer with its fact (header `X-MBaaS-Fact`, which the
-    /// recorder moves into the interaction).
-    struct Marking: HTTPTransport {
-        let base: EmulatorTransport
-
-        func send(_ request: TransportRequest) async throws -> TransportResponse {
-            var response = try await base.send(request)
-            response.headers[Interaction.factHeader] = ParseCassettes.fact(request, response)
-            return response
-        }
-    }
 
     static func withProvenance(_ cassette: Cassette) -> Cassette {
         var c = cassette
@@ -128,11 +88,12 @@ struct ParseConformanceTests {
         let next = Collector<Int>()
         var configuration = ParseDialect.Configuration(applicationId: "emuapp", restKey: ParseCassettes.restKey)
         configuration.filePrefix = { next.append(0); return prefixes[next.all.count - 1] }
+        configuration.namesFacts = true
         let dialect = ParseDialect(store: store, configuration: configuration, clock: ticks.function)
         let results = await ConformanceRunner.record(
             adapter: "parse", factory: ParseBackendFactory(),
             url: try BackendURL(parsing: dialect.backendURL(host: "parse.example.test", port: 8080)),
-            transport: ParseCassettes.Marking(base: EmulatorTransport(dialect)), clock: { start },
+            transport: EmulatorTransport(dialect), clock: { start },
             provenance: .authored(facts: []),
             scrubber: Scrubber(profile: ParseBackendFactory().wireProfile,
                                secrets: [(placeholder: "REST_KEY", value: ParseCassettes.restKey)]

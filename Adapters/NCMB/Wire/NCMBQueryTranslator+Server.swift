@@ -1,5 +1,6 @@
 import Foundation
 public import MBaaSCore
+import MBaaSParseFamilyWire
 
 /// The server direction of ``NCMBQueryTranslator``: an NCMB `where`, `order`, `limit`, `skip` read back into a
 /// neutral ``Query``, for the subset the neutral query expresses.

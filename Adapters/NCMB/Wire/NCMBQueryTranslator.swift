@@ -1,5 +1,6 @@
 import Foundation
 public import MBaaSCore
+import MBaaSParseFamilyWire
 
 /// Translates a neutral ``Query`` into NCMB query parameters, or refuses it with
 /// ``MBaaSError/Kind/unsupported`` naming what NCMB cannot express.

@@ -1,5 +1,6 @@
 import Foundation
 public import MBaaSCore
+import MBaaSParseFamilyWire
 
 /// NCMB's `where` language as a typed value, encoded to and decoded from its JSON form.
 ///

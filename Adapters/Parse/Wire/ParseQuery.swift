@@ -1,5 +1,6 @@
 import Foundation
 public import MBaaSCore
+import MBaaSParseFamilyWire
 
 /// The parameters of a Parse find: `where`, `order`, `limit`, `skip`, `keys`, `excludeKeys`, `include`, `count`.
 ///

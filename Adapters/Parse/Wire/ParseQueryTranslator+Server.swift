@@ -1,5 +1,6 @@
 import Foundation
 public import MBaaSCore
+import MBaaSParseFamilyWire
 
 /// The server direction of ``ParseQueryTranslator``: a Parse `where`, `order`, `limit`, `skip`, `keys` read back
 /// into a neutral ``Query``, for what the neutral query expresses.

@@ -12,32 +12,13 @@ extension NCMBCall {
     /// The store's class for an NCMB class: the neutral name (`_User`, `_Role`, or the custom name).
     static func storeClass(_ cls: NCMBClassName) -> String { cls.neutralName }
 
-    /// The fields of a create body; `acl` apart. Server-set keys echoed back are ignored (tolerant).
+    /// The fields of a create body; `acl` apart. Server-set keys echoed back are ignored (tolerant). The family's
+    /// reading (``MBaaSParseFamilyWire/ParseFamilyCodec/createFields(_:ignoring:checkName:value:acl:)``) with NCMB's errors.
     func createFields(_ body: JSONObject) throws -> (fields: [String: Value], acl: ACL?) {
-        var fields: [String: Value] = [:]
-        var relations: [String] = []
-        var acl: ACL?
-        for (key, json) in body {
-            switch key {
-            case "objectId", "createDate", "updateDate", "sessionToken": continue
-            case "acl": acl = json.isNull ? nil : try Self.acl(json)
-            default:
-                try Self.checkFieldName(key)
-                switch try NCMBFieldChange(json: json, path: key) {
-                case .set(let v): fields[key] = try Self.value(v, key)
-                case .increment(let n): fields[key] = try Self.value(n, key)
-                case .add(let vs), .addUnique(let vs): fields[key] = .array(try vs.map { try Self.value($0, key) })
-                case .remove: fields[key] = .array([])
-                case .addRelation(let ps):
-                    fields[key] = .array(ps.map(Value.pointer))
-                    relations.append(key)
-                case .removeRelation:
-                    fields[key] = .array([])
-                    relations.append(key)
-                }
-            }
-        }
-        if !relations.isEmpty { fields[Self.relationsField] = .array(relations.sorted().map(Value.string)) }
+        var (fields, relations, acl) = try NCMBCodec.createFields(
+            body, ignoring: ["objectId", "createDate", "updateDate", "sessionToken"], checkName: Self.checkFieldName,
+            value: Self.value, acl: Self.acl)
+        if !relations.isEmpty { fields[Self.relationsField] = .array(relations.map(Value.string)) }
         return (fields, acl)
     }
 
@@ -101,20 +82,11 @@ extension NCMBCall {
                 try Self.checkFieldName(key)
             }
             let field = cls == .user ? Self.userStoreKey(key) : key
-            switch try NCMBFieldChange(json: json, path: key) {
             // NCMB keeps a field set to null (it reads back as null; a field cannot go back to undefined, ncmb.md §1.2).
-            case .set(let v): update.changes[field] = .set(try Self.value(v, key))
-            case .increment(let n): update.changes[field] = .increment(try Self.value(n, key))
-            case .add(let vs): update.changes[field] = .add(try vs.map { try Self.value($0, key) })
-            case .addUnique(let vs): update.changes[field] = .addUnique(try vs.map { try Self.value($0, key) })
-            case .remove(let vs): update.changes[field] = .remove(try vs.map { try Self.value($0, key) })
-            case .addRelation(let ps):
-                update.changes[field] = .addUnique(ps.map(Value.pointer))
-                relationsAdded.append(field)
-            case .removeRelation(let ps):
-                update.changes[field] = .remove(ps.map(Value.pointer))
-                relationsAdded.append(field)
-            }
+            let (operation, relation) = try NCMBFieldChange(json: json, path: key)
+                .storeOperation(path: key) { v, _ in try Self.value(v, key) }
+            update.changes[field] = operation
+            if relation { relationsAdded.append(field) }
         }
         if !relationsAdded.isEmpty {
             update.changes[Self.relationsField] = .addUnique(relationsAdded.map(Value.string))

@@ -29,32 +29,12 @@ extension NCMBCall {
         guard let password, !password.isEmpty else {
             throw MBaaSError(.invalidRequest, "password is empty.", vendorCode: "E400003")
         }
-        var fields: [String: Value] = [:]
-        var acl: ACL?
-        for (key, json) in body {
-            switch key {
-            case "userName", "password", "mailAddress", "authData", "objectId", "createDate", "updateDate", "sessionToken":
-                continue
-            case "acl": acl = json.isNull ? nil : try Self.acl(json)
-            default:
-                try Self.checkFieldName(key)
-                fields[key] = try Self.value(json, key)
-            }
-        }
-        let session: Session
-        do {
-            session = try await dialect.store.sharing(session: nil, administrative: false)
-                .signUp(username: username, password: password, email: email, fields: [:])
-        } catch let e as MBaaSError where e.kind == .duplicate {
-            let field = e.message.contains("mail") ? "mailAddress" : "userName"
-            throw MBaaSError(.duplicate, "\(field) is duplication.", vendorCode: "E409001")
-        }
-        var profile = fields
-        profile["username"] = .string(username)
-        if let email { profile["email"] = .string(email) }
-        if !authData.isNull { profile["authData"] = try Self.value(authData, "authData") }
-        let created = try await dialect.store.sharing(session: session, administrative: false).create(
-            Record(className: "_User", id: session.userId, acl: acl ?? ACL.publicRead(owner: session.userId), fields: profile))
+        let signUp = ParseFamilySignUp(
+            ignoring: ["userName", "password", "mailAddress", "authData", "objectId", "createDate", "updateDate", "sessionToken"],
+            aclKey: "acl", checkName: Self.checkFieldName, value: Self.value, acl: Self.acl,
+            duplicate: { email in MBaaSError(.duplicate, "\(email ? "mailAddress" : "userName") is duplication.", vendorCode: "E409001") })
+        let (session, created) = try await signUp.signUp(in: dialect.store, username: username, password: password, email: email,
+                                                          authData: authData.isNull ? nil : authData, body: body)
         let out: JSONObject = [
             "objectId": .string(session.userId),
             "createDate": .string(ISO8601.format(created.createdAt ?? dialect.clock())),

@@ -17,30 +17,12 @@ extension ParseCall {
     /// Keys a client may echo back in a body, ignored (the server sets them) [sdk: clients send them back].
     static let serverKeys: Set<String> = ["objectId", "createdAt", "updatedAt", "sessionToken", "className", "__type"]
 
-    /// The fields and ACL of a create body.
+    /// The fields and ACL of a create body: the family's reading
+    /// (``MBaaSParseFamilyWire/ParseFamilyCodec/createFields(_:ignoring:checkName:value:acl:)``) with Parse's errors.
     func createFields(_ body: JSONObject) throws -> (fields: [String: Value], acl: ACL?) {
-        var fields: [String: Value] = [:]
-        var relations: [String] = []
-        var acl: ACL?
-        for (key, json) in body {
-            if Self.serverKeys.contains(key) { continue }
-            if key == "ACL" { acl = json.isNull ? nil : try Self.acl(json); continue }
-            try Self.checkFieldName(key)
-            switch try ParseFieldChange(json: json, path: key) {
-            case .set(let v): fields[key] = try Self.value(v, key)
-            case .delete: continue
-            case .increment(let n): fields[key] = try Self.value(n, key)
-            case .add(let vs), .addUnique(let vs): fields[key] = .array(try vs.map { try Self.value($0, key) })
-            case .remove: fields[key] = .array([])
-            case .addRelation(let ps):
-                fields[key] = .array(ps.map(Value.pointer))
-                relations.append(key)
-            case .removeRelation:
-                fields[key] = .array([])
-                relations.append(key)
-            }
-        }
-        if !relations.isEmpty { fields[Self.relationsField] = .array(relations.sorted().map(Value.string)) }
+        var (fields, relations, acl) = try ParseCodec.createFields(
+            body, ignoring: Self.serverKeys, checkName: Self.checkFieldName, value: Self.value, acl: Self.acl)
+        if !relations.isEmpty { fields[Self.relationsField] = .array(relations.map(Value.string)) }
         return (fields, acl)
     }
 
@@ -92,19 +74,13 @@ extension ParseCall {
                 throw MBaaSError(.unsupported, "the emulator cannot change \(key) after sign-up", vendorCode: "-1")
             }
             try Self.checkFieldName(key)
-            let change = try ParseFieldChange(json: json, path: key)
-            switch change {
-            case .addRelation(let ps):
-                update.changes[key] = .addUnique(ps.map(Value.pointer))
-                relations.append(key)
-            case .removeRelation(let ps):
-                update.changes[key] = .remove(ps.map(Value.pointer))
-                relations.append(key)
-            default:
-                do { update.changes[key] = try change.fieldOperation(path: key) } catch {
+            let (operation, relation) = try ParseFieldChange(json: json, path: key).storeOperation(path: key) { v, p throws(MBaaSError) -> Value in
+                do throws(MBaaSError) { return try ParseCodec.decode(v, path: p) } catch {
                     throw MBaaSError(.invalidRequest, "invalid type for key \(key): \(error.message)", vendorCode: "111")
                 }
             }
+            update.changes[key] = operation
+            if relation { relations.append(key) }
         }
         if !relations.isEmpty { update.changes[Self.relationsField] = .addUnique(relations.map(Value.string)) }
         if update.acl != nil { update.changes[Self.noACLField] = .delete }

@@ -47,35 +47,15 @@ extension ParseCall {
     }
 
     private func create(username: String, password: String, email: String?, body: JSONObject, authData: JSON?) async throws -> TransportResponse {
-        var fields: [String: Value] = [:]
-        var acl: ACL?
-        for (key, json) in body {
-            switch key {
-            case "username", "password", "email", "authData", "objectId", "createdAt", "updatedAt", "sessionToken", "emailVerified":
-                continue
-            case "ACL": acl = json.isNull ? nil : try Self.acl(json)
-            default:
-                try Self.checkFieldName(key)
-                fields[key] = try Self.value(json, key)
-            }
-        }
-        let session: Session
-        do {
-            session = try await dialect.store.sharing(session: nil, administrative: false)
-                .signUp(username: username, password: password, email: email, fields: [:])
-        } catch let e as MBaaSError where e.kind == .duplicate {
-            if e.message.contains("mail") {
-                throw MBaaSError(.duplicate, "Account already exists for this email address.", vendorCode: "203")
-            }
-            throw MBaaSError(.duplicate, "Account already exists for this username.", vendorCode: "202")
-        }
-        var profile = fields
-        profile["username"] = .string(username)
-        if let email { profile["email"] = .string(email) }
-        if let authData { profile["authData"] = try Self.value(authData, "authData") }
-        let created = try await dialect.store.sharing(session: session, administrative: false).create(
-            Record(className: ParseWire.userClass, id: session.userId, acl: acl ?? ACL.publicRead(owner: session.userId),
-                   fields: profile))
+        let signUp = ParseFamilySignUp(
+            ignoring: ["username", "password", "email", "authData", "objectId", "createdAt", "updatedAt", "sessionToken", "emailVerified"],
+            aclKey: "ACL", checkName: Self.checkFieldName, value: Self.value, acl: Self.acl,
+            duplicate: { email in
+                email ? MBaaSError(.duplicate, "Account already exists for this email address.", vendorCode: "203")
+                    : MBaaSError(.duplicate, "Account already exists for this username.", vendorCode: "202")
+            })
+        let (session, created) = try await signUp.signUp(in: dialect.store, username: username, password: password, email: email,
+                                                          authData: authData, body: body)
         let answer = ParseCreated(objectId: session.userId, createdAt: created.createdAt ?? dialect.clock(),
                                   extras: ["sessionToken": .string(session.token)])
         return Self.json(201, answer.json, headers: HTTPFields([("Location", location(ParseWire.userClass, session.userId))]))

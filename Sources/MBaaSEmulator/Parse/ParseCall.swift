@@ -30,27 +30,31 @@ struct ParseCall {
     var token: String? { if case .client(let t) = caller { t } else { nil } }
     var isMaster: Bool { caller == .master }
 
-    func answer() async throws -> TransportResponse {
-        if let token { try await checkSession(token) }
+    /// The handler of the call's route and the facts its answers follow (``ParseDialect/Fact``): each route names
+    /// the documented rule of its success and of its failure where it is dispatched.
+    func handler() -> (facts: ParseDialect.Facts, run: () async throws -> TransportResponse) {
+        typealias Facts = ParseDialect.Facts
+        let objects = Facts(success: .objects, failure: .objectErrors)
         switch (route, request.method) {
         case (.objects(ParseWire.sessionClass), _), (.object(ParseWire.sessionClass, _), _):
-            throw MBaaSError(.unsupported, "the emulator does not serve _Session objects", vendorCode: "119")
-        case (.objects(let cls), .get): return try await query(cls)
-        case (.objects(ParseWire.userClass), .post): return try await signUp()
-        case (.objects(let cls), .post): return try await create(cls)
-        case (.object(let cls, let id), .get): return try await get(cls, id)
-        case (.object(let cls, let id), .put): return try await update(cls, id)
-        case (.object(let cls, let id), .delete): return try await delete(cls, id)
-        case (.me, .get): return try await me()
-        case (.login, .post), (.login, .get): return try await logIn()
-        case (.logout, .post): return try await logOut()
+            return (objects, { throw MBaaSError(.unsupported, "the emulator does not serve _Session objects", vendorCode: "119") })
+        case (.objects(ParseWire.roleClass), .get): return (Facts(.roles), { try await query(ParseWire.roleClass) })
+        case (.objects(let cls), .get): return (Facts(success: .queries, failure: .queryErrors), { try await query(cls) })
+        case (.objects(ParseWire.userClass), .post): return (Facts(.signUp), { try await signUp() })
+        case (.objects(let cls), .post): return (cls == ParseWire.roleClass ? Facts(.roles) : objects, { try await create(cls) })
+        case (.object(let cls, let id), .get): return (cls == ParseWire.roleClass ? Facts(.roles) : objects, { try await get(cls, id) })
+        case (.object(let cls, let id), .put): return (cls == ParseWire.roleClass ? Facts(.roles) : objects, { try await update(cls, id) })
+        case (.object(let cls, let id), .delete): return (cls == ParseWire.roleClass ? Facts(.roles) : objects, { try await delete(cls, id) })
+        case (.me, .get): return (Facts(.logIn), { try await me() })
+        case (.login, .post), (.login, .get): return (Facts(.logIn), { try await logIn() })
+        case (.logout, .post): return (Facts(.logIn), { try await logOut() })
         case (.requestPasswordReset, .post):
-            throw MBaaSError(.unsupported, "the emulator sends no e-mail: password reset is not available", vendorCode: "1")
-        case (.batch, .post): return try await batch()
-        case (.file(let name), .post): return try await upload(name)
-        case (.file(let name), .delete): return try await deleteFile(name)
-        case (.schemas, .get): return try await schemas()
-        default: return ParseDialect.notFound(request.method, dialect.percentEncodedPath(request.url))
+            return (Facts(.logIn), { throw MBaaSError(.unsupported, "the emulator sends no e-mail: password reset is not available", vendorCode: "1") })
+        case (.batch, .post): return (Facts(.batch), { try await batch() })
+        case (.file(let name), .post): return (Facts(.files), { try await upload(name) })
+        case (.file(let name), .delete): return (Facts(.files), { try await deleteFile(name) })
+        case (.schemas, .get): return (objects, { try await schemas() })
+        default: return (Facts(.unknownPath), { ParseDialect.notFound(request.method, dialect.percentEncodedPath(request.url)) })
         }
     }
 

@@ -43,6 +43,10 @@ public import MBaaSParseWire
 ///   Parse's pattern (``ParseWire/isValidFileName(_:)``): code 122 otherwise [doc]. A file over
 ///   ``Configuration/maxFileSize`` and any other body over ``maxRequestBodySize`` is 413 code 130 [inferred].
 ///
+/// With ``Configuration/namesFacts`` each answer names, in an `X-MBaaS-Fact` header, the documented rule it follows:
+/// each route names the fact of its success and of its failure where it is dispatched (``ParseCall``'s handler), so
+/// a cassette recorded from the dialect carries facts nobody stamped afterwards.
+///
 /// The emulator is an oracle of MBaaSKit's own reading of Parse Server: a pass against it proves consistency with
 /// that reading and with the REST guide's examples (its vectors are tested against it), not with a Parse Server.
 public struct ParseDialect: EmulatorDialect {
@@ -62,6 +66,9 @@ public struct ParseDialect: EmulatorDialect {
         public var filePrefix: @Sendable () -> String = {
             UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         }
+        /// Whether each answer names the documented rule it follows in an `X-MBaaS-Fact` header (default `false`):
+        /// for authoring cassettes, whose recorder moves the header into the exchange's `fact`.
+        public var namesFacts = false
 
         public init(applicationId: String, restKey: String, masterKey: String? = nil, mount: String = ParseWire.defaultMount,
                     maxFileSize: Int = 20 << 20, maxDocumentSize: Int = 20 << 20) {
@@ -118,24 +125,30 @@ public struct ParseDialect: EmulatorDialect {
         guard let caller = authenticate(request) else {
             var refusal = ParseErrorBody(code: nil, error: "unauthorized").response()
             refusal.status = 403
-            return refusal
+            return naming(.transport, refusal)
         }
         let filesPrefix = configuration.mount + "/files/" + percentEncode(configuration.applicationId) + "/"
+        var facts = Facts(.files)
         do {
             if request.method == .get, path.hasPrefix(filesPrefix) {
                 let name = percentDecode(String(path.dropFirst(filesPrefix.count))) ?? ""
-                return try await ParseCall(dialect: self, request: request, route: .file(name), caller: caller).download(name)
+                return naming(.files, try await ParseCall(dialect: self, request: request, route: .file(name), caller: caller).download(name))
             }
             guard let route = ParseRoute(path: path, mount: configuration.mount), !(inBatch && route == .batch) else {
-                return Self.notFound(request.method, path)
+                return naming(.unknownPath, Self.notFound(request.method, path))
             }
-            return try await ParseCall(dialect: self, request: request, route: route, caller: caller).answer()
+            let call = ParseCall(dialect: self, request: request, route: route, caller: caller)
+            let handler = call.handler()
+            facts = handler.facts
+            if let token = call.token { try await call.checkSession(token) }
+            let answer = try await handler.run()
+            return naming(facts.of(answer), answer)
         } catch {
             let e = MBaaSError.wrap(error)
             if e.kind == .internal || e.kind == .localIO {
                 logger.error("parse dialect: \(request.method) \(path) failed: \(e.message)")
             }
-            return ParseErrorBody(e).response()
+            return naming(facts.failure, ParseErrorBody(e).response())
         }
     }
 
