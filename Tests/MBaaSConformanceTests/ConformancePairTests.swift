@@ -43,7 +43,7 @@ import Testing
 
     /// Features that state a limit rather than a capability: the embedded store, which declares every capability,
     /// has none of them, so it skips the scenarios that require one (they test how a limited backend behaves).
-    static let limits: Set<Capabilities.Feature> = [.emptyStringsAbsent, .readOnly]
+    static let limits: Set<Capabilities.Feature> = [.emptyStringsAbsent, .textCaseInsensitive, .readOnly]
 
     @Test func pairsAreDiscovered() throws {
         let suite = try #require(Self.suite)

@@ -23,7 +23,7 @@ public enum AppPotWire {
     public static let capabilities = Capabilities(
         features: [
             .objects, .multiKeySort, .skip, .count, .batch, .optimisticLocking, .acl, .files, .fileDelete, .auth, .serverLogout,
-            .roles, .listUsers, .importUsers, .aclNarrowing, .emptyStringsAbsent, .unicodeFileNames, .queryValue("Date"),
+            .roles, .listUsers, .importUsers, .aclNarrowing, .emptyStringsAbsent, .textCaseInsensitive, .unicodeFileNames, .queryValue("Date"),
             .valueType("string"), .valueType("int"), .valueType("double"), .valueType("bool"), .valueType("Date"),
             .valueType("array"), .valueType("object"), .valueType("Pointer"),
             .valueType("GeoPoint"), .valueType("Bytes"), .valueType("File"),
@@ -45,6 +45,7 @@ public enum AppPotWire {
             .fileNames: "the AppPot server stores a file under a generated prefix plus the name given: keep the name the upload returns",
             .fileACL: "AppPot files have no access control of their own",
             .emptyStringsAbsent: "the server answers a NULL column as \"\", so the client reads \"\" as absent: an empty string written reads back absent",
+            .textCaseInsensitive: "the server runs on MySQL, whose default collation compares text without regard to case: a prefix `ga` also matches `Gamma` (reference: apppot-salesforce.md, the server stack; inferred)",
             .aclNarrowing: "an ACL no AppPot scope expresses (read without write, grants to other users or to roles) is narrowed to user scope: the writer's own record",
             .aclReadOnly: "AppPot scopes grant read and write together (user, group or all): read-only grants are refused",
             .fileList: "the AppPot file API has no listing endpoint",

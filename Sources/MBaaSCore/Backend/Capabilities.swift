@@ -42,6 +42,10 @@ public struct Capabilities: Sendable, Hashable {
         /// A limit, not a capability: an empty string is stored as no value, and reads back absent (a backend that
         /// answers NULL and `""` alike). Whoever compares what was written with what is read treats the two as one.
         public static let emptyStringsAbsent: Feature = "emptyStringsAbsent"
+        /// A limit, not a capability: the store compares text without regard to case (a database collation that
+        /// ignores case), so `eq`, `prefix` and ordering on strings treat `Gamma` and `gamma` alike. Scenarios that
+        /// check case-sensitive matching report `lossy` under it, with the difference, never a pass.
+        public static let textCaseInsensitive: Feature = "textCaseInsensitive"
         /// A file of the store (not one attached to a record, which follows its record) keeps the ACL it is uploaded
         /// with (``FileUpload/acl``), and the store enforces it; with ``fileACLListing``,
         /// ``FileStore/listFiles(prefix:limit:)`` gives it back in ``FileInfo/acl``. Without it an upload carrying an
