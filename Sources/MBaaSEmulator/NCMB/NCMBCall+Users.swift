@@ -46,7 +46,7 @@ extension NCMBCall {
             session = try await dialect.store.sharing(session: nil, administrative: false)
                 .signUp(username: username, password: password, email: email, fields: [:])
         } catch let e as MBaaSError where e.kind == .duplicate {
-            let field = e.message.contains("mail") ? "mailAddress" : "userName"
+            let field = e.refusedField == MBaaSError.emailKey ? "mailAddress" : "userName"
             throw MBaaSError(.duplicate, "\(field) is duplication.", vendorCode: "E409001")
         }
         var profile = fields

@@ -64,7 +64,7 @@ extension ParseCall {
             session = try await dialect.store.sharing(session: nil, administrative: false)
                 .signUp(username: username, password: password, email: email, fields: [:])
         } catch let e as MBaaSError where e.kind == .duplicate {
-            if e.message.contains("mail") {
+            if e.refusedField == MBaaSError.emailKey {
                 throw MBaaSError(.duplicate, "Account already exists for this email address.", vendorCode: "203")
             }
             throw MBaaSError(.duplicate, "Account already exists for this username.", vendorCode: "202")
