@@ -96,7 +96,7 @@ extension AppPotBackend {
         do {
             _ = try check(response, token: Token(value: session.token, anonymous: false))
         } catch let error as MBaaSError {
-            if let code = error.vendorCode.flatMap(Int.init), AppPotErrorCode.endsSession(code) { return }
+            if let code = error.numericVendorCode, AppPotErrorCode.endsSession(code) { return }
             throw error
         }
     }

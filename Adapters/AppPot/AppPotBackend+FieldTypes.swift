@@ -140,7 +140,10 @@ public enum AppPotFieldTypes {
     /// ``MBaaSCore/fieldTypes(fromJSON:context:)``, with the type names AppPot takes named in its errors).
     public static func types(_ json: JSON, in context: String) throws(MBaaSError) -> [String: [String: String]] {
         do { return try fieldTypes(fromJSON: json, context: context) } catch {
-            throw error.message.hasSuffix("not a type name") ? MBaaSError(error.kind, "\(error.message) (\(accepted))") : error
+            guard error.refusedField != nil else { throw error }
+            var named = error
+            named.message += " (\(accepted))"
+            throw named
         }
     }
 }

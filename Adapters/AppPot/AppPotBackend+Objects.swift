@@ -385,7 +385,7 @@ extension AppPotBackend {
             json = try check(response, token: token)
         } catch let error as MBaaSError {
             if response.status == 404 { return nil }
-            if let code = error.vendorCode.flatMap(Int.init), [130, 993, 995].contains(code) { return nil }
+            if let code = error.numericVendorCode, [130, 993, 995].contains(code) { return nil }
             throw error
         }
         guard let rows = try AppPotDataResponse.rows(json, keys: [className]), let row = rows.first else { return nil }

@@ -55,9 +55,9 @@ extension AppPotBackend {
         do {
             return try check(response, token: token)
         } catch let error as MBaaSError {
-            if let code = error.vendorCode.flatMap(Int.init), AppPotErrorCode.endsSession(code) { throw error }
+            if let code = error.numericVendorCode, AppPotErrorCode.endsSession(code) { throw error }
             if response.status == 404 { return nil }
-            if let code = error.vendorCode.flatMap(Int.init), code == 993 || code == 995 { return nil }
+            if let code = error.numericVendorCode, code == 993 || code == 995 { return nil }
             throw error
         }
     }

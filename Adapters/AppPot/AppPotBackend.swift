@@ -290,7 +290,7 @@ extension AppPotBackend {
         switch AppPotEnvelope.check(response) {
         case .success(let json): return json
         case .failure(let error):
-            if let code = error.vendorCode.flatMap(Int.init), AppPotErrorCode.endsSession(code) {
+            if let code = error.numericVendorCode, AppPotErrorCode.endsSession(code) {
                 if token.anonymous {
                     state.withLock { if $0.anonymousToken == token.value { $0.anonymousToken = nil } }
                 } else if token.value != nil {
@@ -316,7 +316,7 @@ extension AppPotBackend {
                 return (response, try check(response, token: token))
             } catch let error as MBaaSError {
                 attempt += 1
-                if token.anonymous, attempt == 1, let code = error.vendorCode.flatMap(Int.init),
+                if token.anonymous, attempt == 1, let code = error.numericVendorCode,
                    AppPotErrorCode.endsSession(code) {
                     continue
                 }

@@ -80,7 +80,7 @@ extension KiiBackend {
             result = try await get(className: className, id: id)
             if let expected = update.expectedVersion, result.version != expected {
                 throw MBaaSError(.conflict, "Kii object \(id) is at version \(result.version ?? "?"), not \(expected)",
-                                 vendorCode: "OBJECT_VERSION_IS_STALE")
+                                 vendorCode: "OBJECT_VERSION_IS_STALE").conflicting(currentVersion: result.version)
             }
         }
         return result

@@ -161,10 +161,13 @@ extension LocalBackend {
         return nil
     }
 
+    /// The `duplicate` of a taken user name or e-mail, with ``MBaaSCore/MBaaSError/refusedField`` naming which
+    /// (``MBaaSCore/MBaaSError/usernameKey`` or ``MBaaSCore/MBaaSError/emailKey``): the emulator's dialects answer
+    /// their vendor's code for each from it.
     static func takenError(username: String, email: String?, which: String?) -> MBaaSError {
         which == "e-mail"
-            ? MBaaSError(.duplicate, "the e-mail \(email ?? "") is already used by another user")
-            : MBaaSError(.duplicate, "the user name '\(username)' is already taken")
+            ? MBaaSError(.duplicate, "the e-mail \(email ?? "") is already used by another user").refusing(MBaaSError.emailKey)
+            : MBaaSError(.duplicate, "the user name '\(username)' is already taken").refusing(MBaaSError.usernameKey)
     }
 
     /// A read that does not act as the session's user (auth calls work whatever state the session is in).

@@ -241,8 +241,10 @@ public struct LocalBenchmark: Sendable {
         ], script: scriptRun)
     }
 
-    /// Runs the baseline script and parses the JSON object it prints.
+    /// Runs the baseline script and parses the JSON object it prints. Foundation's `Process` exists on macOS and
+    /// Linux only: on iOS, tvOS and watchOS the script side is `unsupported` (the app's library still builds).
     static func runScript(python: String, script: URL, arguments: [String]) throws -> JSONObject {
+        #if os(macOS) || os(Linux)
         let process = Process()
         if python.contains("/") {
             process.executableURL = URL(fileURLWithPath: python)
@@ -269,6 +271,9 @@ public struct LocalBenchmark: Sendable {
             throw MBaaSError(.decoding, "\(script.lastPathComponent) did not print a JSON object")
         }
         return object
+        #else
+        throw MBaaSError.unsupported("running the baseline script", by: "this platform", reason: "Foundation has no Process here")
+        #endif
     }
 
     // MARK: Workload pieces

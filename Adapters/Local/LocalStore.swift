@@ -142,6 +142,7 @@ struct LocalStore: Sendable {
         }
         if let expectedVersion, expectedVersion != stored.record.version {
             throw MBaaSError(.conflict, "\(className)/\(id) changed: its version is \(stored.record.version ?? "?"), expected \(expectedVersion); nothing was written")
+                .conflicting(currentVersion: stored.record.version)
         }
         return stored
     }

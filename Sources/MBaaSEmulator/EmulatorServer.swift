@@ -142,7 +142,7 @@ public struct EmulatorServer: Sendable {
 
 extension MBaaSError.Kind {
     /// The emulator cannot listen on the address it was given (a port in use). `mbaas serve` exits 9.
-    public static let addressUnavailable: MBaaSError.Kind = "addressUnavailable"
+    public static let addressUnavailable = MBaaSError.Kind(rawValue: "addressUnavailable")
 }
 
 /// Hands Hummingbird requests to the dialect as the core's ``MBaaSCore/TransportRequest`` and its answers back.

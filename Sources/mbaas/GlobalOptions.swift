@@ -5,6 +5,7 @@ import FoundationNetworking
 #endif
 import Logging
 import MBaaSCore
+import MBaaSEmulator
 import MBaaSLocal
 #if canImport(Glibc)
 import Glibc
@@ -308,7 +309,7 @@ func exitStatus(for kind: MBaaSError.Kind) -> Int32 {
     case .conflict, .duplicate: 5
     case .unavailable, .transport, .rateLimited: 6
     case .localIO: 7
-    case "addressUnavailable": 9   // serve: the address cannot be listened on (a port in use; MBaaSEmulator's kind)
+    case .addressUnavailable: 9   // serve: the address cannot be listened on (a port in use; MBaaSEmulator's kind)
     default: 1   // decoding, internal, adapter-defined kinds
     }
 }

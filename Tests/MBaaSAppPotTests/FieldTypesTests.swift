@@ -64,4 +64,13 @@ struct FieldTypesTests {
         let empty = await #expect(throws: MBaaSError.self) { try await makeBackend(sim, url: simulatorURL + "&schemas=") }
         #expect(empty?.kind == .invalidRequest && empty?.message.contains("schemas=FILE") == true)
     }
+
+    @Test("a type that is not a string names the type names AppPot takes; a document of another shape does not")
+    func typesNameTheAcceptedNames() throws {
+        let notName = try #require(throws: MBaaSError.self) { try AppPotFieldTypes.types(.object(["Memo": .object(["n": 5])]), in: "schemas") }
+        #expect(notName.kind == .invalidRequest && notName.refusedField == "Memo.n")
+        #expect(notName.message == "schemas: Memo.n is 5, not a type name (\(AppPotFieldTypes.accepted))")
+        let notObject = try #require(throws: MBaaSError.self) { try AppPotFieldTypes.types(.object(["Memo": 5]), in: "schemas") }
+        #expect(notObject.kind == .invalidRequest && !notObject.message.contains(AppPotFieldTypes.accepted))
+    }
 }

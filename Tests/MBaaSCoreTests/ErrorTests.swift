@@ -53,3 +53,46 @@ struct ErrorTests {
         }
     }
 }
+
+@Suite("MBaaSError carries structure")
+struct ErrorDetailTests {
+    @Test("Kind is not ExpressibleByStringLiteral (a misspelt kind does not compile) and encodes as before")
+    func kindTakesNoLiterals() throws {
+        #expect(!((MBaaSError.Kind.self as Any.Type) is any ExpressibleByStringLiteral.Type))
+        let names = ["notFound", "unauthorized", "forbidden", "conflict", "duplicate", "invalidRequest", "rateLimited",
+                     "unavailable", "unsupported", "transport", "decoding", "localIO", "internal"]
+        #expect(MBaaSError.Kind.allCases.map(\.rawValue) == names)
+        let coded = try JSONEncoder().encode(MBaaSError.Kind.allCases)
+        #expect(String(decoding: coded, as: UTF8.self) == "[" + names.map { "\"\($0)\"" }.joined(separator: ",") + "]")
+        let custom = try JSONDecoder().decode([MBaaSError.Kind].self, from: Data(#"["quotaExceeded","notFound"]"#.utf8))
+        #expect(custom == [MBaaSError.Kind(rawValue: "quotaExceeded"), .notFound])
+    }
+
+    @Test("refusedField, currentVersion and the numeric vendor code are values, set by builders")
+    func detailValues() {
+        let e = MBaaSError(.conflict, "changed", vendorCode: "130").conflicting(currentVersion: "7")
+        #expect(e.currentVersion == "7" && e.numericVendorCode == 130 && e.refusedField == nil)
+        #expect(MBaaSError(.notFound, "x", vendorCode: "E404001").numericVendorCode == nil)
+        #expect(MBaaSError(.notFound, "x").numericVendorCode == nil)
+        let taken = MBaaSError(.duplicate, "taken").refusing(MBaaSError.emailKey)
+        #expect(taken.refusedField == "email" && !taken.refusesRecordId)
+        #expect(MBaaSError(.duplicate, "taken").refusing(MBaaSError.usernameKey).refusedField == "username")
+    }
+
+    @Test("a field-type document entry that is not a type name names Class.field in refusedField; other shapes do not")
+    func fieldTypeEntryIsRefusedByName() throws {
+        do {
+            _ = try fieldTypes(fromJSON: .object(["Memo": .object(["n": 5])]), context: "types")
+            Issue.record("expected a failure")
+        } catch {
+            #expect(error.kind == .invalidRequest && error.refusedField == "Memo.n")
+            #expect(error.message == "types: Memo.n is 5, not a type name")
+        }
+        do {
+            _ = try fieldTypes(fromJSON: .object(["Memo": 5]), context: "types")
+            Issue.record("expected a failure")
+        } catch {
+            #expect(error.kind == .invalidRequest && error.refusedField == nil)
+        }
+    }
+}

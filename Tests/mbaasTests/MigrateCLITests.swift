@@ -104,8 +104,8 @@ struct MigrateCLITests {
         let report = cli.directory.appendingPathComponent("report.json")
         let ok = try cli.run(["migrate", "--from", source, "--to", cli.url, "--state", state, "--report", report.path, "--format", "json"], sessionOption: false)
         #expect(ok.status == 0, "\(ok.stderr)")
-        var info = stat()
-        #expect(stat(report.path, &info) == 0 && info.st_mode & 0o777 == 0o600, "mode \(String(info.st_mode & 0o777, radix: 8))")
+        let mode = try FileManager.default.attributesOfItem(atPath: report.path)[.posixPermissions] as? Int
+        #expect(mode.map { $0 & 0o777 } == 0o600, "mode \(String(mode ?? -1, radix: 8))")
         let nowhere = cli.directory.appendingPathComponent("no-such-dir/report.json").path
         let unwritable = try cli.run(["verify", "--from", source, "--to", cli.url, "--state", state, "--report", nowhere, "--format", "json"], sessionOption: false)
         #expect(unwritable.status == 7 && unwritable.stderr.contains("cannot write the report \(nowhere)"), "\(unwritable.stderr)")

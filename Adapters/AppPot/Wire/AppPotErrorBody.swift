@@ -25,7 +25,7 @@ public struct AppPotErrorBody: Sendable, Hashable {
     /// is the error's when it carries one.
     public init(_ error: MBaaSError) {
         let code: Int
-        if let c = error.vendorCode.flatMap(Int.init) {
+        if let c = error.numericVendorCode {
             code = c
         } else {
             switch error.kind {

@@ -26,7 +26,8 @@ public protocol FieldTypeDeclaring: Sendable {
 /// Field types as JSON names them (`{"Memo":{"title":"string","n":"int"}}`): class → field → type name, the shape
 /// ``FieldTypeDeclaring/declareFieldTypes(_:)`` takes. A document of another shape is
 /// ``MBaaSError/Kind/invalidRequest`` naming the entry, each message starting with `context` (where the document came
-/// from). Type names are not checked here: the adapter that declares them does.
+/// from). Type names are not checked here: the adapter that declares them does. An entry whose type is not a
+/// string has ``MBaaSError/refusedField`` `Class.field` (an adapter adds the names it takes to that error only).
 public func fieldTypes(fromJSON json: JSON, context: String) throws(MBaaSError) -> [String: [String: String]] {
     let shape = #"a JSON object of classes, each an object of field names and type names ({"Memo":{"title":"string","n":"int"}})"#
     guard let classes = json.objectValue else { throw MBaaSError(.invalidRequest, "\(context) is not \(shape)") }
@@ -39,6 +40,7 @@ public func fieldTypes(fromJSON json: JSON, context: String) throws(MBaaSError) 
         for (field, type) in fields {
             guard let type = type.stringValue else {
                 throw MBaaSError(.invalidRequest, "\(context): \(className).\(field) is \(type.printed()), not a type name")
+                    .refusing("\(className).\(field)")
             }
             named[field] = type
         }

@@ -12,44 +12,44 @@ public struct MBaaSError: Error, Sendable, CustomStringConvertible {
     /// What went wrong, independent of the vendor.
     ///
     /// Extensible like ``Capabilities/Feature``: a `RawRepresentable` string with the core's kinds as static
-    /// members (``allCases``); adapters may define their own. Code that maps kinds (exit statuses, retry
-    /// policies) must handle unknown kinds with a default.
-    public struct Kind: RawRepresentable, Sendable, Hashable, Codable, ExpressibleByStringLiteral,
-        CustomStringConvertible
-    {
+    /// members (``allCases``); adapters may define their own, as a static member made with ``init(rawValue:)``
+    /// (GRDB's `ResultCode` is built the same way). Not `ExpressibleByStringLiteral`: a misspelt kind
+    /// (`"notFund"`) does not compile; write `.notFound`. It encodes as its raw value, a JSON string
+    /// (`"notFound"`), and decodes any string, so kinds an adapter adds round-trip too. Code that maps kinds
+    /// (exit statuses, retry policies) must handle unknown kinds with a default.
+    public struct Kind: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
         public var rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
-        public init(stringLiteral value: String) { self.rawValue = value }
         public var description: String { rawValue }
 
         /// The record, file, class or user does not exist.
-        public static let notFound: Kind = "notFound"
+        public static let notFound = Kind(rawValue: "notFound")
         /// No valid session or credentials (wrong password, expired token).
-        public static let unauthorized: Kind = "unauthorized"
+        public static let unauthorized = Kind(rawValue: "unauthorized")
         /// Authenticated, but not allowed (ACL, access rule, scope).
-        public static let forbidden: Kind = "forbidden"
+        public static let forbidden = Kind(rawValue: "forbidden")
         /// A version check failed: the record changed since it was read.
-        public static let conflict: Kind = "conflict"
+        public static let conflict = Kind(rawValue: "conflict")
         /// A unique value (user name, e-mail, id) is already taken.
-        public static let duplicate: Kind = "duplicate"
+        public static let duplicate = Kind(rawValue: "duplicate")
         /// The request is malformed: bad field, bad query, bad class name, bad value, or beyond a documented
         /// limit (query complexity, sizes).
-        public static let invalidRequest: Kind = "invalidRequest"
+        public static let invalidRequest = Kind(rawValue: "invalidRequest")
         /// Too many requests; ``MBaaSError/retryAfter`` says when to come back, if the server said.
-        public static let rateLimited: Kind = "rateLimited"
+        public static let rateLimited = Kind(rawValue: "rateLimited")
         /// The server is down or overloaded (5xx), or the database is busy: retrying later may work.
-        public static let unavailable: Kind = "unavailable"
+        public static let unavailable = Kind(rawValue: "unavailable")
         /// The backend cannot do this; a declared capability is missing.
-        public static let unsupported: Kind = "unsupported"
+        public static let unsupported = Kind(rawValue: "unsupported")
         /// The request did not complete: connection refused or reset, timeout, cancelled.
-        public static let transport: Kind = "transport"
+        public static let transport = Kind(rawValue: "transport")
         /// The response could not be understood.
-        public static let decoding: Kind = "decoding"
+        public static let decoding = Kind(rawValue: "decoding")
         /// A local file could not be read or written (a full disk, a missing directory, permissions, stdout):
         /// neither the caller's request nor the backend is at fault, and retrying alone will not help.
-        public static let localIO: Kind = "localIO"
+        public static let localIO = Kind(rawValue: "localIO")
         /// A failure that is not the caller's: an unexpected error inside MBaaSKit or a library it uses.
-        public static let `internal`: Kind = "internal"
+        public static let `internal` = Kind(rawValue: "internal")
 
         /// The kinds the core defines, in documentation order.
         public static let allCases: [Kind] = [
@@ -69,13 +69,25 @@ public struct MBaaSError: Error, Sendable, CustomStringConvertible {
     /// The error that caused this one, if any.
     public var underlying: (any Error & Sendable)?
     /// The field or metadata key the request was refused for, where the adapter knows it: ``recordIdKey`` when a
-    /// record id given by the client is refused (not valid for the backend, or ids are not taken at all). Set by the
-    /// adapter that raises the error, never read from ``message``: callers decide on it (the migration writes a record
-    /// again without its id only for this), not on the wording.
+    /// record id given by the client is refused (not valid for the backend, or ids are not taken at all);
+    /// ``usernameKey`` or ``emailKey`` when a sign-up is a ``Kind/duplicate`` for that value; `Class.field` for an
+    /// entry of a field-type document that is not a type name (``fieldTypes(fromJSON:context:)``). Set by the
+    /// adapter that raises the error, never read from ``message``: callers decide on it (the migration writes a
+    /// record again without its id only for this; the emulator's dialects answer the vendor's code for a taken user
+    /// name or e-mail), not on the wording.
     public var refusedField: String?
+
+    /// The version the record has now, on a ``Kind/conflict`` raised by a version check (an update or delete with
+    /// an expected version that is no longer the record's), where the backend said it. Set by the adapter that
+    /// raises the error; callers that retry or report read it here, never from ``message``.
+    public var currentVersion: String?
 
     /// The ``refusedField`` of a refused client-supplied record id.
     public static let recordIdKey = "id"
+    /// The ``refusedField`` of a ``Kind/duplicate`` sign-up whose user name is taken.
+    public static let usernameKey = "username"
+    /// The ``refusedField`` of a ``Kind/duplicate`` sign-up (or profile change) whose e-mail address is taken.
+    public static let emailKey = "email"
 
     /// Whether the backend refused the record id the client gave (``refusedField`` is ``recordIdKey``).
     public var refusesRecordId: Bool { refusedField == Self.recordIdKey }
@@ -86,6 +98,17 @@ public struct MBaaSError: Error, Sendable, CustomStringConvertible {
         e.refusedField = field
         return e
     }
+
+    /// This error with ``currentVersion`` set (`nil` leaves it unset).
+    public func conflicting(currentVersion version: String?) -> MBaaSError {
+        var e = self
+        e.currentVersion = version
+        return e
+    }
+
+    /// ``vendorCode`` as a number, for vendors whose codes are numbers (AppPot's `130`, Parse's `209`);
+    /// `nil` when there is no code or it is not a decimal integer (`"E404001"`, `"OBJECT_NOT_FOUND"`).
+    public var numericVendorCode: Int? { vendorCode.flatMap { Int($0) } }
 
     public init(
         _ kind: Kind, _ message: String, vendorCode: String? = nil, httpStatus: Int? = nil,

@@ -31,7 +31,7 @@ struct ParseFamilySignUp {
             session = try await store.sharing(session: nil, administrative: false)
                 .signUp(username: username, password: password, email: email, fields: [:])
         } catch let e as MBaaSError where e.kind == .duplicate {
-            throw duplicate(e.message.contains("mail"))
+            throw duplicate(e.refusedField == MBaaSError.emailKey)
         }
         fields["username"] = .string(username)
         if let email { fields["email"] = .string(email) }
