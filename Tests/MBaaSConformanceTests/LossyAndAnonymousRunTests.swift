@@ -1,6 +1,7 @@
 import Foundation
 @testable import MBaaSConformance
 import MBaaSCore
+import MBaaSExampleAdapter
 import Testing
 
 /// Issue 33, points 5 and 13: a declared loss is reported as `lossy` (not skipped, not passed), a backend without

@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+import MBaaSExampleAdapter
 
 /// The example adapter (``MemoryBackend``) with features taken away or limits added, for the runner's tests: a
 /// store without users (no `auth`, `signUp`), one whose users are provisioned by an administrator (no `signUp`),
