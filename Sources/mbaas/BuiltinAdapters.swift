@@ -6,12 +6,13 @@ import MBaaSMigration
 import MBaaSNCMB
 import MBaaSParse
 import MBaaSPocketBase
+import MBaaSSync
 
 /// The adapters the `mbaas` CLI can open, by URL scheme. One line per adapter.
 enum BuiltinAdapters {
     /// `localOpenMode` is how `sqlite:` databases open (read-only for commands that only read).
     static func registry(localOpenMode: LocalBackend.OpenMode = .create) -> BackendRegistry {
-        BackendRegistry([
+        var registry = BackendRegistry([
             LocalBackendFactory(options: LocalBackend.Options(openMode: localOpenMode)),
             PocketBaseBackendFactory(),
             NCMBBackendFactory(),
@@ -21,6 +22,9 @@ enum BuiltinAdapters {
             NCMBExportBackendFactory(),
             BundleBackendFactory(),
         ])
+        // replica:PATH, whose remote is any of the above (the key of encrypted fields from $MBAAS_REPLICA_KEY).
+        registry.register(ReplicaBackendFactory(registry: registry, key: ReplicaCipher.fromEnvironment))
+        return registry
     }
 
     /// The adapters conformance reports show, in their column order: every built-in adapter the suite runs against
