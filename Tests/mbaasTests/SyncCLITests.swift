@@ -69,4 +69,32 @@ struct SyncCLITests {
         let query = try cli.run(["objects", "query", replica, "Memo", "--format", "json"])
         #expect(query.status == 0 && query.text.contains("queued"), "\(query.stderr)")
     }
+
+    @Test("--watch syncs until SIGTERM and exits 143, also while the remote is unreachable")
+    func watchUntilTerminated() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let config = cli.directory.appendingPathComponent("sync.json")
+        try Data(#"{"classes":{"Memo":{"persistence":"localAndServer"}}}"#.utf8).write(to: config)
+        let replica = "replica:" + cli.directory.appendingPathComponent("memos.replica").path
+        #expect(try cli.run(["sync", "init", replica, "--remote", "parse+http://APP:KEY@127.0.0.1:9/parse", "--config", config.path]).status == 0)
+        let process = try cli.makeProcess(["sync", replica, "--watch", "0.2", "--format", "json"])
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try CLIHarness.launch(process)
+        // The first report (unreachable) arrives; the loop goes on.
+        var seen = Data()
+        let deadline = Date().addingTimeInterval(60)
+        while !seen.contains(UInt8(ascii: "\n")), Date() < deadline {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen.append(chunk)
+        }
+        #expect(String(decoding: seen, as: UTF8.self).contains("\"unreachable\""))
+        #expect(process.isRunning)
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 143)
+    }
 }
