@@ -32,6 +32,7 @@ let package = Package(
         .library(name: "MBaaSAppPotWire", targets: ["MBaaSAppPotWire"]),
         .library(name: "MBaaSAppPot", targets: ["MBaaSAppPot"]),
         .library(name: "MBaaSEmulator", targets: ["MBaaSEmulator"]),
+        .library(name: "MBaaSSync", targets: ["MBaaSSync"]),
         .executable(name: "mbaas", targets: ["mbaas"]),
     ],
     dependencies: [
@@ -103,12 +104,22 @@ let package = Package(
             ],
             path: "Sources/MBaaSBuiltins"
         ),
+        // Offline replicas of any backend (a Local store in front of a remote, synced).
+        .target(
+            name: "MBaaSSync",
+            dependencies: [
+                "MBaaSCore", "MBaaSLocal",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Sources/MBaaSSync"
+        ),
         .executableTarget(
             name: "mbaas",
             dependencies: [
                 "MBaaSBuiltins",
                 "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSMigration", "MBaaSEmulator",
-                "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot", "MBaaSParse",
+                "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot", "MBaaSParse", "MBaaSSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -217,6 +228,13 @@ let package = Package(
                 "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSEmulator", "MBaaSLocal", "MBaaSNCMBWire", "MBaaSNCMB",
                 "MBaaSKiiWire", "MBaaSKii", "MBaaSMigration", "MBaaSPocketBase", "MBaaSTesting", "MBaaSAppPotWire",
                 "MBaaSAppPot", "MBaaSParseWire", "MBaaSParse",
+            ]
+        ),
+        .testTarget(
+            name: "MBaaSSyncTests",
+            dependencies: [
+                "MBaaSCore", "MBaaSSync", "MBaaSLocal", "MBaaSReplay", "MBaaSConformance", "MBaaSEmulator", "MBaaSParse",
+                "MBaaSTesting", .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // Depends on the executable so that `swift test` builds the `mbaas` binary the CLI tests run.

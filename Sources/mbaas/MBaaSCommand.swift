@@ -20,7 +20,7 @@ struct MBaaSCommand: AsyncParsableCommand {
             Output is JSON when stdout is not a terminal (--format json|table to choose). Errors go to stderr with a \
             non-zero exit status: 2 invalid request or unsupported, 3 not found, 4 unauthorized or forbidden, \
             5 conflict or duplicate, 6 backend unavailable or unreachable, 7 local I/O (a local file or stdout \
-            could not be read or written), 8 a migration or verification finished with differences or failed records, \
+            could not be read or written), 8 a migration or verification finished with differences or failed records (or a sync with conflicts), \
             9 serve cannot listen on its address (a port in use), 1 anything else (internal, decoding). A usage error (unknown option, missing \
             or malformed argument) prints `Error: …` and the usage, exit status 64. A broken pipe on stdout ends \
             quietly with 141; Ctrl-C (SIGINT) and SIGTERM cancel the command cleanly: 130 and 143. With --format json \
@@ -33,7 +33,7 @@ struct MBaaSCommand: AsyncParsableCommand {
         subcommands: [
             ObjectsCommand.self, FilesCommand.self, AuthCommand.self, ConformanceCommand.self, NCMBCommand.self,
             BenchCommand.self, MigrateCommand.self, ExportCommand.self, ImportCommand.self, VerifyCommand.self,
-            SamplesCommand.self, ServeCommand.self,
+            SamplesCommand.self, ServeCommand.self, SyncCommand.self,
         ])
 
     /// Parses and runs like ArgumentParser's own `main()`, after ``Terminal/prepare()`` (SIGPIPE ignored), with

@@ -1,0 +1,162 @@
+import Foundation
+import MBaaSCore
+import MBaaSEmulator
+import MBaaSLocal
+import MBaaSParse
+import MBaaSReplay
+import Testing
+@testable import MBaaSSync
+
+@Suite("Replica writes and the outbox")
+struct OutboxTests {
+    @Test("a write offline is kept with its syncStatus and sent by sync up")
+    func offlineCreateThenSync() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let remote = ControlledRemote(try localRemote(dir))
+        let replica = try await openReplica(dir.appendingPathComponent("r.replica").path, remote: remote)
+        let memo = try await replica.create(Record(className: "Memo", fields: ["title": "offline", "money": 5]))
+        #expect(memo.id?.count == 15)
+        #expect(try await replica.syncStatus(className: "Memo", id: memo.id!) == .created)
+        #expect(remote.callCount == 0)
+        #expect(try await replica.get(className: "Memo", id: memo.id!).fields["title"] == "offline")
+        let json = try await replica.json(of: memo)
+        #expect(json["syncStatus"] == "created")
+        #expect(try await replica.status(probe: false).classes["Memo"]?.pending == 1)
+
+        let report = try await replica.sync()
+        #expect(report.outcome == .complete)
+        #expect(report.classes["Memo"]?.up == 1)
+        #expect(try await remote.base.get(className: "Memo", id: memo.id!).fields["title"] == "offline")
+        #expect(try await replica.syncStatus(className: "Memo", id: memo.id!) == .synced)
+        #expect(try await replica.status(probe: false).classes["Memo"]?.pending == 0)
+    }
+
+    @Test("100 offline updates of one record send exactly one request (counted on the transport)")
+    func coalescedUpdates() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let store = try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .light))
+        let dialect = ParseDialect(store: store, configuration: .init(applicationId: "app", restKey: "rest", masterKey: "master"))
+        let counting = MethodCountingTransport(base: EmulatorTransport(dialect))
+        let remote = try await ParseBackendFactory().open(try BackendURL(parsing: dialect.backendURL(host: "127.0.0.1", port: 8080)),
+                                                          context: BackendContext(transport: counting))
+        let replica = try await openReplica(dir.appendingPathComponent("r.replica").path, remote: remote)
+        let memo = try await replica.create(Record(className: "Memo", fields: ["title": "t", "n": 0]))
+        _ = try await replica.sync(SyncOptions(direction: .up))
+        let remoteId = try #require(try await replica.get(className: "Memo", id: memo.id!).id)
+        for i in 1...100 {
+            _ = try await replica.update(className: "Memo", id: remoteId, .set(["title": .string("v\(i)")]))
+        }
+        #expect(try await replica.status(probe: false).classes["Memo"]?.pending == 1)
+        let before = counting.methods.count
+        let report = try await replica.sync(SyncOptions(direction: .up))
+        #expect(report.outcome == .complete)
+        let sent = Array(counting.methods.dropFirst(before))
+        #expect(sent.filter { $0 != "GET" } == ["PUT"], "requests: \(sent)")
+        // What one update costs on this adapter (Parse answers a PUT with the update time only, then reads the record).
+        let baseline = counting.methods.count
+        _ = try await remote.update(className: "Memo", id: remoteId, .set(["title": "direct"]))
+        #expect(sent.count == counting.methods.count - baseline)
+        #expect(try await remote.get(className: "Memo", id: remoteId).fields["title"] == "direct")
+    }
+
+    @Test("create then updates is one create; create then delete sends nothing; updates then delete is one delete")
+    func amplifyRules() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let remote = ControlledRemote(try localRemote(dir))
+        let replica = try await openReplica(dir.appendingPathComponent("r.replica").path, remote: remote)
+        let a = try await replica.create(Record(className: "Memo", fields: ["n": 1]))
+        for _ in 0..<10 { _ = try await replica.update(className: "Memo", id: a.id!, RecordUpdate(changes: ["n": .increment(1)])) }
+        let b = try await replica.create(Record(className: "Memo", fields: ["n": 1]))
+        try await replica.delete(className: "Memo", id: b.id!)
+        #expect(try await replica.syncStatus(className: "Memo", id: b.id!) == nil)
+        _ = try await replica.sync(SyncOptions(direction: .up))
+        #expect(remote.calls == ["create"])
+        #expect(try await remote.base.get(className: "Memo", id: a.id!).fields["n"] == 11)
+
+        remote.resetCalls()
+        for i in 0..<5 { _ = try await replica.update(className: "Memo", id: a.id!, .set(["title": .string("t\(i)")])) }
+        try await replica.delete(className: "Memo", id: a.id!)
+        #expect(try await replica.syncStatus(className: "Memo", id: a.id!) == .deleted)
+        #expect(try await replica.status(probe: false).classes["Memo"]?.pending == 1)
+        _ = try await replica.sync(SyncOptions(direction: .up))
+        #expect(remote.calls == ["delete"])
+        await #expect(throws: MBaaSError.self) { _ = try await remote.base.get(className: "Memo", id: a.id!) }
+    }
+
+    @Test("field operations stay operations: a concurrent server change survives; operations that do not combine queue apart")
+    func operationsNotTurnedIntoSets() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let remote = ControlledRemote(try localRemote(dir))
+        let replica = try await openReplica(dir.appendingPathComponent("r.replica").path, remote: remote)
+        let memo = try await replica.create(Record(className: "Memo", fields: ["n": 10, "tags": ["a"]]))
+        _ = try await replica.sync()
+        _ = try await replica.update(className: "Memo", id: memo.id!, RecordUpdate(changes: ["n": .increment(1)]))
+        _ = try await replica.update(className: "Memo", id: memo.id!, RecordUpdate(changes: ["n": .increment(2)]))
+        _ = try await remote.base.update(className: "Memo", id: memo.id!, RecordUpdate(changes: ["n": .increment(100)]))
+        _ = try await replica.update(className: "Memo", id: memo.id!, RecordUpdate(changes: ["tags": .add(["b"])]))
+        _ = try await replica.update(className: "Memo", id: memo.id!, RecordUpdate(changes: ["tags": .addUnique(["c"])]))
+        #expect(try await replica.status(probe: false).classes["Memo"]?.pending == 2)
+        remote.resetCalls()
+        _ = try await replica.sync(SyncOptions(direction: .up))
+        #expect(remote.calls == ["update", "update"])
+        let server = try await remote.base.get(className: "Memo", id: memo.id!)
+        #expect(server.fields["n"] == 113)
+        #expect(server.fields["tags"] == ["a", "b", "c"])
+        #expect(try await replica.get(className: "Memo", id: memo.id!).fields["n"] == 113)
+    }
+
+    @Test("where the remote refuses client ids, its id replaces the offline one; the old id still finds the record and pointers follow")
+    func idReplacement() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let remote = ControlledRemote(try localRemote(dir))
+        remote.refuseClientIds = true
+        let replica = try await openReplica(dir.appendingPathComponent("r.replica").path, remote: remote)
+        let parent = try await replica.create(Record(className: "Memo", fields: ["title": "parent"]))
+        let child = try await replica.create(Record(className: "Memo", fields: ["parent": .pointer(parent.pointer!)]))
+        let report = try await replica.sync(SyncOptions(direction: .up))
+        #expect(report.outcome == .complete)
+        let server = try await contents(remote.base)
+        #expect(server.count == 2)
+        #expect(server[parent.id!] == nil)
+        let newParent = try #require(server.first { $0.value["title"] == "parent" }?.key)
+        let newChild = try #require(server.first { $0.value["parent"] != nil }?.key)
+        #expect(server[newChild]?["parent"] == .pointer(Pointer(className: "Memo", objectId: newParent)))
+        #expect(try await replica.get(className: "Memo", id: parent.id!).id == newParent)
+        #expect(try await replica.get(className: "Memo", id: child.id!).fields["parent"] == .pointer(Pointer(className: "Memo", objectId: newParent)))
+    }
+
+    @Test("localOnly records never leave the device; serverOnly calls go straight to the remote")
+    func persistenceKinds() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let remote = ControlledRemote(try localRemote(dir))
+        let config = ReplicaConfiguration(classes: ["Draft": ReplicaPolicy(persistence: .localOnly),
+                                                    "Memo": ReplicaPolicy(persistence: .localAndServer)])
+        let replica = try await openReplica(dir.appendingPathComponent("r.replica").path, remote: remote, configuration: config)
+        _ = try await replica.create(Record(className: "Draft", fields: ["x": 1]))
+        _ = try await replica.create(Record(className: "Log", fields: ["x": 2]))
+        #expect(remote.calls == ["create"])
+        _ = try await replica.sync()
+        #expect(try await remote.base.count(Query("Draft")) == 0)
+        #expect(try await replica.count(Query("Draft")) == 1)
+        #expect(try await remote.base.count(Query("Log")) == 1)
+    }
+}
+
+/// Forwards requests and keeps each one's method, in order.
+final class MethodCountingTransport: HTTPTransport, @unchecked Sendable {
+    let base: any HTTPTransport
+    private let lock = NSLock()
+    private var sent: [String] = []
+    init(base: any HTTPTransport) { self.base = base }
+    var methods: [String] { lock.withLock { sent } }
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        lock.withLock { sent.append("\(request.method)") }
+        return try await base.send(request)
+    }
+}

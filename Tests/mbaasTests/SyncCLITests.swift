@@ -1,0 +1,100 @@
+import Foundation
+import MBaaSCore
+import MBaaSTesting
+import Testing
+
+@Suite("mbaas sync, end to end", .ownThreads)
+struct SyncCLITests {
+    @Test("init, offline writes through replica:, the status JSON shape, sync exits 0, bad input exits 2 writing nothing")
+    func endToEnd() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let config = cli.directory.appendingPathComponent("sync.json")
+        try Data(#"{"classes":{"Memo":{"persistence":"localAndServer","merge":"leaveIfChanged"}}}"#.utf8).write(to: config)
+        let path = cli.directory.appendingPathComponent("memos.replica").path
+        let replica = "replica:" + path
+        let initialized = try cli.run(["sync", "init", replica, "--remote", cli.url, "--config", config.path, "--format", "json"])
+        #expect(initialized.status == 0, "\(initialized.stderr)")
+        #expect(try initialized.json()["classes"] == ["Memo"])
+        #expect((try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) == 0o600)
+
+        let created = try cli.run(["objects", "create", replica, "Memo", #"{"title":"offline"}"#, "--format", "json"])
+        #expect(created.status == 0, "\(created.stderr)")
+        let status = try cli.run(["sync", "status", replica, "--format", "json"])
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(try status.json() == .object([
+            "remote": .object(["reachable": true]),
+            "classes": .object(["Memo": .object(["pending": 1, "conflicts": 0, "lastSyncDown": .null, "lastSyncUp": .null])]),
+        ]))
+
+        let synced = try cli.run(["sync", replica, "--format", "json"])
+        #expect(synced.status == 0, "\(synced.stderr)")
+        #expect(try synced.json()["classes"]?["Memo"]?["up"] == 1)
+        let remote = try cli.run(["objects", "query", cli.url, "Memo", "--format", "json"])
+        #expect(remote.text.contains("offline"))
+        let after = try cli.run(["sync", "status", replica, "--format", "json"]).json()
+        #expect(after["classes"]?["Memo"]?["pending"] == 0)
+        #expect(after["classes"]?["Memo"]?["lastSyncUp"]?.stringValue != nil)
+
+        let badMerge = try cli.run(["sync", replica, "--merge", "theirs"])
+        #expect(badMerge.status == 2 && badMerge.stderr.contains("unknown merge mode 'theirs'"), "\(badMerge.stderr)")
+
+        let badConfig = cli.directory.appendingPathComponent("bad.json")
+        try Data(#"{"classes":{"Memo":{"persistence":"localOnly","where":{"a":1}}}}"#.utf8).write(to: badConfig)
+        let other = cli.directory.appendingPathComponent("other.replica").path
+        let refused = try cli.run(["sync", "init", "replica:" + other, "--remote", cli.url, "--config", badConfig.path])
+        #expect(refused.status == 2 && refused.stderr.contains("a localOnly class has no 'where'"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: other))
+    }
+
+    @Test("an unreachable remote: sync exits 6 and keeps the outbox; status says unreachable")
+    func unreachable() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let config = cli.directory.appendingPathComponent("sync.json")
+        try Data(#"{"classes":{"Memo":{"persistence":"localAndServer"}}}"#.utf8).write(to: config)
+        let replica = "replica:" + cli.directory.appendingPathComponent("memos.replica").path
+        let remote = "parse+http://APP:KEY@127.0.0.1:9/parse"
+        let initialized = try cli.run(["sync", "init", replica, "--remote", "-", "--config", config.path],
+                                      environment: ["MBAAS_REMOTE_URL": remote])
+        #expect(initialized.status == 0, "\(initialized.stderr)")
+        #expect(try cli.run(["objects", "create", replica, "Memo", #"{"title":"queued"}"#]).status == 0)
+        let run = try cli.run(["sync", replica, "--up", "--format", "json"])
+        #expect(run.status == 6, "\(run.stderr)")
+        #expect(try run.json()["outcome"] == "unreachable")
+        let status = try cli.run(["sync", "status", replica, "--format", "json"]).json()
+        #expect(status["remote"]?["reachable"] == false)
+        #expect(status["classes"]?["Memo"]?["pending"] == 1)
+        // Reads stay local and work offline.
+        let query = try cli.run(["objects", "query", replica, "Memo", "--format", "json"])
+        #expect(query.status == 0 && query.text.contains("queued"), "\(query.stderr)")
+    }
+
+    @Test("--watch syncs until SIGTERM and exits 143, also while the remote is unreachable")
+    func watchUntilTerminated() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let config = cli.directory.appendingPathComponent("sync.json")
+        try Data(#"{"classes":{"Memo":{"persistence":"localAndServer"}}}"#.utf8).write(to: config)
+        let replica = "replica:" + cli.directory.appendingPathComponent("memos.replica").path
+        #expect(try cli.run(["sync", "init", replica, "--remote", "parse+http://APP:KEY@127.0.0.1:9/parse", "--config", config.path]).status == 0)
+        let process = try cli.makeProcess(["sync", replica, "--watch", "0.2", "--format", "json"])
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try CLIHarness.launch(process)
+        // The first report (unreachable) arrives; the loop goes on.
+        var seen = Data()
+        let deadline = Date().addingTimeInterval(60)
+        while !seen.contains(UInt8(ascii: "\n")), Date() < deadline {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen.append(chunk)
+        }
+        #expect(String(decoding: seen, as: UTF8.self).contains("\"unreachable\""))
+        #expect(process.isRunning)
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 143)
+    }
+}
