@@ -199,7 +199,7 @@ let package = Package(
             name: "MBaaSConformanceTests",
             dependencies: [
                 "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSExampleAdapter", "MBaaSBuiltins",
-                "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot", "MBaaSParse",
+                "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot", "MBaaSParse", "MBaaSTesting",
             ]
         ),
         .testTarget(name: "MBaaSLocalTests", dependencies: ["MBaaSCore", "MBaaSLocal", "MBaaSTesting"]),
@@ -221,7 +221,7 @@ let package = Package(
         ),
         .testTarget(name: "MBaaSParseTests", dependencies: ["MBaaSCore", "MBaaSParse", "MBaaSTesting"]),
         .testTarget(name: "MBaaSKiiTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSKiiWire", "MBaaSKii", "MBaaSTesting"]),
-        .testTarget(name: "MBaaSAppPotTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSAppPot"]),
+        .testTarget(name: "MBaaSAppPotTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSAppPot", "MBaaSTesting"]),
         .testTarget(
             name: "MBaaSEmulatorTests",
             dependencies: [

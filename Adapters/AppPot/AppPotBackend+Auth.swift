@@ -40,7 +40,7 @@ extension AppPotBackend {
     func logIn(username: String, password: String, isPush: Bool, autoLogin epoch: Int? = nil) async throws -> Session {
         guard !username.isEmpty else { throw MBaaSError(.invalidRequest, "user name is empty") }
         let json: JSON?
-        if state.current.detectPending { _ = try await anonymousToken() }  // generation=auto: find out first
+        if state.value.detectPending { _ = try await anonymousToken() }  // generation=auto: find out first
         if generation.accountLogin {
             let body = AppPotAccountLoginRequest(account: username, password: password, appKey: configuration.appKey)
             (_, json) = try await call(.post, AppPotRoute.login.segments, body: .json(body.json), token: .none)
@@ -81,7 +81,7 @@ extension AppPotBackend {
     }
 
     public func logOut(confirmWithServer: Bool) async throws {
-        let session = state.current.session
+        let session = state.value.session
         defer {
             state.withLock { s in
                 if s.session?.token == session?.token { s.session = nil; s.groupIds = []; s.roles = [] }
@@ -107,7 +107,7 @@ extension AppPotBackend {
         }
         let (_, json) = try await call(.get, AppPotRoute.user(session.userId).segments, query: [("token", session.token)], token: .user)
         let info = try AppPotUserInfo(response: json ?? .null)
-        let known = state.current
+        let known = state.value
         let groups = info.groupsAndRoles.map { AppPotAuthInfo.distinct($0.map(\.groupId)) } ?? known.groupIds
         let roles = info.groupsAndRoles.map { AppPotAuthInfo.distinct($0.compactMap(\.roleName)) } ?? known.roles
         var fields: [String: Value] = [:]
@@ -123,7 +123,7 @@ extension AppPotBackend {
     }
 
     public var session: Session? {
-        get async { state.current.session }
+        get async { state.value.session }
     }
 
     public func restore(_ session: Session?) async {

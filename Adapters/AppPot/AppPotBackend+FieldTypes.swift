@@ -12,7 +12,7 @@ extension AppPotBackend: FieldTypeDeclaring {
     /// it did not know), with their columns named as ``AppPotFieldTypes`` names them. A schema derived for a first
     /// write that failed is forgotten, and is not here.
     public var definedFieldTypes: [String: [String: String]] {
-        let s = state.current
+        let s = state.value
         var types: [String: [String: String]] = [:]
         for name in s.definedClasses { if let schema = s.schemas[name] { types[name] = AppPotFieldTypes.names(of: schema) } }
         return types

@@ -20,7 +20,7 @@ extension AppPotBackend {
     /// Creates several classes in one `POST schemas`.
     public func defineClasses(_ schemas: [AppPotClassSchema], resetDatabase: Bool = false) async throws {
         guard !schemas.isEmpty else { throw MBaaSError(.invalidRequest, "no classes to define") }
-        if state.current.detectPending { _ = try await anonymousToken() }  // generation=auto: find out first
+        if state.value.detectPending { _ = try await anonymousToken() }  // generation=auto: find out first
         let generation = generation
         for schema in schemas {
             try AppPotIdentifier.check(schema.name, what: "class name")
@@ -47,7 +47,7 @@ extension AppPotBackend {
     }
 
     /// The class's columns as this client knows them.
-    public func schema(for className: String) -> AppPotClassSchema? { state.current.schemas[className] }
+    public func schema(for className: String) -> AppPotClassSchema? { state.value.schemas[className] }
 
     /// The schema to read rows of a class with: the known one; `nil` (strings as answered) with
     /// `untypedReads=true`; else ``MBaaSError/Kind/invalidRequest`` naming the columns the server answered.
@@ -106,7 +106,7 @@ extension AppPotBackend {
     /// The table a first write with these fields defines: their columns (not the system ones), typed for the server's
     /// generation (detected first with `generation=auto`).
     private func derivedSchema(_ className: String, fields: [String: Value]) async throws -> AppPotClassSchema {
-        if state.current.detectPending { _ = try await anonymousToken() }
+        if state.value.detectPending { _ = try await anonymousToken() }
         var derived = AppPotClassSchema.derive(name: className, from: fields, generation: generation)
         derived.columns = derived.columns.filter { !AppPotClassSchema.systemColumns.contains($0.key) }
         return derived

@@ -60,9 +60,9 @@ public final class AppPotBackend: Backend, BackendAdministration {
     public var adapterName: String { "apppot" }
     public var capabilities: Capabilities { AppPotCapabilities.standard }
 
-    let state = Protected(AppPotClientState())
+    let state = Locked(AppPotClientState())
     /// Log lines kept until ``flushLogs()``.
-    let logBuffer = Protected<[(AppPotLogLevel, String)]>([])
+    let logBuffer = Locked<[(AppPotLogLevel, String)]>([])
     /// Distinguishes this instance's transaction ids from every other client's.
     let instanceNonce = String(UUID().uuidString.prefix(8)).lowercased()
 
@@ -86,7 +86,7 @@ public final class AppPotBackend: Backend, BackendAdministration {
     var logger: Logger { context.logger }
 
     /// The server generation spoken now (see ``AppPotGeneration``).
-    public var generation: AppPotGeneration { state.current.generation }
+    public var generation: AppPotGeneration { state.value.generation }
 }
 
 /// Mutable state of one client, behind a lock.
@@ -114,22 +114,6 @@ struct AppPotClientState: Sendable {
     var detectPending = false
     var transactionCounter = 0
     var boundaryCounter = 0
-}
-
-/// A value behind a lock (no `Mutex`: it needs iOS 18/macOS 15).
-final class Protected<Value: Sendable>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-
-    var current: Value { withLock { $0 } }
 }
 
 // MARK: - Requests
@@ -200,7 +184,7 @@ extension AppPotBackend {
             } catch {
                 // Overtaken by an explicit log-in, log-out or restore (however the cancelled request ended): what the
                 // session is now decides, unless this caller itself was cancelled.
-                if state.current.loginEpoch != epoch, !Task.isCancelled { continue }
+                if state.value.loginEpoch != epoch, !Task.isCancelled { continue }
                 let e = MBaaSError.wrap(error)
                 state.withLock { s in
                     guard s.autoLogin == login else { return }
@@ -217,11 +201,11 @@ extension AppPotBackend {
     /// the server does not know (HTTP 404/405, errCode 199) means a v4 server: the POST follows and v4 is spoken
     /// from then on.
     func anonymousToken(refresh: Bool = false) async throws -> String {
-        if !refresh, let t = state.current.anonymousToken { return t }
+        if !refresh, let t = state.value.anonymousToken { return t }
         let json: JSON?
         if generation.postsAnonymousToken {
             json = try await postAnonymousToken()
-        } else if state.current.detectPending {
+        } else if state.value.detectPending {
             let (response, _) = try await send(.get, AppPotRoute.anonymousTokens.segments,
                                                query: [("appKey", configuration.appKey), ("deviceUDID", configuration.deviceUDID)],
                                                token: .none)
@@ -350,7 +334,7 @@ extension AppPotBackend {
     /// The logged-in user's id and groups (`nil` user without a session), logging in the URL's user if pending.
     func identity() async throws -> (userId: String?, groupIds: [String]) {
         _ = try await currentSession()
-        let s = state.current
+        let s = state.value
         return (s.session?.userId, s.groupIds)
     }
 }

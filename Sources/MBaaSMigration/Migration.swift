@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -126,17 +125,17 @@ public final class Migration: Sendable {
     let observer: @Sendable (MigrationEvent) -> Void
     let box: ReportBox
     /// File-link fields per source class: the mapping's and those the plan detected.
-    let links = LinkTable()
+    let links = Locked<[String: Set<String>]>([:])
     /// What the target keeps, read once (every record asks).
     let traits: TargetTraits
     /// Linked files being copied: batches in flight that link the same file share one copy.
     let fileCopies = SharedFileCopies()
     /// The target's answers for ACLs it stores narrowed.
-    let aclNarrowings = ACLNarrowings()
+    let aclNarrowings = Locked<[ACL: ACL]>([:])
     /// Source files linked by records this run left unwritten for their ACL: copied with those records by a later
     /// run, not now as files no record links to.
-    let unwrittenLinks = NameSet()
-    private let writing = Mutex(false)
+    let unwrittenLinks = Locked<Set<String>>([])
+    private let writing = Locked(false)
 
     /// Whether ``run()`` got past its plan and its target check, to where it may write (to the target or the state):
     /// a run that failed before that left the target as it found it.
@@ -251,7 +250,7 @@ public final class Migration: Sendable {
                     cp.fileLinks.append(field)
                     plan.conversions.append("\(cls).\(field) holds names of files in the source's file store: copied as file links (\"fileLink\": false in the mapping keeps it a string)")
                 }
-                links.set(cls, Set(cp.fileLinks))
+                links.withLock { $0[cls] = Set(cp.fileLinks) }
                 if !target.capabilities.has(.mixedFieldTypes) {
                     plan.unsupported += mixedTypeNotes(cp, sampled: page.records.count)
                 }
@@ -417,69 +416,9 @@ public final class Migration: Sendable {
         try await checkTarget(state)
         writing.withLock { $0 = true }
         for note in plan.unsupported { box.update { $0.problem(note) } }
-        if options.users && source.capabilities.has(.listUsers) && target.capabilities.has(.importUsers) {
-            observer(.phase("users"))
-            try await copyUsers(state)
-            // Records' pointers and ACLs look users up from here on: from memory, once seen.
-            state.settle(.user, className: "_User")
-            if target.capabilities.has(.roles) {
-                observer(.phase("roles"))
-                try await copyRoles(state)
-            } else if let roles = try? await source.listRoles(), !roles.isEmpty {
-                box.update { $0.problem("\(roles.count) roles not carried: \(target.adapterName) has no roles\(noted(.roles))") }
-            }
-        }
-        observer(.phase("records"))
-        for cp in plan.classes where !cp.skipped {
-            try await copyRecords(cp, state)
-            state.settle(.record, className: cp.source)
-        }
-        if options.files {
-            observer(.phase("files"))
-            try await copyStandaloneFiles(state)
-        }
-        observer(.phase("pointers"))
-        try await rewritePointers(state)
-        if let bundle = target as? BundleBackend {
-            await bundle.setSource(box.value.from)
-            try await bundle.finish()
-        }
-        if options.verify {
-            observer(.phase("verify"))
-            releaseFreedMemory()
-            try await verify(into: state)
-        }
+        try await runStages(MigrationContext(migration: self, state: state, plan: plan))
         return box.value
     }
-}
-
-/// Runs `body` for each item, up to `limit` at a time (at least one); the first error stops the others.
-func concurrently<Items: Sequence>(
-    _ items: Items, limit: Int, _ body: @escaping @Sendable (Items.Element) async throws -> Void
-) async throws where Items.Element: Sendable {
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        var inFlight = 0
-        for item in items {
-            if inFlight >= max(1, limit) {
-                try await group.next()
-                inFlight -= 1
-            }
-            group.addTask { try await body(item) }
-            inFlight += 1
-        }
-        try await group.waitForAll()
-    }
-}
-
-/// Gives the heap's free pages back to the system (glibc keeps what the copy freed, in every thread's arena): without
-/// it, verification's working set stacks on what the copy left behind — measured on a 1M-record migration into
-/// SQLite, the peak was reached in verification. No-op where the C library has no `malloc_trim` (looked up at run
-/// time: Swift's Glibc module does not export `malloc.h`).
-func releaseFreedMemory() {
-    #if canImport(Glibc)
-    typealias Trim = @convention(c) (Int) -> Int32
-    if let symbol = dlsym(nil, "malloc_trim") { _ = unsafeBitCast(symbol, to: Trim.self)(0) }   // nil: RTLD_DEFAULT
-    #endif
 }
 
 /// The target's capabilities that decide how each record is prepared and checked.
@@ -503,24 +442,6 @@ struct TargetTraits: Sendable {
         narrowsACLs = c.has(.acl) && c.has(.aclNarrowing)
         emptyStringsAbsent = c.has(.emptyStringsAbsent)
     }
-}
-
-/// A set of names shared by concurrent batches.
-final class NameSet: @unchecked Sendable {
-    private let lock = NSLock()
-    private var names: Set<String> = []
-    func insert(_ name: String) { lock.withLock { _ = names.insert(name) } }
-    func contains(_ name: String) -> Bool { lock.withLock { names.contains(name) } }
-}
-
-/// What the target answered for each ACL it stores narrowed (``MBaaSCore/ObjectStore/narrowedACL(_:)``), kept for
-/// the run (batches running at once may both ask for one ACL; the first answer kept says so).
-final class ACLNarrowings: @unchecked Sendable {
-    private let lock = NSLock()
-    private var known: [ACL: ACL] = [:]
-    func get(_ acl: ACL) -> ACL? { lock.withLock { known[acl] } }
-    /// Keeps the answer; true when it was not known yet.
-    func set(_ acl: ACL, _ narrowed: ACL) -> Bool { lock.withLock { known.updateValue(narrowed, forKey: acl) == nil } }
 }
 
 extension Migration {
@@ -564,57 +485,32 @@ extension Migration {
     }
 }
 
-/// File-link fields per source class, set by the plan before anything is written.
-final class LinkTable: @unchecked Sendable {
-    private let lock = NSLock()
-    private var fields: [String: Set<String>] = [:]
-    func set(_ cls: String, _ f: Set<String>) { lock.lock(); fields[cls] = f; lock.unlock() }
-    func get(_ cls: String) -> Set<String>? { lock.lock(); defer { lock.unlock() }; return fields[cls] }
-}
-
 /// The report under construction, shared by concurrent batches.
-final class ReportBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var report: MigrationReport
+final class ReportBox: @unchecked Sendable {   // the log file is written only under the report's lock
+    private let report: Locked<MigrationReport>
     private let log: NDJSONWriter?
     init(_ report: MigrationReport, log: NDJSONWriter? = nil) {
-        self.report = report
+        self.report = Locked(report)
         self.log = log
     }
     deinit { log?.close() }
-    var value: MigrationReport { lock.lock(); defer { lock.unlock() }; return report }
+    var value: MigrationReport { report.value }
+    /// Changes the report; mismatches and warnings it adds go to the log file at once, in order (under the lock).
     func update<T>(_ body: (inout MigrationReport) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        let result = body(&report)
-        if !report.unlogged.isEmpty {
-            for (m, warning) in report.unlogged {
-                var j = m.json.objectValue ?? [:]
-                if warning { j["warning"] = true }
-                try? log?.append(.object(j))
+        report.withLock { report in
+            let result = body(&report)
+            if !report.unlogged.isEmpty {
+                for (m, warning) in report.unlogged {
+                    var j = m.json.objectValue ?? [:]
+                    if warning { j["warning"] = true }
+                    try? log?.append(.object(j))
+                }
+                report.unlogged.removeAll()
             }
-            report.unlogged.removeAll()
+            return result
         }
-        return result
     }
 }
 
 /// SHA-256 as lowercase hex.
 func sha256Hex(_ data: Data) -> String { SHA256.hash(data: data).lowercaseHex }
-
-/// Whether an error may go away by trying again (the outcome of the write is unknown).
-func isTransient(_ error: MBaaSError) -> Bool {
-    [.rateLimited, .unavailable, .transport].contains(error.kind)
-}
-
-extension Migration {
-    /// Waits after `attempt` failed attempts (1 after the first): the server's `Retry-After` when it gave one, else
-    /// the policy's exponential backoff with jitter (``MigrationOptions/retry``).
-    func backoff(attempt: Int, error: MBaaSError?) async throws {
-        try await Task.sleep(nanoseconds: UInt64(retryDelay(attempt: attempt, error: error) * 1_000_000_000))
-    }
-
-    func retryDelay(attempt: Int, error: MBaaSError?) -> TimeInterval {
-        max(0, options.retry.delay(afterAttempt: max(0, attempt - 1), retryAfter: error?.retryAfter))
-    }
-}

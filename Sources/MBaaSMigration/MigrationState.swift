@@ -1,7 +1,6 @@
 public import Foundation
 import DequeModule
 import GRDB
-import Synchronization
 public import MBaaSCore
 #if canImport(Glibc)
 import Glibc
@@ -23,11 +22,11 @@ public final class MigrationState: Sendable {
     private let behind = WriteBehind()
     /// Set once the reverse index (target id → source id) exists: it is built on first use, not kept up to date
     /// during the copy (a second random-order index would double the state's writes).
-    private let reverseIndexed = Mutex(false)
+    private let reverseIndexed = Locked(false)
     /// Mappings of settled kinds and classes, as they were looked up (``settle(_:className:)``).
     private let settledMappings = SettledMappings(limit: MigrationState.settledCacheLimit)
     /// File-link fields already recorded in this run (`class NUL field`).
-    private let knownFileFields = Mutex(Set<String>())
+    private let knownFileFields = Locked(Set<String>())
 
     /// Forgets what the state remembers in memory of the database's contents (after ``discard()``).
     func forgetRemembered() {
@@ -607,196 +606,5 @@ extension MigrationState {
         var hash: UInt64 = 0xcbf29ce484222325
         for b in (BackendURL.redact(from) + "\u{1}" + BackendURL.redact(to)).utf8 { hash = (hash ^ UInt64(b)) &* 0x100000001b3 }
         return "\(part(from))__\(part(to))-\(String(hash, radix: 16).prefix(10))"
-    }
-}
-
-/// A batch of writes marked in flight (``MigrationState/beginWrites(_:className:sourceIds:)``).
-struct PendingBatch: Sendable { var token: Int64 }
-
-/// Which mappings: a kind and a source class (``WriteBehind`` and ``SettledMappings`` keep theirs by it).
-struct MappingKey: Hashable, Sendable {
-    var kind: MigrationState.Kind
-    var className: String
-}
-
-/// The mappings of written records not committed yet, with the in-flight batches they settle:
-/// ``MigrationState/recordWritten(_:className:_:deferred:settling:)``. Items leave only after their transaction
-/// commits, so a look-up finds a mapping in memory, in the database, or both; one flush runs at a time.
-final class WriteBehind: @unchecked Sendable {
-    private typealias Key = MappingKey
-    private let lock = NSLock()
-    private let flushing = NSLock()
-    private var waiting: [Key: [MigrationState.Written]] = [:]
-    private var index: [Key: [String: String]] = [:]
-    private var tokens: [Int64] = []
-    private var count = 0
-
-    /// Adds the items, and the batch they settle; returns how many wait now.
-    func add(_ kind: MigrationState.Kind, className: String, _ items: [MigrationState.Written], settling batch: PendingBatch?) -> Int {
-        lock.withLock {
-            if let batch { tokens.append(batch.token) }
-            let key = Key(kind: kind, className: className)
-            waiting[key, default: []] += items
-            for item in items { index[key, default: [:]][item.sourceId] = item.targetId }
-            count += items.count
-            return count
-        }
-    }
-
-    func overlay(_ kind: MigrationState.Kind, className: String, sourceIds: [String], into found: inout [String: String]) {
-        lock.withLock {
-            guard let map = index[Key(kind: kind, className: className)] else { return }
-            for id in sourceIds { if let target = map[id] { found[id] = target } }
-        }
-    }
-
-    /// Hands what waits to `commit`, then forgets it (only if `commit` succeeded: a failed commit keeps it).
-    func flush(
-        _ commit: ([(kind: MigrationState.Kind, className: String, items: [MigrationState.Written])], [Int64]) throws(MBaaSError) -> Void
-    ) throws(MBaaSError) {
-        flushing.lock()
-        defer { flushing.unlock() }
-        let (taken, settled) = lock.withLock { (waiting, tokens) }
-        guard !taken.isEmpty || !settled.isEmpty else { return }
-        try commit(taken.map { ($0.key.kind, $0.key.className, $0.value) }, settled)
-        lock.withLock {
-            tokens.removeFirst(settled.count)   // tokens added during the commit were appended after these
-            for (key, items) in taken {
-                // Items added during the commit stay (they were appended after the ones taken).
-                let rest = Array(waiting[key, default: []].dropFirst(items.count))
-                waiting[key] = rest.isEmpty ? nil : rest
-                var map = index[key] ?? [:]
-                let still = Set(rest.map(\.sourceId))
-                for item in items where !still.contains(item.sourceId) { map[item.sourceId] = nil }
-                index[key] = map.isEmpty ? nil : map
-                count -= items.count
-            }
-        }
-    }
-}
-
-/// Runs a state call that may wait (a commit of thousands of mappings, or a transaction another task holds) on a
-/// thread of its own, and suspends until it is done: waiting for the state database never holds one of Swift's
-/// cooperative threads, which would stall every other task of the process (a server in the same process, the
-/// migration's own reads) on a machine with few cores.
-///
-/// The call is dropped before the caller resumes: nothing it captured (the state, whose lock is released when it goes)
-/// outlives the `await` on the queue's thread, so a state folder is free again as soon as its last user returns.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    let call = OffPoolCall(body)
-    return try await withCheckedThrowingContinuation { continuation in
-        StateCallThreads.shared.submit {
-            let result = call.run()
-            continuation.resume(with: result)
-        }
-    }
-}
-
-/// One ``offPool(_:)`` call, given up as it runs.
-private final class OffPoolCall<T: Sendable>: @unchecked Sendable {
-    private var body: (@Sendable () throws -> T)?
-    init(_ body: @escaping @Sendable () throws -> T) { self.body = body }
-
-    /// Runs the call once and lets go of it (and of what it captured) before returning.
-    func run() -> Result<T, any Error> {
-        guard let body = body.take() else { return .failure(CancellationError()) }
-        return Result(catching: body)
-    }
-}
-
-/// Where ``offPool(_:)`` runs its calls: threads of their own, one per call under way (an idle one is reused, a new one
-/// started when none is idle), so that a call waiting on the state database holds up neither another call that
-/// would find it free nor Swift's cooperative threads. Not a dispatch queue: on Linux a concurrent queue's jobs run on
-/// the default root queue's threads, the ones Swift's tasks run on (their thread names say so), so a call waiting
-/// there would hold one of them. Their number is bounded in practice by the migration's concurrency.
-final class StateCallThreads: @unchecked Sendable {
-    static let shared = StateCallThreads()
-    private let lock = NSLock()
-    private var jobs = Deque<@Sendable () -> Void>()
-    /// Each idle thread waits on its own semaphore: one submit wakes exactly one, or starts a thread.
-    private var idle: [DispatchSemaphore] = []
-
-    func submit(_ job: @escaping @Sendable () -> Void) {
-        let wake: DispatchSemaphore? = lock.withLock {
-            jobs.append(job)
-            return idle.popLast()
-        }
-        if let wake { wake.signal(); return }
-        // Named from within (Linux keeps 15 characters, and a name set before the start is not applied there).
-        let thread = Thread { [self] in
-            Thread.current.name = "mbaas-state"
-            work()
-        }
-        thread.start()
-    }
-
-    private func work() {
-        let mine = DispatchSemaphore(value: 0)
-        while true {
-            let job: (@Sendable () -> Void)? = lock.withLock {
-                if let job = jobs.popFirst() { return job }
-                idle.append(mine)
-                return nil
-            }
-            if let job { job() } else { mine.wait() }
-        }
-    }
-}
-
-/// The memory behind ``MigrationState/settle(_:className:)``: for each settled kind and class, the mappings found so
-/// far (only mappings: an id found unmapped is asked again), at most `limit` in all.
-final class SettledMappings: Sendable {
-    private typealias Key = MappingKey
-    private struct Contents {
-        var maps: [Key: [String: String]] = [:]
-        var count = 0
-    }
-    private let contents = Mutex(Contents())
-    private let limit: Int
-
-    init(limit: Int) { self.limit = limit }
-
-    func settle(_ kind: MigrationState.Kind, className: String) {
-        contents.withLock { c in
-            let key = Key(kind: kind, className: className)
-            if c.maps[key] == nil { c.maps[key] = [:] }
-        }
-    }
-
-    func clear() {
-        contents.withLock { $0 = Contents() }
-    }
-
-    func unsettle(_ kind: MigrationState.Kind, className: String) {
-        contents.withLock { c in
-            if let gone = c.maps.removeValue(forKey: Key(kind: kind, className: className)) { c.count -= gone.count }
-        }
-    }
-
-    /// For a settled kind and class: the known mappings into `found`, the other ids into `missing`, and `true`.
-    /// Otherwise `false`, with both left as they are.
-    func lookup(_ kind: MigrationState.Kind, className: String, sourceIds: [String], found: inout [String: String], missing: inout [String]) -> Bool {
-        contents.withLock { c in
-            guard let map = c.maps[Key(kind: kind, className: className)] else { return false }
-            var rest: [String] = []
-            for id in sourceIds {
-                if let target = map[id] { found[id] = target } else { rest.append(id) }
-            }
-            missing = rest
-            return true
-        }
-    }
-
-    /// Keeps mappings looked up for a settled kind and class, while there is room.
-    func remember(_ kind: MigrationState.Kind, className: String, _ mappings: [String: String]) {
-        guard !mappings.isEmpty else { return }
-        contents.withLock { c in
-            let key = Key(kind: kind, className: className)
-            guard c.maps[key] != nil else { return }   // unsettled meanwhile
-            for (source, target) in mappings where c.count < limit {
-                if c.maps[key]![source] == nil { c.count += 1 }
-                c.maps[key]![source] = target
-            }
-        }
     }
 }

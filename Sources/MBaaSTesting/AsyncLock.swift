@@ -1,4 +1,5 @@
 import Foundation
+import MBaaSCore
 
 /// A lock for async code: tasks that share a live resource (one server's schema, a port) take turns, first come
 /// first served, across suites and test targets of one process. With `permits` above 1, a semaphore: that many
@@ -37,12 +38,11 @@ public actor AsyncLock {
     public static func named(_ name: String) -> AsyncLock { registry.lock(name) }
 }
 
-private final class NamedLocks: @unchecked Sendable {
-    private let lock = NSLock()
-    private var locks: [String: AsyncLock] = [:]
+private final class NamedLocks: Sendable {
+    private let locks = Locked<[String: AsyncLock]>([:])
 
     func lock(_ name: String) -> AsyncLock {
-        lock.withLock {
+        locks.withLock { locks in
             if let existing = locks[name] { return existing }
             let created = AsyncLock()
             locks[name] = created

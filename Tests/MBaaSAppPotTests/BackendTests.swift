@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+import MBaaSTesting
 import Testing
 
 @testable import MBaaSAppPot
@@ -372,13 +373,13 @@ struct FileTests {
     func files() async throws {
         let (b, _) = try await aliceBackend()
         let bytes = Data("héllo wörld".utf8)
-        let progress = Progress()
+        let progress = Collector<Int64>()
         let ref = try await b.upload(FileUpload(name: "notes 1.txt", source: .data(bytes), progress: { p in
-            progress.add(p.completedBytes)
+            progress.append(p.completedBytes)
         }))
         #expect(ref.name.hasSuffix("_notes 1.txt") && ref.name.count > "notes 1.txt".count + 30)
         #expect(ref.url?.contains("/apppot/api/files/") == true && ref.size == Int64(bytes.count))
-        #expect(progress.values == [Int64(bytes.count)])
+        #expect(progress.all == [Int64(bytes.count)])
         #expect(try await b.download(ref) == bytes)
         let replaced = try await b.replaceFile(ref, with: FileUpload(name: "notes 2.txt", source: .data(Data([0, 255]))))
         #expect(replaced.name != ref.name)
@@ -447,27 +448,6 @@ struct AppPotLogsAndPushTests {
     }
 }
 
-/// Progress reports, collected from any task.
-final class Progress: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [Int64] = []
-    func add(_ n: Int64) { lock.withLock { items.append(n) } }
-    var values: [Int64] { lock.withLock { items } }
-}
-
-/// Keeps every request sent through it.
-final class CapturingTransport: HTTPTransport, @unchecked Sendable {
-    let base: any HTTPTransport
-    private let lock = NSLock()
-    private var sent: [TransportRequest] = []
-    init(_ base: any HTTPTransport) { self.base = base }
-    func send(_ request: TransportRequest) async throws -> TransportResponse {
-        lock.withLock { sent.append(request) }
-        return try await base.send(request)
-    }
-    var requests: [TransportRequest] { lock.withLock { sent } }
-}
-
 @Suite("AppPot duplicate-submit guard")
 struct TransactionTests {
     func addDataRequests(transactions: Bool) async throws -> (AppPotSimulator, [TransportRequest]) {
@@ -502,12 +482,6 @@ struct TransactionTests {
         #expect(adds.count == 2)
         #expect(try adds.allSatisfy { try JSON.parse($0.body!)["transactionId"] == nil && $0.idempotencyKey == nil })
     }
-}
-
-/// Answers every request with a function of it.
-struct StubTransport: HTTPTransport {
-    let answer: @Sendable (TransportRequest) -> TransportResponse
-    func send(_ request: TransportRequest) async throws -> TransportResponse { answer(request) }
 }
 
 @Suite("AppPot 404 as an empty result")

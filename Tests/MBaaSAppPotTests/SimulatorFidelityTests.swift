@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+import MBaaSTesting
 import MBaaSReplay
 import Testing
 

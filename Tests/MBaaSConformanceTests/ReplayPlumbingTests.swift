@@ -3,6 +3,7 @@ import Foundation
 import MBaaSCore
 import MBaaSExampleAdapter
 import MBaaSReplay
+import MBaaSTesting
 import Testing
 
 /// Record and replay plumbing, with the in-memory example (which sends no HTTP, so its cassettes hold no
@@ -10,15 +11,9 @@ import Testing
 @Suite struct ReplayPlumbingTests {
     let factory = MemoryBackendFactory()
 
-    func temporaryDirectory() throws -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("conformance-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        return dir
-    }
-
     @Test func recordingIsNeverAPassAndReplayVerifies() async throws {
         let suite = try ConformanceSuite.bundled().selecting(["objects", "auth.signUp.logIn", "batch.create"])
-        let dir = try temporaryDirectory()
+        let dir = try temporaryDirectory("conformance")
         defer { try? FileManager.default.removeItem(at: dir) }
         let pinned = Date(timeIntervalSince1970: 1_700_000_000)
         let recorded = await ConformanceRunner.record(
@@ -48,7 +43,7 @@ import Testing
     @Test func missingUnusedAndMalformedCassettes() async throws {
         let suite = try ConformanceSuite.bundled().selecting(["objects.crud.basic", "objects.create.metadata",
                                                               "errors.negativeLimit", "objects.version.conflict"])
-        let dir = try temporaryDirectory()
+        let dir = try temporaryDirectory("conformance")
         defer { try? FileManager.default.removeItem(at: dir) }
         let interaction = Interaction(request: RecordedRequest(method: "GET", path: "/never"),
                                       response: RecordedResponse(status: 200))
@@ -86,7 +81,7 @@ import Testing
     }
 
     @Test func fixturesListAdaptersWithCassettesOnly() throws {
-        let root = try temporaryDirectory()
+        let root = try temporaryDirectory("conformance")
         defer { try? FileManager.default.removeItem(at: root) }
         let fixtures = ConformanceFixtures(root: root)
         for (dir, file) in [("kii", "a.b.json"), ("empty", nil), ("notes", "README.md"), ("ncmb", "x.y.json")] as [(String, String?)] {

@@ -6,12 +6,6 @@ import Testing
 @testable import MBaaSKii
 @testable import MBaaSKiiWire
 
-func jsonResponse(_ status: Int, _ text: String, headers: [(String, String)] = []) -> TransportResponse {
-    var h = HTTPFields([("Content-Type", "application/json")])
-    for (n, v) in headers { h.add(n, v) }
-    return TransportResponse(status: .init(code: status), headers: h, body: Data(text.utf8))
-}
-
 let fixedNow = Date(timeIntervalSince1970: 1_717_200_000)
 
 /// A backend over the simulator. `admin` opens it in admin mode (`?clientID=`).
@@ -121,9 +115,9 @@ func simulated(_ sim: KiiSimulator, admin: Bool = false) -> KiiBackend {
     @Test func recordsFollowThePaginationKeyAcrossPages() async throws {
         // Three pages from a stub: the adapter must send each nextPaginationKey back with the identical bucketQuery.
         let stub = StubTransport(responses: [
-            jsonResponse(200, #"{"results":[{"_id":"a","n":1,"_version":1},{"_id":"b","n":2,"_version":1}],"nextPaginationKey":"k1"}"#),
-            jsonResponse(200, #"{"results":[{"_id":"c","n":3,"_version":"2"},{"_id":"d","n":4}],"nextPaginationKey":"k2"}"#),
-            jsonResponse(200, #"{"results":[{"_id":"e","n":5}]}"#),
+            .jsonText(200, #"{"results":[{"_id":"a","n":1,"_version":1},{"_id":"b","n":2,"_version":1}],"nextPaginationKey":"k1"}"#),
+            .jsonText(200, #"{"results":[{"_id":"c","n":3,"_version":"2"},{"_id":"d","n":4}],"nextPaginationKey":"k2"}"#),
+            .jsonText(200, #"{"results":[{"_id":"e","n":5}]}"#),
         ])
         let kii = KiiBackend(configuration: KiiConfiguration(appID: "a1"), context: BackendContext(transport: stub))
         let q = Query("Memo").filter(Field("n") >= 1).sorted("n")
@@ -303,12 +297,12 @@ func simulated(_ sim: KiiSimulator, admin: Bool = false) -> KiiBackend {
         let kii = simulated(sim, admin: true)
         let doc = try await kii.create(Record(className: "Doc", fields: ["title": "with a file"]))
         let bytes = Data((0..<300).map { UInt8($0 % 256) })
-        let progress = ProgressBox()
+        let progress = Collector<TransferProgress>()
         let ref = try await kii.upload(FileUpload(
             name: "scan.png", source: .data(bytes), contentType: "image/png",
-            attachment: FileAttachment(className: "Doc", objectId: doc.id!, field: "scan"), progress: { progress.set($0) }))
+            attachment: FileAttachment(className: "Doc", objectId: doc.id!, field: "scan"), progress: { progress.append($0) }))
         #expect(ref.attachment == FileAttachment(className: "Doc", objectId: doc.id!, field: "scan"))
-        #expect(ref.contentType == "image/png" && ref.size == 300 && progress.value?.completedBytes == 300)
+        #expect(ref.contentType == "image/png" && ref.size == 300 && progress.all.last?.completedBytes == 300)
         let put = try #require(await sim.log.first { $0.method == .put && $0.url.path.hasSuffix("/body") })
         #expect(put.headers["Content-Type"] == "image/png" && put.body == bytes)
         #expect(put.url.path == "/api/apps/simapp/buckets/Doc/objects/\(doc.id!)/body")
@@ -409,12 +403,12 @@ func simulated(_ sim: KiiSimulator, admin: Bool = false) -> KiiBackend {
         options.tokenLifetime = 600
         options.issueRefreshTokens = true
         let sim = KiiSimulator(options: options)
-        let clock = Clock(fixedNow)
+        let clock = TestClock(fixedNow)
         let kii = KiiBackend(configuration: KiiConfiguration(appID: "simapp", baseURL: "https://api-jp.kii.com/api"),
                              context: BackendContext(transport: sim, clock: { clock.now }))
         let first = try await kii.signUp(username: "alice", password: "pw-Secret1")
         #expect(first.refreshToken != nil && first.expiresAt == fixedNow.addingTimeInterval(600))
-        clock.now = fixedNow.addingTimeInterval(400)  // less than five minutes left
+        clock.set(to: fixedNow.addingTimeInterval(400))  // less than five minutes left
         _ = try await kii.currentUser()
         let renewed = try #require(await kii.session)
         #expect(renewed.token != first.token && renewed.refreshToken != first.refreshToken)
@@ -440,30 +434,13 @@ func simulated(_ sim: KiiSimulator, admin: Bool = false) -> KiiBackend {
     @Test func theFactoryOpensKiiURLs() async throws {
         var registry = BackendRegistry()
         registry.register(KiiBackendFactory())
-        let stub = StubTransport(responses: [jsonResponse(200, #"{"_id":"o1","a":1,"_version":"4"}"#, headers: [("ETag", "\"4\"")])])
+        let stub = StubTransport(responses: [.jsonText(200, #"{"_id":"o1","a":1,"_version":"4"}"#, headers: [("ETag", "\"4\"")])])
         let backend = try await registry.open("kii://app9:key9@jp", context: BackendContext(transport: stub))
         #expect(backend.adapterName == "kii" && !backend.capabilities.has(.skip) && !backend.capabilities.has(.operator(.nin)))
         let r = try await backend.get(className: "Memo", id: "o1")
         #expect(r.version == "4" && r.fields == ["a": 1])
         #expect(stub.requests[0].url.absoluteString == "https://api-jp.kii.com/api/apps/app9/buckets/Memo/objects/o1")
         #expect(stub.requests[0].headers["X-Kii-AppKey"] == "key9")
-    }
-}
-
-final class ProgressBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var last: TransferProgress?
-    func set(_ p: TransferProgress) { lock.lock(); last = p; lock.unlock() }
-    var value: TransferProgress? { lock.lock(); defer { lock.unlock() }; return last }
-}
-
-final class Clock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var date: Date
-    init(_ date: Date) { self.date = date }
-    var now: Date {
-        get { lock.lock(); defer { lock.unlock() }; return date }
-        set { lock.lock(); date = newValue; lock.unlock() }
     }
 }
 

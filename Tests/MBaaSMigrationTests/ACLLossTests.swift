@@ -1,6 +1,7 @@
 import Foundation
 import MBaaSCore
 import MBaaSLocal
+import MBaaSTesting
 import Testing
 @testable import MBaaSMigration
 
@@ -28,9 +29,9 @@ struct ACLLossTests {
         let scratch = try Scratch()
         defer { scratch.remove() }
         let source = try await Self.source(scratch)
-        func target(_ name: String) throws -> (LocalBackend, FlakyBackend) {
+        func target(_ name: String) throws -> (LocalBackend, FaultyBackend) {
             let local = try openLocal(scratch.path(name))
-            return (local, FlakyBackend(local, seed: 0, rate: 0, without: [.acl, .fileACL]))
+            return (local, FaultyBackend(local, seed: 0, rate: 0, without: [.acl, .fileACL]))
         }
         let (planned, plannedTarget) = try target("plan.db")
         let plan = try await Migration(source: source, target: plannedTarget, options: MigrationOptions(classes: ["Note"], dryRun: true), state: nil).run()
@@ -89,7 +90,7 @@ struct ACLLossTests {
             let local = try openLocal(scratch.path("t\(allow).db"))
             // This target stores an ACL that grants everyone nothing (the owner-only one) as open to everyone; every
             // other ACL as given.
-            let target = FlakyBackend(local, seed: 0, rate: 0, narrow: { $0.entries[.everyone] == nil ? .publicReadWrite : nil })
+            let target = FaultyBackend(local, seed: 0, rate: 0, narrow: { $0.entries[.everyone] == nil ? .publicReadWrite : nil })
             let report = try await migrate(source, target, state: scratch.path("state\(allow)"),
                                            options: MigrationOptions(classes: ["Note"], files: false, aclLoss: allow ? .allow : .fail))
             let notes = try #require(report.classes.first)
@@ -112,7 +113,7 @@ struct ACLLossTests {
         // `n` is open to everyone; its attachment is the boss's alone.
         let source = try await sourceWithOwnAttachment(scratch)
         let local = try openLocal(scratch.path("t.db"))
-        let target = FlakyBackend(local, seed: 0, rate: 0, without: [.attachmentACL])
+        let target = FaultyBackend(local, seed: 0, rate: 0, without: [.attachmentACL])
         let refused = try await migrate(source, target, state: scratch.path("state"), options: MigrationOptions(classes: ["Note"]))
         #expect(!refused.ok && refused.files.failed == 1 && refused.files.written == 0, "\(refused.files)")
         #expect(refused.mismatches.contains { $0.kind == "failed" && $0.sourceId == "n" && $0.detail.hasSuffix("so it was not attached (--acl-loss allow attaches it)") },
@@ -162,7 +163,7 @@ struct ACLLossTests {
         _ = try await source.create(Record(className: "Note", id: "m", acl: .publicReadWrite, fields: ["photo": .file(doc)]))
         for plain in [false, true] {
             let local = try openLocal(scratch.path("t\(plain).db"))
-            let target = FlakyBackend(local, seed: 0, rate: 0, plainFileStore: plain, refusesFileName: { $0.contains("/") })
+            let target = FaultyBackend(local, seed: 0, rate: 0, plainFileStore: plain, refusesFileName: { $0.contains("/") })
             let report = try await migrate(source, target, state: scratch.path("state\(plain)"), options: MigrationOptions(classes: ["Note"]))
             #expect(report.ok && report.files.failed == 0, "plain \(plain): \(report.files) \(report.mismatches)")
             // Attached on the target, the attachment goes under its own name (the target adds its record's prefix);

@@ -1,6 +1,7 @@
 import Foundation
 import MBaaSCore
 import MBaaSLocal
+import MBaaSTesting
 import Testing
 @testable import MBaaSMigration
 
@@ -20,12 +21,12 @@ struct EmptyStringLossTests {
         _ = try await source.create(Record(className: "Note", id: "n8", fields: ["title": "t", "body": .string("")]))
         _ = try await source.create(Record(className: "Tag", id: "t1", fields: ["name": .string("")]))
 
-        let planned = try await Migration(source: source, target: FlakyBackend(try openLocal(scratch.path("p.db")), seed: 0, rate: 0, adding: [.emptyStringsAbsent]),
+        let planned = try await Migration(source: source, target: FaultyBackend(try openLocal(scratch.path("p.db")), seed: 0, rate: 0, adding: [.emptyStringsAbsent]),
                                           options: MigrationOptions(classes: ["Note", "Tag"], dryRun: true), state: nil).run()
         let lines = planned.plan?.unsupported ?? []
         #expect(lines.contains { $0.hasPrefix("empty strings: local reads them back absent") && $0.hasSuffix("each class and field whose records hold one is warned (with the count and the first record ids)") }, "\(lines)")
 
-        let lossy = FlakyBackend(try openLocal(scratch.path("t.db")), seed: 0, rate: 0, adding: [.emptyStringsAbsent])
+        let lossy = FaultyBackend(try openLocal(scratch.path("t.db")), seed: 0, rate: 0, adding: [.emptyStringsAbsent])
         let report = try await migrate(source, lossy, state: scratch.path("state"), options: MigrationOptions(classes: ["Note", "Tag"]))
         let warned = report.warnings.filter { $0.kind == "emptyString" }
         #expect(warned.map(\.className) == ["Note", "Note", "Tag"], "\(report.warnings)")

@@ -2,6 +2,7 @@ import Foundation
 import MBaaSCore
 import MBaaSLocal
 import MBaaSNCMB
+import MBaaSTesting
 import Testing
 @testable import MBaaSMigration
 
@@ -183,7 +184,7 @@ struct MappingSafetyTests {
         let originals = try await exportRecords("MemoClass")
         // The first copy makes its own ids (a target without clientIds).
         let a = try openLocal(scratch.path("a.db"))
-        let hop1 = try await migrate(try NCMBExportBackend(directory: sampleExport), FlakyBackend(a, seed: 1, rate: 0), state: scratch.path("s1"),
+        let hop1 = try await migrate(try NCMBExportBackend(directory: sampleExport), FaultyBackend(a, seed: 1, rate: 0), state: scratch.path("s1"),
                                      options: MigrationOptions(users: false))
         #expect(hop1.ok, "\(hop1.mismatches)")
         var aIds: [String: String] = [:]   // NCMB id → a's id

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import MBaaSTesting
 import Testing
 @testable import MBaaSMigration
 
@@ -86,7 +87,7 @@ struct OffPoolTests {
         let state = try MigrationState(directory: scratch.path("state"))
         // Twice as many calls as the machine has cores (the cooperative pool's width).
         let n = ProcessInfo.processInfo.activeProcessorCount * 2
-        let entered = LockedCounter()
+        let entered = CallCounter()
         let allWaiting = LockedFlag()
         let held = DispatchSemaphore(value: 0)
         // Another thread holds the state database until every call is waiting for it (60 s at most: a failure).
@@ -168,14 +169,7 @@ final class LockedFlag: @unchecked Sendable {
     var isSet: Bool { lock.withLock { value } }
 }
 
-/// A counter and a list shared with other threads.
-final class LockedCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func increment() { lock.withLock { count += 1 } }
-    var value: Int { lock.withLock { count } }
-}
-
+/// A list shared with other threads.
 final class LockedList: @unchecked Sendable {
     private let lock = NSLock()
     private var items: [String] = []

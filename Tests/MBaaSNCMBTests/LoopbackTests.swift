@@ -33,7 +33,7 @@ struct LoopbackTests {
 
     @Test("the server answers 400 to garbage, keeps connections alive, and stops")
     func serverBasics() async throws {
-        let counter = Counter()
+        let counter = CallCounter()
         let server = try LoopbackServer { request in
             counter.increment()
             return TransportResponse(status: 200, headers: [.contentType: "text/plain"], body: Data("\(request.method) \(request.url.path) \(request.body?.count ?? 0)".utf8))
@@ -51,12 +51,5 @@ struct LoopbackTests {
         await #expect(throws: MBaaSError.self) {
             _ = try await transport.send(TransportRequest(method: .get, url: URL(string: "\(server.baseURL)/after")!, timeout: 2))
         }
-    }
-
-    final class Counter: @unchecked Sendable {
-        private let lock = NSLock()
-        private var count = 0
-        func increment() { lock.lock(); count += 1; lock.unlock() }
-        var value: Int { lock.lock(); defer { lock.unlock() }; return count }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+import MBaaSTesting
 import Testing
 @testable import MBaaSNCMB
 
@@ -11,23 +12,9 @@ struct VendorEvidenceTests {
     static let clientKey = BackendSimulatorTests.clientKey
     static let start = BackendSimulatorTests.start
 
-    /// Keeps every request it forwards.
-    final class Capture: HTTPTransport, @unchecked Sendable {
-        let base: any HTTPTransport
-        private let lock = NSLock()
-        private var kept: [TransportRequest] = []
-        init(_ base: any HTTPTransport) { self.base = base }
-        var requests: [TransportRequest] { lock.withLock { kept } }
-        private func keep(_ request: TransportRequest) { lock.withLock { kept.append(request) } }
-        func send(_ request: TransportRequest) async throws -> TransportResponse {
-            keep(request)
-            return try await base.send(request)
-        }
-    }
-
-    static func make(url options: String = "", signResponses: Bool = false, verify: Bool = false) throws -> (NCMBBackend, Capture, NCMBSimulator) {
+    static func make(url options: String = "", signResponses: Bool = false, verify: Bool = false) throws -> (NCMBBackend, CapturingTransport, NCMBSimulator) {
         let sim = NCMBSimulator(applicationKey: appKey, clientKey: clientKey, start: start, signResponses: signResponses)
-        let capture = Capture(sim)
+        let capture = CapturingTransport(sim)
         var config = try NCMBConfiguration(url: BackendURL(parsing: "ncmb://\(appKey):\(clientKey)@mbaas.api.nifcloud.com\(options)"))
         config.verifyResponseSignature = verify
         return (NCMBBackend(configuration: config, context: BackendContext(transport: capture, clock: { start })), capture, sim)

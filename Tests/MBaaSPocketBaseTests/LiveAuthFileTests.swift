@@ -1,5 +1,6 @@
 import Foundation
 import MBaaSCore
+import MBaaSTesting
 import Testing
 @testable import MBaaSPocketBase
 
@@ -140,10 +141,10 @@ struct LiveAuthFileTests {
         let a = try await backend.signUp(username: "f\(run)a", password: "pw-\(run)-aaaaa")
 
         // standalone, public
-        let progress = ProgressBox()
-        let pub = try await backend.upload(FileUpload(name: "\(run)-日本 語.bin", source: .data(bytes), progress: { progress.set($0) }))
+        let progress = Collector<TransferProgress>()
+        let pub = try await backend.upload(FileUpload(name: "\(run)-日本 語.bin", source: .data(bytes), progress: { progress.append($0) }))
         #expect(pub.size == 1000)
-        #expect(progress.last?.completedBytes == 1000)
+        #expect(progress.all.last?.completedBytes == 1000)
         #expect(try await backend.download(pub) == bytes)
         #expect(try await backend.download(FileReference(name: pub.name)) == bytes)  // by name alone
 
@@ -193,9 +194,3 @@ struct LiveAuthFileTests {
 
 }
 
-final class ProgressBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: TransferProgress?
-    func set(_ p: TransferProgress) { lock.lock(); value = p; lock.unlock() }
-    var last: TransferProgress? { lock.lock(); defer { lock.unlock() }; return value }
-}

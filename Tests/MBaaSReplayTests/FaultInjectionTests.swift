@@ -4,7 +4,7 @@ import Testing
 @testable import MBaaSReplay
 
 @Suite struct FaultInjectionTests {
-    static func ok() -> StubTransport { StubTransport { _ in jsonResponse(200, .object(["ok": true])) } }
+    static func ok() -> StubTransport { StubTransport { _ in TransportResponse.json(200, .object(["ok": true])) } }
 
     /// Sends `n` GETs and returns a trace: status code, or the error kind.
     static func trace(_ t: any HTTPTransport, _ n: Int) async -> [String] {
@@ -89,7 +89,7 @@ import Testing
         let calls = Locked(0)
         let failures: Int
         init(_ fault: Fault, failures: Int) {
-            live = StubTransport { _ in jsonResponse(200, .object(["ok": true])) }
+            live = StubTransport { _ in TransportResponse.json(200, .object(["ok": true])) }
             faulty = FaultInjectingTransport(wrapping: live, seed: 5, rate: 1, faults: [fault])
             self.failures = failures
         }
@@ -159,7 +159,7 @@ import Testing
     @Test func seededFaultsThroughRetryAreDeterministic() async throws {
         // A whole run of GETs through retry over a seeded 30% fault rate: same seed, same number of attempts.
         func run(seed: UInt64) async throws -> (Int, [Int]) {
-            let live = StubTransport { _ in jsonResponse(200, .object(["ok": true])) }
+            let live = StubTransport { _ in TransportResponse.json(200, .object(["ok": true])) }
             let faulty = FaultInjectingTransport(wrapping: live, seed: seed, rate: 0.3,
                                                  faults: [.rateLimited(retryAfter: 0), .serverError(status: 503), .connectionReset])
             let retrying = RetryingTransport(faulty, policy: RetryPolicy(maxAttempts: 10, random: { 0 }), sleep: { _ in })

@@ -55,19 +55,19 @@ struct MiniClient {
             guard req.headers["X-App-Key"] == nil || req.headers["X-App-Key"] == appKey,
                   auth == nil || auth == "Bearer \(liveToken)"
                     || BasicCredentials(header: auth!)?.decoded == "\(appID):\(appKey)"
-            else { return jsonResponse(401, .object(["error": "bad key"])) }
+            else { return TransportResponse.json(401, .object(["error": "bad key"])) }
             let (path, query) = RecordedRequest.split(req.url)
             if path.hasSuffix("/login") {
                 guard query.contains(where: { $0.name == "password" && $0.value == password }) else {
-                    return jsonResponse(401, .object(["error": "bad password"]))
+                    return TransportResponse.json(401, .object(["error": "bad password"]))
                 }
-                return jsonResponse(200, .object(["sessionToken": .string(liveToken), "objectId": "u1"]))
+                return TransportResponse.json(200, .object(["sessionToken": .string(liveToken), "objectId": "u1"]))
             }
             if path.hasSuffix("/form-login") {
                 let fields = RequestMatcher.parseForm(String(decoding: req.body ?? Data(), as: UTF8.self))
                 return TransportResponse(status: fields.contains { $0.name == "password" && $0.value == password } ? 204 : 401)
             }
-            return jsonResponse(201, .object(["objectId": "m1", "owner": .string(liveToken)]))
+            return TransportResponse.json(201, .object(["objectId": "m1", "owner": .string(liveToken)]))
         }
     }
 

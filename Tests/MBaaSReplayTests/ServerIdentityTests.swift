@@ -6,7 +6,7 @@ import Testing
 /// Issue #33.1: "recorded" means a real vendor server answered; the label is measured from the responses.
 @Suite struct ServerIdentityTests {
     static func stub(_ headers: [(String, String)]) -> StubTransport {
-        StubTransport { _ in jsonResponse(200, .object(["ok": true]), headers: headers) }
+        StubTransport { _ in TransportResponse.json(200, .object(["ok": true]), headers: headers) }
     }
 
     @Test func aRecordingTheEmulatorAnsweredIsSimulatedWhateverTheCallerDeclared() async throws {

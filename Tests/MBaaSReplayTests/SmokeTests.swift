@@ -6,8 +6,8 @@ import Testing
 @Suite struct SmokeTests {
     @Test func recordThenReplayRoundTrip() async throws {
         let live = StubTransport { req in
-            if req.url.path.hasSuffix("/login") { return jsonResponse(200, .object(["sessionToken": "sess-ABCDEF123456", "objectId": "u1"])) }
-            return jsonResponse(201, .object(["objectId": "abc", "createDate": "2024-04-01T00:00:00.000Z"]))
+            if req.url.path.hasSuffix("/login") { return TransportResponse.json(200, .object(["sessionToken": "sess-ABCDEF123456", "objectId": "u1"])) }
+            return TransportResponse.json(201, .object(["objectId": "abc", "createDate": "2024-04-01T00:00:00.000Z"]))
         }
         let recorder = RecordingTransport(wrapping: live, scrubber: Scrubber(secrets: [("APP_KEY", "k3y-SECRET-value")]))
         _ = try await recorder.send(request("GET", "https://h:1234/login?userName=bob&password=hunter2hunter2",

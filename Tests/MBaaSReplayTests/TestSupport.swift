@@ -4,9 +4,6 @@ import MBaaSCore
 @testable import MBaaSReplay
 
 
-func jsonResponse(_ status: Int = 200, _ json: JSON, headers: [(String, String)] = []) -> TransportResponse {
-    TransportResponse(status: .init(code: status), headers: HTTPFields([("Content-Type", "application/json")] + headers), body: json.data())
-}
 
 func request(
     _ method: String, _ url: String, headers: [(String, String)] = [], json: JSON? = nil, body: Data? = nil,
@@ -36,15 +33,4 @@ func interaction(
 func cassette(_ interactions: [Interaction], name: String = "test.scenario") -> Cassette {
     Cassette(name: name, adapter: "test", provenance: .authored(facts: ["test"]), recordedAt: fixedDate,
              backendURL: "test://<APP_KEY>@example.com", interactions: interactions)
-}
-
-/// Runs `body` and returns the MBaaSError it throws, or nil.
-func thrownError(_ body: () async throws -> Void) async -> MBaaSError? {
-    do { try await body(); return nil } catch { return MBaaSError.wrap(error) }
-}
-
-func temporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-replay-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
 }
