@@ -245,7 +245,7 @@ struct LocalStore: Sendable {
         var fields = stored.record.fields
         for (name, op) in update.changes.sorted(by: { $0.key < $1.key }) {
             try LocalValidation.fieldName(name)
-            fields[name] = try LocalFieldOperations.apply(op, to: fields[name], field: name)
+            fields[name] = try op.applied(to: fields[name], field: name)
             if let v = fields[name] { try LocalValidation.value(v, path: name) }
         }
         // Changing the ACL needs write access, which loadForWrite checked.

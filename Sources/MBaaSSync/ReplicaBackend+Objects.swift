@@ -75,7 +75,7 @@ extension ReplicaBackend {
             }
             var fields = try sealing.openFields(row.record.fields)
             for (field, op) in update.changes {
-                fields[field] = try ReplicaFieldOperations.apply(op, to: fields[field], field: field)
+                fields[field] = try op.applied(to: fields[field], field: field)
             }
             var result = row.record
             result.id = current

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MBaaSCore
 import MBaaSLocal
+import MBaaSSync
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -35,11 +36,12 @@ struct ObjectsCommand: AsyncParsableCommand {
             try await runReportingErrors {
                 var record = Record(className: className, id: id, acl: try parseACLArgument(acl),
                                     fields: try Record.fields(fromJSONText: try readArgument(fields, name: "fields")))
-                let created = try await OpenedBackend.with(url, global) { backend in
+                let (created, json) = try await OpenedBackend.with(url, global) { backend in
                     if publicRead, let owner = await backend.session?.userId { record.acl = .publicRead(owner: owner) }
-                    return try await backend.create(record)
+                    let created = try await backend.create(record)
+                    return (created, try await printedJSON(of: created, on: backend))
                 }
-                emit(created.json, table: recordTable(created), format: global.resolvedFormat)
+                emit(json, table: recordTable(created), format: global.resolvedFormat)
             }
         }
     }
@@ -83,8 +85,11 @@ struct ObjectsCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await runReportingErrors {
-                let record = try await OpenedBackend.with(url, global, access: .read) { try await $0.get(className: className, id: id) }
-                emit(record.json, table: recordTable(record), format: global.resolvedFormat)
+                let (record, json) = try await OpenedBackend.with(url, global, access: .read) { backend in
+                    let record = try await backend.get(className: className, id: id)
+                    return (record, try await printedJSON(of: record, on: backend))
+                }
+                emit(json, table: recordTable(record), format: global.resolvedFormat)
             }
         }
     }
@@ -110,8 +115,11 @@ struct ObjectsCommand: AsyncParsableCommand {
             try await runReportingErrors {
                 let update = RecordUpdate(changes: try parseChanges(readArgument(fields, name: "fields")), expectedVersion: expectedVersion,
                                           acl: try parseACLArgument(acl))
-                let record = try await OpenedBackend.with(url, global, access: .write) { try await $0.update(className: className, id: id, update) }
-                emit(record.json, table: recordTable(record), format: global.resolvedFormat)
+                let (record, json) = try await OpenedBackend.with(url, global, access: .write) { backend in
+                    let record = try await backend.update(className: className, id: id, update)
+                    return (record, try await printedJSON(of: record, on: backend))
+                }
+                emit(json, table: recordTable(record), format: global.resolvedFormat)
             }
         }
     }
@@ -190,7 +198,7 @@ struct ObjectsCommand: AsyncParsableCommand {
                     printer.begin(count: total)
                     if query.limit != 0 {
                         for try await record in backend.records(matching: query, pageSize: min(pageLimit, query.limit ?? pageLimit)) {
-                            if format == .table { collected.append(record) } else { printer.record(record) }
+                            if format == .table { collected.append(record) } else { printer.record(record, json: try await printedJSON(of: record, on: backend)) }
                         }
                     }
                     return total
@@ -224,12 +232,14 @@ struct RecordStreamPrinter {
         append("  \"results\": [")
     }
 
-    mutating func record(_ record: Record) {
+    /// `json`: the record's JSON as printed (``printedJSON(of:on:)``); its neutral JSON when `nil`.
+    mutating func record(_ record: Record, json: JSON? = nil) {
+        let json = json ?? record.json
         switch format {
         case .ndjson:
-            append(record.json.printed([.sortedKeys]) + "\n")
+            append(json.printed([.sortedKeys]) + "\n")
         default:
-            let pretty = record.json.printed([.pretty, .sortedKeys])
+            let pretty = json.printed([.pretty, .sortedKeys])
             let indented = pretty.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n")
             append((first ? "\n" : ",\n") + indented)
         }
@@ -301,4 +311,11 @@ func checkOwnsDatabaseFile(_ path: String) throws(MBaaSError) {
     guard me == 0 || me == info.st_uid else {
         throw MBaaSError(.forbidden, "only the owner of '\(path)' (uid \(info.st_uid)) or root may repair ACLs; you are uid \(me)")
     }
+}
+
+/// The JSON a command prints for a record read or written through `backend`: its neutral JSON, plus the
+/// `"syncStatus"` member when the backend is an offline replica (`replica:PATH`; ``ReplicaBackend/json(of:)``).
+func printedJSON(of record: Record, on backend: any Backend) async throws -> JSON {
+    if let replica = backend as? ReplicaBackend { return try await replica.json(of: record) }
+    return record.json
 }

@@ -20,6 +20,13 @@ struct SyncCLITests {
 
         let created = try cli.run(["objects", "create", replica, "Memo", #"{"title":"offline"}"#, "--format", "json"])
         #expect(created.status == 0, "\(created.stderr)")
+        // A replica's records print their syncStatus (create, get, query); a remote's never do.
+        #expect(try created.json()["syncStatus"] == "created", "\(created.text)")
+        let createdId = try #require(try created.json()["id"]?.stringValue)
+        let got = try cli.run(["objects", "get", replica, "Memo", createdId, "--format", "json"])
+        #expect(try got.json()["syncStatus"] == "created", "\(got.text)")
+        let listed = try cli.run(["objects", "query", replica, "Memo", "--format", "ndjson"])
+        #expect(listed.status == 0 && listed.text.contains(#""syncStatus":"created""#), "\(listed.text)")
         let status = try cli.run(["sync", "status", replica, "--format", "json"])
         #expect(status.status == 0, "\(status.stderr)")
         #expect(try status.json() == .object([
@@ -32,6 +39,8 @@ struct SyncCLITests {
         #expect(try synced.json()["classes"]?["Memo"]?["up"] == 1)
         let remote = try cli.run(["objects", "query", cli.url, "Memo", "--format", "json"])
         #expect(remote.text.contains("offline"))
+        #expect(!remote.text.contains("syncStatus"))
+        #expect(try cli.run(["objects", "get", replica, "Memo", createdId, "--format", "json"]).json()["syncStatus"] == "synced")
         let after = try cli.run(["sync", "status", replica, "--format", "json"]).json()
         #expect(after["classes"]?["Memo"]?["pending"] == 0)
         #expect(after["classes"]?["Memo"]?["lastSyncUp"]?.stringValue != nil)

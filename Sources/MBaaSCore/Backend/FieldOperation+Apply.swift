@@ -1,16 +1,19 @@
-import MBaaSCore
+import Foundation
 
-/// Applies ``FieldOperation``s to a field's current value. Pure; the backend runs it inside the write transaction
-/// that reads and rewrites the record, which makes every operation atomic.
+/// What a ``FieldOperation`` does to a field's current value: one meaning for every store that applies operations
+/// itself (the embedded store inside its write transaction, which makes each operation atomic; an offline replica on
+/// its local copy).
 ///
+/// - `set` gives the value; `delete` removes the field (`nil`).
 /// - `increment`: a missing or null field starts at 0; int + int stays an int (overflow is an error), anything with a
 ///   double is a double; a non-number field or amount is ``MBaaSError/Kind/invalidRequest``.
 /// - `add`: appends (a missing field starts empty); `addUnique`: appends the values not already present;
 ///   `remove`: removes every occurrence (a missing field becomes `[]`). Membership uses
 ///   ``Value/looselyEquals(_:)`` (numbers by value). A non-array field is `invalidRequest`.
-enum LocalFieldOperations {
-    static func apply(_ op: FieldOperation, to current: Value?, field: String) throws(MBaaSError) -> Value? {
-        switch op {
+extension FieldOperation {
+    /// The field's value after this operation (`nil`: the field is removed); `field` names it in errors.
+    public func applied(to current: Value?, field: String) throws(MBaaSError) -> Value? {
+        switch self {
         case .set(let v):
             return v
         case .delete:
@@ -31,13 +34,13 @@ enum LocalFieldOperations {
                 throw MBaaSError(.invalidRequest, "\(field): cannot increment a \(base.typeName)")
             }
         case .add(let values):
-            return .array(try array(current, field: field, op: "add") + values)
+            return .array(try Self.array(current, field: field, op: "add") + values)
         case .addUnique(let values):
-            var items = try array(current, field: field, op: "addUnique")
+            var items = try Self.array(current, field: field, op: "addUnique")
             for v in values where !items.contains(where: { $0.looselyEquals(v) }) { items.append(v) }
             return .array(items)
         case .remove(let values):
-            let items = try array(current, field: field, op: "remove")
+            let items = try Self.array(current, field: field, op: "remove")
             return .array(items.filter { item in !values.contains(where: { $0.looselyEquals(item) }) })
         }
     }
