@@ -8,6 +8,12 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+// `struct stat` is owned by whichever C module loaded <sys/stat.h> first; once a dependency (GRDB, swift-crypto) has
+// loaded libdispatch's headers that is CDispatch, and member import visibility then asks for it by name (release
+// builds fail without it).
+#if canImport(CDispatch)
+import CDispatch
+#endif
 
 /// `mbaas objects create|get|update|delete|query`.
 struct ObjectsCommand: AsyncParsableCommand {

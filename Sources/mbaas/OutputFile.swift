@@ -5,6 +5,12 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+// `struct stat` is owned by whichever C module loaded <sys/stat.h> first; once a dependency (GRDB, swift-crypto) has
+// loaded libdispatch's headers that is CDispatch, and member import visibility then asks for it by name (release
+// builds fail without it).
+#if canImport(CDispatch)
+import CDispatch
+#endif
 
 /// The mode of `path` as `stat` gives it (the link followed), or `nil` with `errno` set.
 func fileMode(_ path: String) -> mode_t? {
