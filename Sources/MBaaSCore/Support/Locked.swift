@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// A value behind a lock: the one lock type of the package (migration, replay, adapters and test doubles share it).
 ///
@@ -6,18 +6,18 @@ import Foundation
 /// `Locked` (the lock is not recursive). Not `Synchronization.Mutex`, which needs iOS 18 / macOS 15; an `NSLock`
 /// works on every platform the package declares.
 package final class Locked<State>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var state: State
+    @usableFromInline let lock = NSLock()
+    @usableFromInline var state: State
 
-    package init(_ state: State) { self.state = state }
+    @inlinable package init(_ state: State) { self.state = state }
 
     /// Runs `body` on the value with the lock held; what it returns or throws is passed on.
-    package func withLock<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T {
+    @inlinable package func withLock<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T {
         lock.lock()
         defer { lock.unlock() }
         return try body(&state)
     }
 
     /// A copy of the value, read under the lock.
-    package var value: State { withLock { $0 } }
+    @inlinable package var value: State { withLock { $0 } }
 }
