@@ -215,6 +215,8 @@ let package = Package(
             name: "MBaaSNCMBTests",
             dependencies: [
                 "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSNCMB", "MBaaSTesting",
+                // Loopback HTTP tests serve the simulator through EmulatorServer (Hummingbird) with a HandlerDialect.
+                "MBaaSEmulator",
                 // The simulator checks request signatures with its own HMAC code, not the adapter's signer.
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -239,7 +241,7 @@ let package = Package(
         ),
         // Depends on the executable so that `swift test` builds the `mbaas` binary the CLI tests run.
         // ArgumentParser: ReadmeLinkTests parses the README's commands with the CLI's own parser.
-        .testTarget(name: "mbaasTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSMigration", "MBaaSNCMB", "MBaaSTesting", "mbaas",
+        .testTarget(name: "mbaasTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSMigration", "MBaaSNCMB", "MBaaSTesting", "MBaaSEmulator", "mbaas",
                                                         .product(name: "ArgumentParser", package: "swift-argument-parser")]),
     ],
     swiftLanguageModes: [.v6]

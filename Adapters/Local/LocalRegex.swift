@@ -36,8 +36,9 @@ enum LocalRegex {
         defer { dictionary.removeObject(forKey: deadlineKey) }
         return try body()
     }
-    /// Marks the SQLite error raised when ``timeLimit`` is exceeded, so ``LocalStore/mapError(_:)`` reports it
-    /// as `invalidRequest`.
+    /// Marks the SQLite error raised when ``timeLimit`` or ``queryTimeLimit`` is exceeded, so
+    /// ``LocalStore/mapError(_:)`` reports it as `invalidRequest` with a ``QueryTimeLimitExceeded`` underneath (the
+    /// emulator's dialects answer their vendor's timeout-style error for it).
     static let timeoutMarker = "mbaas-regex-timeout: "
 
     /// Whether `regex` matches `text`, giving up after `limit` seconds (then throws `invalidRequest`).
@@ -46,7 +47,8 @@ enum LocalRegex {
         let now = DispatchTime.now().uptimeNanoseconds
         let queryDeadline = (Thread.current.threadDictionary[deadlineKey] as? Deadline)?.nanoseconds ?? .max
         let spent = {
-            MBaaSError(.invalidRequest, "the regular expression '\(regex.pattern)' used up this query's matching budget of \(Int(queryTimeLimit * 1000)) ms over all its values and was stopped; avoid nested repetition such as (a|a)+, or narrow the query with other conditions")
+            MBaaSError(.invalidRequest, "the regular expression '\(regex.pattern)' used up this query's matching budget of \(Int(queryTimeLimit * 1000)) ms over all its values and was stopped; avoid nested repetition such as (a|a)+, or narrow the query with other conditions",
+                       underlying: QueryTimeLimitExceeded(limit: queryTimeLimit))
         }
         if now >= queryDeadline { throw spent() }
         let deadline = min(now + UInt64(limit * 1e9), queryDeadline)
@@ -62,7 +64,8 @@ enum LocalRegex {
         }
         if timedOut {
             if deadline == queryDeadline { throw spent() }
-            throw MBaaSError(.invalidRequest, "the regular expression '\(regex.pattern)' took more than \(Int(limit * 1000)) ms on one value (\(text.utf16.count) characters) and was stopped; avoid nested repetition such as (a|a)+")
+            throw MBaaSError(.invalidRequest, "the regular expression '\(regex.pattern)' took more than \(Int(limit * 1000)) ms on one value (\(text.utf16.count) characters) and was stopped; avoid nested repetition such as (a|a)+",
+                             underlying: QueryTimeLimitExceeded(limit: limit))
         }
         return matched
     }

@@ -288,7 +288,8 @@ struct LocalStore: Sendable {
             let code = sqliteCodeName(e.extendedResultCode.rawValue)
             let message = e.message ?? "\(e.resultCode)"
             if let range = message.range(of: LocalRegex.timeoutMarker) {
-                return MBaaSError(.invalidRequest, String(message[range.upperBound...]))
+                return MBaaSError(.invalidRequest, String(message[range.upperBound...]),
+                                  underlying: QueryTimeLimitExceeded(limit: LocalRegex.queryTimeLimit))
             }
             // Safety net behind Query.validateComplexity: SQLite's own complexity limits are the caller's.
             if ["Expression tree is too large", "parser stack overflow", "too many columns", "too many SQL variables",

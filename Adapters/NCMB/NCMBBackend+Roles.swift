@@ -3,43 +3,19 @@ public import MBaaSCore
 
 /// Roles on `/roles`: `roleName`, and the relations `belongUser` (users) and `belongRole` (sub-roles).
 /// A duplicate name is `E409001` → `duplicate`. These are NCMB-specific calls (the neutral API has no roles
-/// management); ``currentUser()`` reports the roles a user belongs to directly.
+/// management); ``currentUser()`` reports the roles a user belongs to directly. Membership changes
+/// (`addUsers`, `removeUsers`, `addRoles`) are the family's (``ParseFamilyClient``).
 extension NCMBBackend {
     /// Creates a role with its members and returns its objectId.
     @discardableResult
     public func createRole(name: String, users: [String] = [], roles: [String] = [], acl: ACL? = nil) async throws -> String {
         guard !name.isEmpty else { throw MBaaSError(.invalidRequest, "roleName is empty") }
-        var body: JSONObject = ["roleName": .string(name)]
-        if !users.isEmpty {
-            body["belongUser"] = NCMBFieldChange.addRelation(users.map { Pointer(className: "user", objectId: $0) }).json
-        }
-        if !roles.isEmpty {
-            body["belongRole"] = NCMBFieldChange.addRelation(roles.map { Pointer(className: "role", objectId: $0) }).json
-        }
-        if let acl { body["acl"] = try NCMBCodec.encode(acl) }
+        let body = try ParseFamilyRoles<NCMBWire>.createBody(name: name, users: users, roles: roles, acl: acl)
         let response = try await send(.post, "/roles", body: .json(body), context: "create role \(name)")
         guard let id = try NCMBCreated(json: try json(response)).objectId else {
             throw MBaaSError(.decoding, "create role response without objectId")
         }
         return id
-    }
-
-    /// Adds users (by objectId) to a role.
-    public func addUsers(_ userIds: [String], toRole roleId: String) async throws {
-        _ = try await addRelation(className: "role", id: roleId, field: "belongUser",
-                                  userIds.map { Pointer(className: "user", objectId: $0) })
-    }
-
-    /// Removes users (by objectId) from a role.
-    public func removeUsers(_ userIds: [String], fromRole roleId: String) async throws {
-        _ = try await removeRelation(className: "role", id: roleId, field: "belongUser",
-                                     userIds.map { Pointer(className: "user", objectId: $0) })
-    }
-
-    /// Adds sub-roles (by objectId) to a role.
-    public func addRoles(_ roleIds: [String], toRole roleId: String) async throws {
-        _ = try await addRelation(className: "role", id: roleId, field: "belongRole",
-                                  roleIds.map { Pointer(className: "role", objectId: $0) })
     }
 
     /// The users in a role: `GET /users?where={"$relatedTo":{"object":Pointer(role),"key":"belongUser"}}`.

@@ -124,7 +124,9 @@ public struct NCMBBackendFactory: BackendFactory {
 /// Each instance holds its own session (`X-NCMB-Apps-Session-Token`); a response `E401001` to a request that
 /// carried the session ends it. See ``NCMBClassName`` for the built-in class mapping, ``NCMBCodec`` for values,
 /// ``NCMBQueryTranslator`` for queries and ``capabilities`` for what NCMB cannot do.
-public actor NCMBBackend: Backend {
+public actor NCMBBackend: Backend, ParseFamilyClient {
+    public typealias Vendor = NCMBWire
+
     public nonisolated let adapterName = "ncmb"
     public nonisolated let configuration: NCMBConfiguration
     public nonisolated let context: BackendContext
@@ -154,11 +156,18 @@ public actor NCMBBackend: Backend {
 
     // MARK: Requests
 
-    /// A request body.
-    enum Body {
-        case none
-        case json(JSONObject)
-        case multipart(MultipartForm)
+    /// A request body (the core's ``HTTPRequestBody``).
+    typealias Body = HTTPRequestBody
+
+    /// The core's HTTP client for this application: NCMB's error decoder, and `Content-Type: application/json` on
+    /// every request. Every vendor client sends it, GET and DELETE included: [sdk] ncmb_swift NCMBRequest.swift,
+    /// ncmb_android NCMBRequest.java, ncmb_js lib/request.js; [doc] rest/common/query.html (its curl GET sends it).
+    /// E415001 is NCMB's "unsupported Content-Type".
+    nonisolated var http: HTTPAdapterClient {
+        HTTPAdapterClient(name: "ncmb", displayName: "NCMB", baseURL: configuration.baseURL, timeout: configuration.timeout,
+                          context: context, contentTypeWithoutBody: "application/json") { response, now, what in
+            NCMBErrorBody.error(from: response, now: now, context: what)
+        }
     }
 
     /// Sends a signed request to the data API and returns the 2xx response, or throws the mapped NCMB error.
@@ -173,50 +182,23 @@ public actor NCMBBackend: Backend {
                              context: what)
     }
 
+    /// Builds the request with the core's client, adds the session and the signature (SignatureVersion 2), sends
+    /// it, verifies the response signature when configured, and ends the session on `E401001`.
     func sendSigned(
         _ method: TransportRequest.Method, base: String, path: String, query: [(String, String)], body: Body, useSession: Bool,
         token explicitToken: String? = nil, headers extra: HTTPFields = [:], timeout: TimeInterval?,
         context what: String?
     ) async throws(MBaaSError) -> TransportResponse {
-        let url: URL
-        do { url = try URL.build(base: base, path: path, query: query) } catch { throw MBaaSError.wrap(error) }
-        var request = TransportRequest(method: method, url: url, timeout: timeout ?? configuration.timeout)
+        let http = self.http
+        var request = try http.request(method, path, query: query, body: body, base: base, timeout: timeout)
         request.headers.append(contentsOf: extra)
-        switch body {
-        case .none:
-            // Every vendor client sends it on every request, GET and DELETE included: [sdk] ncmb_swift
-            // NCMBRequest.swift, ncmb_android NCMBRequest.java, ncmb_js lib/request.js; [doc] rest/common/query.html
-            // (its curl GET sends it). E415001 is NCMB's "unsupported Content-Type".
-            request.headers["Content-Type"] = "application/json"
-        case .json(let object):
-            request.headers["Content-Type"] = "application/json"
-            request.body = JSON.object(object).data()
-        case .multipart(let form):
-            request.headers["Content-Type"] = form.contentType
-            request.body = form.encoded()
-        }
         let token = explicitToken ?? (useSession ? currentSession?.token : nil)
         if let token { request.headers[NCMBSigner.Header.sessionToken] = token }
         let stringToSign = try configuration.signer.sign(&request, timestamp: ISO8601.format(context.now))
-        context.logger.debug("ncmb request", metadata: ["method": "\(method)", "path": "\(path)"])
-
         let response: TransportResponse
         do {
-            try Task.checkCancellation()
-            response = try await context.transport.send(request)
-        } catch let error as MBaaSError {
-            throw error
+            response = try await http.send(request, path: path, context: what)
         } catch {
-            let e = MBaaSError.wrap(error)
-            throw MBaaSError(.transport, "\(method) \(path): \(e.message)", underlying: e.underlying ?? e)
-        }
-        // Successful responses only, as ncmb_unity (`req.error == null`) and ncmb_js (request.js rejects before
-        // validating) check them; a response without the header is not checked (NCMBSigner.verifyResponse).
-        if configuration.verifyResponseSignature, response.isSuccess {
-            try configuration.signer.verifyResponse(response, stringToSign: stringToSign)
-        }
-        guard response.isSuccess else {
-            let error = NCMBErrorBody.error(from: response, now: context.now, context: what)
             if error.vendorCode == "E401001", let token, currentSession?.token == token {
                 // The session token was refused: the session has ended.
                 currentSession = nil
@@ -224,15 +206,16 @@ public actor NCMBBackend: Backend {
             }
             throw error
         }
+        // Successful responses only, as ncmb_unity (`req.error == null`) and ncmb_js (request.js rejects before
+        // validating) check them; a response without the header is not checked (NCMBSigner.verifyResponse).
+        if configuration.verifyResponseSignature {
+            try configuration.signer.verifyResponse(response, stringToSign: stringToSign)
+        }
         return response
     }
 
     /// The response body as JSON, or a decoding error.
-    func json(_ response: TransportResponse) throws(MBaaSError) -> JSON {
-        do { return try JSON.parse(response.body) } catch {
-            throw MBaaSError(.decoding, "NCMB response is not JSON (\(error.message))", httpStatus: response.status.code)
-        }
-    }
+    func json(_ response: TransportResponse) throws(MBaaSError) -> JSON { try http.json(response) }
 
     /// `/classes/Memo/abc`, `/users/abc`, …
     func objectPath(_ cls: NCMBClassName, _ id: String) -> String { cls.collectionPath + "/" + percentEncode(id) }

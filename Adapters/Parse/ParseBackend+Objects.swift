@@ -146,17 +146,9 @@ extension ParseBackend {
 
     // MARK: Relations (Parse-specific)
 
-    /// Adds records to a relation field (`{"__op":"AddRelation","objects":[Pointer…]}`) and returns the record.
-    public func addRelation(className: String, id: String, field: String, _ pointers: [Pointer]) async throws -> Record {
-        try await changeRelation(className: className, id: id, field: field, .addRelation(pointers))
-    }
-
-    /// Removes records from a relation field (`{"__op":"RemoveRelation",…}`) and returns the record.
-    public func removeRelation(className: String, id: String, field: String, _ pointers: [Pointer]) async throws -> Record {
-        try await changeRelation(className: className, id: id, field: field, .removeRelation(pointers))
-    }
-
-    private func changeRelation(className: String, id: String, field: String, _ change: ParseFieldChange) async throws -> Record {
+    /// Sends one relation change (``ParseFamilyClient``: `addRelation`, `removeRelation`, role membership) and
+    /// reads the record back.
+    public func changeRelation(className: String, id: String, field: String, _ change: ParseFieldChange) async throws -> Record {
         let cls = try Self.checkClassName(className)
         try ParseCodec.checkFieldName(field)
         let response = try await send(.put, ParseRoute.object(cls, id: id).path, body: .json([field: change.json]),

@@ -3,7 +3,8 @@ public import MBaaSCore
 
 /// Roles on `/roles` (class `_Role`): `name`, and the relations `users` (to `_User`) and `roles` (to `_Role`).
 /// An ACL grants a role with the key `role:<name>`. These are Parse-specific calls; ``currentUser()`` reports the
-/// roles a user belongs to directly.
+/// roles a user belongs to directly. Membership changes (`addUsers`, `removeUsers`, `addRoles`) are the family's
+/// (``ParseFamilyClient``).
 extension ParseBackend {
     /// Creates a role with its members and returns its objectId. Parse role names are letters, digits, `_`, `-`
     /// and spaces (checked client-side by the SDKs; checked here too).
@@ -12,35 +13,10 @@ extension ParseBackend {
         guard !name.isEmpty, name.allSatisfy({ ($0.isASCII && ($0.isLetter || $0.isNumber)) || "_- ".contains($0) }) else {
             throw MBaaSError(.invalidRequest, "role name '\(name)' may contain only letters, digits, '_', '-' and spaces")
         }
-        var body: JSONObject = ["name": .string(name)]
-        if let acl { body["ACL"] = try ParseCodec.encode(acl) }
-        if !users.isEmpty {
-            body["users"] = ParseFieldChange.addRelation(users.map { Pointer(className: ParseWire.userClass, objectId: $0) }).json
-        }
-        if !roles.isEmpty {
-            body["roles"] = ParseFieldChange.addRelation(roles.map { Pointer(className: ParseWire.roleClass, objectId: $0) }).json
-        }
+        let body = try ParseFamilyRoles<ParseWire>.createBody(name: name, users: users, roles: roles, acl: acl)
         let response = try await send(.post, ParseRoute.objects(ParseWire.roleClass).path, body: .json(body),
                                       context: "create role \(name)")
         return try ParseCreated(json: try json(response)).objectId
-    }
-
-    /// Adds users (by objectId) to a role.
-    public func addUsers(_ userIds: [String], toRole roleId: String) async throws {
-        _ = try await addRelation(className: ParseWire.roleClass, id: roleId, field: "users",
-                                  userIds.map { Pointer(className: ParseWire.userClass, objectId: $0) })
-    }
-
-    /// Removes users (by objectId) from a role.
-    public func removeUsers(_ userIds: [String], fromRole roleId: String) async throws {
-        _ = try await removeRelation(className: ParseWire.roleClass, id: roleId, field: "users",
-                                     userIds.map { Pointer(className: ParseWire.userClass, objectId: $0) })
-    }
-
-    /// Adds sub-roles (by objectId) to a role.
-    public func addRoles(_ roleIds: [String], toRole roleId: String) async throws {
-        _ = try await addRelation(className: ParseWire.roleClass, id: roleId, field: "roles",
-                                  roleIds.map { Pointer(className: ParseWire.roleClass, objectId: $0) })
     }
 
     /// The names of the roles whose `users` relation holds a user, sorted by name: `GET /roles?where={"users":

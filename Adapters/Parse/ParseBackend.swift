@@ -94,7 +94,9 @@ public struct ParseBackendFactory: BackendFactory {
 /// Each instance holds its own session (`X-Parse-Session-Token`); a `209` answer to a request that carried it ends
 /// the session. See ``ParseCodec`` for values, ``ParseQueryTranslator`` for queries and paging, and ``capabilities``
 /// for what Parse cannot do.
-public actor ParseBackend: Backend {
+public actor ParseBackend: Backend, ParseFamilyClient {
+    public typealias Vendor = ParseWire
+
     public nonisolated let adapterName = "parse"
     public nonisolated let configuration: ParseConfiguration
     public nonisolated let context: BackendContext
@@ -125,11 +127,15 @@ public actor ParseBackend: Backend {
 
     public func restore(_ session: Session?) { currentSession = session }
 
-    /// A request body.
-    enum Body {
-        case none
-        case json(JSONObject)
-        case raw(Data, contentType: String)
+    /// A request body (the core's ``HTTPRequestBody``).
+    typealias Body = HTTPRequestBody
+
+    /// The core's HTTP client for this application: the mount point in the base URL and Parse's error decoder.
+    nonisolated var http: HTTPAdapterClient {
+        HTTPAdapterClient(name: "parse", displayName: "Parse", baseURL: configuration.baseURL + configuration.mount,
+                          timeout: configuration.timeout, context: context) { response, now, what in
+            ParseErrorBody.error(from: response, now: now, context: what)
+        }
     }
 
     /// Who a request acts as.
@@ -155,11 +161,8 @@ public actor ParseBackend: Backend {
         as identity: Identity = .default, revocable: Bool = false, onLogin: Bool = false,
         timeout: TimeInterval? = nil, context what: String? = nil
     ) async throws(MBaaSError) -> TransportResponse {
-        let url: URL
-        do { url = try URL.build(base: configuration.baseURL, path: configuration.mount + path, query: query) } catch {
-            throw MBaaSError.wrap(error)
-        }
-        var request = TransportRequest(method: method, url: url, timeout: timeout ?? configuration.timeout)
+        let http = self.http
+        var request = try http.request(method, path, query: query, body: body, timeout: timeout)
         request.headers[ParseHeader.applicationId] = configuration.applicationId
         if let key = configuration.restAPIKey { request.headers[ParseHeader.restAPIKey] = key }
         var sentToken: String?
@@ -183,48 +186,26 @@ public actor ParseBackend: Backend {
             request.headers[ParseHeader.masterKey] = master
         }
         if revocable { request.headers[ParseHeader.revocableSession] = "1" }
-        switch body {
-        case .none: break
-        case .json(let object):
-            request.headers["Content-Type"] = "application/json"
-            request.body = JSON.object(object).data()
-        case .raw(let data, let contentType):
-            request.headers["Content-Type"] = contentType
-            request.body = data
-        }
         if method == .post || method == .put {
             let id = UUID().uuidString.lowercased()
             request.headers[ParseHeader.requestId] = id
             request.idempotencyKey = id
         }
-        context.logger.debug("parse request", metadata: ["method": "\(method)", "path": "\(path)"])
-        let response: TransportResponse
         do {
-            try Task.checkCancellation()
-            response = try await context.transport.send(request)
-        } catch let error as MBaaSError {
-            throw error
+            return try await http.send(request, path: path, context: what) { response, now, what in
+                ParseErrorBody.error(from: response, now: now, onLogin: onLogin, context: what)
+            }
         } catch {
-            let e = MBaaSError.wrap(error)
-            throw MBaaSError(.transport, "\(method) \(path): \(e.message)", underlying: e.underlying ?? e)
-        }
-        guard response.isSuccess else {
-            let error = ParseErrorBody.error(from: response, now: context.now, onLogin: onLogin, context: what)
             if error.vendorCode == "209", let sentToken, currentSession?.token == sentToken {
                 currentSession = nil
                 context.logger.info("parse session ended by the server (209)")
             }
             throw error
         }
-        return response
     }
 
     /// The response body as JSON, or a decoding error.
-    func json(_ response: TransportResponse) throws(MBaaSError) -> JSON {
-        do { return try JSON.parse(response.body) } catch {
-            throw MBaaSError(.decoding, "Parse response is not JSON (\(error.message))", httpStatus: response.status.code)
-        }
-    }
+    func json(_ response: TransportResponse) throws(MBaaSError) -> JSON { try http.json(response) }
 
     static func checkClassName(_ name: String) throws(MBaaSError) -> String {
         guard !name.isEmpty else { throw MBaaSError(.invalidRequest, "empty class name") }

@@ -45,6 +45,15 @@ extension NCMBWire: ParseFamilyVendor {
         rules.droppedRecordKeys = ["sessionToken", "password"]
         rules.metadataFirst = true
         rules.relationAPI = "NCMBBackend.addRelation/removeRelation"
+        rules.usernameKey = "userName"
+        rules.emailKey = "mailAddress"
+        // mailAddressConfirm and temporaryPassword are system fields: [doc] ncmb.md §1.6 user field names;
+        // [sdk] ncmb_js test fixture 2013-09-01_user_login_namepw_success.json, ncmb_android
+        // valid_get_login_response.json (every login answer carries mailAddressConfirm).
+        rules.userHiddenKeys = ["sessionToken", "password", "authData", "mailAddressConfirm", "temporaryPassword"]
+        // [doc] ncmb.md §1.7 (roles): class `role`, `roleName`, relations `belongUser` and `belongRole`.
+        rules.roles = ParseFamilyRoleForm(roleClass: "role", userClass: "user", nameKey: "roleName",
+                                          usersKey: "belongUser", rolesKey: "belongRole")
         return rules
     }()
 }

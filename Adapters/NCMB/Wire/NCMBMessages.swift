@@ -150,35 +150,13 @@ public struct NCMBLoginRequest: Sendable, Hashable {
     }
 }
 
-/// A user object as `/users/{id}`, `/login` and sign-up return it. `sessionToken` is present on login and sign-up.
-public struct NCMBUserObject: Sendable, Hashable {
-    public var objectId: String
-    public var userName: String?
-    public var mailAddress: String?
-    public var sessionToken: String?
-    /// Every member as received.
-    public var object: JSONObject
+/// A user object as `/users/{id}`, `/login` and sign-up return it (``ParseFamilyUserObject``). `sessionToken` is
+/// present on login and sign-up.
+public typealias NCMBUserObject = ParseFamilyUserObject<NCMBWire>
 
-    public init(json: JSON) throws(MBaaSError) {
-        guard let o = json.objectValue, let id = o["objectId"]?.stringValue else {
-            throw MBaaSError(.decoding, "user object without objectId")
-        }
-        objectId = id
-        userName = o["userName"]?.stringValue
-        mailAddress = o["mailAddress"]?.stringValue
-        sessionToken = o["sessionToken"]?.stringValue
-        object = o
-    }
-
-    /// The neutral user (custom fields decoded; NCMB user metadata and secrets left out of `fields`).
-    public func user(roles: [String]) throws(MBaaSError) -> User {
-        var fields: [String: Value] = [:]
-        // mailAddressConfirm and temporaryPassword are system fields: [doc] ncmb.md §1.6 user field names;
-        // [sdk] ncmb_js test fixture 2013-09-01_user_login_namepw_success.json, ncmb_android
-        // valid_get_login_response.json (every login answer carries mailAddressConfirm).
-        let skip: Set<String> = ["objectId", "userName", "mailAddress", "sessionToken", "password", "createDate",
-                                 "updateDate", "acl", "authData", "mailAddressConfirm", "temporaryPassword"]
-        for (k, v) in object where !skip.contains(k) { fields[k] = try NCMBCodec.decode(v, path: k) }
-        return User(id: objectId, username: userName, email: mailAddress, roles: roles, fields: fields)
-    }
+extension ParseFamilyUserObject where Vendor == NCMBWire {
+    /// NCMB's `userName` (``username``).
+    public var userName: String? { username }
+    /// NCMB's `mailAddress` (``email``).
+    public var mailAddress: String? { email }
 }

@@ -34,6 +34,7 @@ extension ParseWire: ParseFamilyVendor {
         rules.nullReason = capabilities.note(for: .valueType("null"))
         rules.droppedRecordKeys = ParseCodec.userSecretKeys.union(["__type"])
         rules.relationAPI = "ParseBackend.addRelation/removeRelation"
+        rules.userHiddenKeys = ParseCodec.userSecretKeys
         rules.groupACLReason = "Parse ACLs name users, roles ('role:Name') and '*' only"
         return rules
     }()

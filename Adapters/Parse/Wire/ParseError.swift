@@ -64,11 +64,18 @@ public struct ParseErrorBody: Sendable, Hashable {
     }
 
     /// The error body a server answers for an ``MBaaSError`` (server direction): its vendor code when it is a
-    /// number, else the code of its kind (not found 101, unauthorized 209, forbidden 119, duplicate 137, conflict
+    /// number, 124 (TIMEOUT) for a query stopped for time (``QueryTimeLimitExceeded``), else the code of its kind (not found 101, unauthorized 209, forbidden 119, duplicate 137, conflict
     /// 159, rate limited 155, invalid request 107, unsupported -1 OTHER_CAUSE, anything else 1).
     public init(_ error: MBaaSError) {
         if let v = error.vendorCode, let n = Int(v) {
             self.init(code: n, error: error.message)
+            return
+        }
+        if QueryTimeLimitExceeded.isTimeLimit(error) {
+            // 124 TIMEOUT, "the request timed out on the server; typically the request is too expensive to run"
+            // [sdk] Parse-SDK-JS src/ParseError.js; answered with status 400, as every code not in
+            // ``httpStatus(forCode:)``'s table [inferred].
+            self.init(code: 124, error: error.message)
             return
         }
         let code: Int = switch error.kind {

@@ -109,34 +109,8 @@ public struct ParseLoginRequest: Sendable, Hashable {
     }
 }
 
-/// A user object as `/login`, `/users/me` and `/users/{id}` return it.
-public struct ParseUserObject: Sendable, Hashable {
-    public var objectId: String
-    public var username: String?
-    public var email: String?
-    public var sessionToken: String?
-    /// Every member as received.
-    public var object: JSONObject
-
-    public init(json: JSON) throws(MBaaSError) {
-        guard let o = json.objectValue, let id = o["objectId"]?.stringValue else {
-            throw MBaaSError(.decoding, "user object without objectId")
-        }
-        objectId = id
-        username = o["username"]?.stringValue
-        email = o["email"]?.stringValue
-        sessionToken = o["sessionToken"]?.stringValue
-        object = o
-    }
-
-    /// The neutral user (custom fields decoded; metadata and secrets left out of `fields`).
-    public func user(roles: [String]) throws(MBaaSError) -> User {
-        let skip: Set<String> = ParseCodec.metadataKeys.union(ParseCodec.userSecretKeys).union(["username", "email"])
-        var fields: [String: Value] = [:]
-        for (k, v) in object where !skip.contains(k) { fields[k] = try ParseCodec.decode(v, path: k) }
-        return User(id: objectId, username: username, email: email, roles: roles, fields: fields)
-    }
-}
+/// A user object as `/login`, `/users/me` and `/users/{id}` return it (``ParseFamilyUserObject``).
+public typealias ParseUserObject = ParseFamilyUserObject<ParseWire>
 
 // MARK: Batch
 

@@ -70,6 +70,13 @@ public struct ParseFamilyRules: Sendable {
     public var relationAPI: String
     /// Why group principals cannot be written in an ACL.
     public var groupACLReason: String
+    /// The user object's name and e-mail keys (`username`/`email`; NCMB `userName`/`mailAddress`).
+    public var usernameKey = "username"
+    public var emailKey = "email"
+    /// User members that are never ``MBaaSCore/User/fields``: secrets, session state, the vendor's system fields.
+    public var userHiddenKeys: Set<String> = ["sessionToken", "password", "authData"]
+    /// How roles are named (Parse's `_Role`/`name`/`users`/`roles` unless the vendor says otherwise).
+    public var roles = ParseFamilyRoleForm()
 
     /// The rules of a vendor with these names and metadata keys; everything else starts as the family's common
     /// form (no extra typed forms, `__` reserved in object values, integers to 2^53, the `Delete` operator, nulls

@@ -121,7 +121,9 @@ extension ParseCall {
             }
             let count = parse.count
             return try await find(query: &query, count: count)
-        } catch let e as MBaaSError where e.kind == .unsupported || (e.kind == .invalidRequest && e.vendorCode == nil) {
+        } catch let e as MBaaSError where e.kind == .unsupported
+                    || (e.kind == .invalidRequest && e.vendorCode == nil && !QueryTimeLimitExceeded.isTimeLimit(e)) {
+            // A query stopped for time is not a bad query: ParseErrorBody answers it 124 TIMEOUT.
             throw MBaaSError(.invalidRequest, e.message, vendorCode: "102")
         }
     }
