@@ -72,7 +72,8 @@ struct ReplicaRemoteCheckTests {
         let own = try await server.create(Record(className: "Memo", acl: ACL([.user(alice.userId): .readWrite]), fields: ["title": "own"]))
         _ = try await server.create(Record(className: "Memo", acl: ACL([.user(alice.userId): .read, .user(bob.userId): .readWrite]),
                                            fields: ["title": "shared"]))
-        _ = try await server.create(Record(className: "Memo", fields: ["title": "public"]))
+        // Written by a logged-in user, a record without an ACL gets its owner's on the Local remote: make it public.
+        _ = try await server.create(Record(className: "Memo", acl: .publicReadWrite, fields: ["title": "public"]))
         _ = try await server.create(Record(className: "Memo", acl: ACL([.everyone: .read, .role("Team"): .readWrite]), fields: ["title": "team"]))
 
         func mirrored(_ scope: ReplicaPolicy.RefreshScope) async throws -> (titles: [String], replica: ReplicaBackend) {

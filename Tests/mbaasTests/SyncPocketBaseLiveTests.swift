@@ -103,7 +103,7 @@ struct SyncPocketBaseLiveTests {
         let out = try cli.run(["objects", "query", url, "Memo", "--all", "--format", "ndjson"])
         #expect(out.status == 0, "query \(url): \(out.stderr)", sourceLocation: sourceLocation)
         return out.text.split(separator: "\n").compactMap { line in
-            (try? JSON.parse(Data(line.utf8)))?["title"]?.stringValue
+            (try? JSON.parse(Data(line.utf8)))?["fields"]?["title"]?.stringValue
         }.sorted()
     }
 
