@@ -12,7 +12,8 @@ public struct SyncOptions: Sendable {
     public var merge: ReplicaPolicy.MergeMode?
     /// Runs the ghost scan (records deleted on the server) on this run whatever the count says.
     public var ghostScan: Bool
-    /// The ghost scan also runs on every `ghostScanEvery`-th sync down of a class (the first included).
+    /// The ghost scan also runs on every `ghostScanEvery`-th sync down of a class (the first included, once the replica
+    /// holds a synced copy of the class: before that nothing can be a ghost).
     public var ghostScanEvery: Int
     /// Records per page of sync down.
     public var pageSize: Int
@@ -550,6 +551,11 @@ extension ReplicaBackend {
             let since = QueryPredicate.compare("updatedAt", .gte, .date(Millis.date(hwm)))
             predicate = predicate.map { $0 && since } ?? since
         }
+        // Nothing can be a ghost before the replica holds a synced copy: the scheduled scan skips that first run.
+        let hadSynced = try await store.read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM replica_state WHERE class = ? AND status = 'synced')",
+                              arguments: [className]) ?? false
+        }
         let filter: ScopeFilter?
         do { filter = try await scopeFilter(className) } catch let e as MBaaSError where e.kind == .unauthorized { throw SyncStop.sessionRefused(e) }
         var query = Query(className, predicate: predicate, sort: [SortKey("updatedAt")], limit: options.pageSize)
@@ -593,7 +599,7 @@ extension ReplicaBackend {
         }
         var summary = report.classes[className] ?? .init()
         summary.down += down
-        if options.ghostScan || syncs % max(1, options.ghostScanEvery) == 0 {
+        if options.ghostScan || (hadSynced && syncs % max(1, options.ghostScanEvery) == 0) {
             summary.ghostsRemoved += try await ghostScan(className, predicate: policy.where, pageSize: options.pageSize, filter: filter)
         }
         summary.pruned += try await prune(className)

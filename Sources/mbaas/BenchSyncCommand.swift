@@ -79,7 +79,7 @@ struct BenchSync: AsyncParsableCommand {
             guard down.outcome == .complete, down.classes["Memo"]?.down == records else {
                 throw MBaaSError(.internal, "sync down moved \(down.classes["Memo"]?.down ?? 0) of \(records) records (\(down.outcome))")
             }
-            rows.append(.init(target: "sqlite", method: "replica sync down (first run: ghost scan included)", records: records, seconds: downSeconds))
+            rows.append(.init(target: "sqlite", method: "replica sync down (first run, into an empty replica)", records: records, seconds: downSeconds))
             await downReplica.close()
             let peakAfterDown = Self.peakMemoryKB()
 
