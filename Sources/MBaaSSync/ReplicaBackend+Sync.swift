@@ -12,7 +12,8 @@ public struct SyncOptions: Sendable {
     public var merge: ReplicaPolicy.MergeMode?
     /// Runs the ghost scan (records deleted on the server) on this run whatever the count says.
     public var ghostScan: Bool
-    /// The ghost scan also runs on every `ghostScanEvery`-th sync down of a class (the first included).
+    /// The ghost scan also runs on every `ghostScanEvery`-th sync down of a class (the first included, once the replica
+    /// holds a synced copy of the class: before that nothing can be a ghost).
     public var ghostScanEvery: Int
     /// Records per page of sync down.
     public var pageSize: Int
@@ -185,6 +186,7 @@ extension ReplicaBackend {
     // MARK: Sync up
 
     func syncUp(_ options: SyncOptions, report: inout SyncReport) async throws {
+        try await sendQueuedFiles(progress: options.progress)
         let filter = options.classes
         let entries = try await store.read { db in try ReplicaStore.allEntries(db, classes: filter) }
         var waiting = Set<String>()
@@ -271,7 +273,8 @@ extension ReplicaBackend {
         }
         switch entry.operation {
         case .create:
-            return try await current().map(SentOutcome.stored)
+            if let found = try await current() { return .stored(found) }
+            return try await findLostCreate(entry).map(SentOutcome.stored)
         case .delete:
             return try await current() == nil ? .deleted : nil
         case .update:
@@ -303,8 +306,10 @@ extension ReplicaBackend {
             }
             let record = MBaaSCore.Record(className: entry.className, id: entry.id, acl: acl, fields: fields)
             do {
+                if try await remoteRefusesIds() { throw MBaaSError(.invalidRequest, "client ids refused").refusing(MBaaSError.recordIdKey) }
                 return .stored(try await remote.create(record))
             } catch let e as MBaaSError where e.refusesRecordId {
+                try await store.write { db in try ReplicaStore.setMeta(db, Self.refusesIdsKey, "1") }
                 var anonymous = record
                 anonymous.id = nil
                 let stored = try await remote.create(anonymous)
@@ -546,19 +551,29 @@ extension ReplicaBackend {
             let since = QueryPredicate.compare("updatedAt", .gte, .date(Millis.date(hwm)))
             predicate = predicate.map { $0 && since } ?? since
         }
+        // Nothing can be a ghost before the replica holds a synced copy: the scheduled scan skips that first run.
+        let hadSynced = try await store.read { db in
+            try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM replica_state WHERE class = ? AND status = 'synced')",
+                              arguments: [className]) ?? false
+        }
+        let filter: ScopeFilter?
+        do { filter = try await scopeFilter(className) } catch let e as MBaaSError where e.kind == .unauthorized { throw SyncStop.sessionRefused(e) }
         var query = Query(className, predicate: predicate, sort: [SortKey("updatedAt")], limit: options.pageSize)
         var down = 0
         var mark = hwm
         while true {
             let q = query
             let page = try await withRetry { try await remote.queryPage(q) }
+            let kept = try await scoped(page.records, className: className, filter: filter)
             let now = store.now
             let startMark = mark
             let pageMark: Int64? = try await store.write { db in
                 var highest = startMark
                 for record in page.records {
-                    guard let id = record.id else { continue }
                     if let updated = record.updatedAt.map(Millis.of) { highest = max(highest ?? updated, updated) }
+                }
+                for record in kept {
+                    guard let id = record.id else { continue }
                     let state = try ReplicaStore.state(db, className: className, id: id)
                     guard state == nil || state?.status == .synced else { continue }
                     let row = try ReplicaStore.loadRow(db, className: className, id: id)
@@ -575,7 +590,7 @@ extension ReplicaBackend {
                 return highest
             }
             mark = pageMark
-            down += page.records.count
+            down += kept.count
             if page.records.count >= 1000 || page.nextCursor == nil {
                 options.progress?("\(className): \(down) down")
             }
@@ -584,8 +599,8 @@ extension ReplicaBackend {
         }
         var summary = report.classes[className] ?? .init()
         summary.down += down
-        if options.ghostScan || syncs % max(1, options.ghostScanEvery) == 0 {
-            summary.ghostsRemoved += try await ghostScan(className, predicate: policy.where, pageSize: options.pageSize)
+        if options.ghostScan || (hadSynced && syncs % max(1, options.ghostScanEvery) == 0) {
+            summary.ghostsRemoved += try await ghostScan(className, predicate: policy.where, pageSize: options.pageSize, filter: filter)
         }
         summary.pruned += try await prune(className)
         let now = store.now
@@ -598,14 +613,15 @@ extension ReplicaBackend {
         report.classes[className] = summary
     }
 
-    /// Removes synced records the remote no longer has (or `where` no longer selects); pending ones stay.
-    func ghostScan(_ className: String, predicate: QueryPredicate?, pageSize: Int) async throws -> Int {
+    /// Removes synced records the remote no longer has (or `where` and `refreshScope` no longer select); pending ones
+    /// stay.
+    func ghostScan(_ className: String, predicate: QueryPredicate?, pageSize: Int, filter: ScopeFilter? = nil) async throws -> Int {
         var remoteIds = Set<String>()
         var query = Query(className, predicate: predicate, limit: pageSize)
         while true {
             let q = query
             let page = try await withRetry { try await remote.queryPage(q) }
-            for r in page.records { if let id = r.id { remoteIds.insert(id) } }
+            for r in try await scoped(page.records, className: className, filter: filter) { if let id = r.id { remoteIds.insert(id) } }
             guard let next = page.nextCursor, !page.records.isEmpty else { break }
             query.cursor = next
         }

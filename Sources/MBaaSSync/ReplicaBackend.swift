@@ -56,7 +56,8 @@ public actor ReplicaBackend: Backend {
     ///   - remoteURL: stored in the replica (secrets included; the file is 0600) so that `replica:PATH` URLs reopen
     ///     the remote; `nil` keeps what is stored.
     ///   - configuration: the class policies, stored in the replica; `nil` uses the stored ones (a new replica:
-    ///     every class `serverOnly`).
+    ///     every class `serverOnly`). Checked against the remote first (``check(_:against:)``): a configuration
+    ///     the remote cannot serve is `invalidRequest` and nothing is written.
     ///   - cipher: the key of the encrypted fields; never stored.
     public static func open(
         path: String, remote: any Backend, remoteURL: String? = nil, configuration: ReplicaConfiguration? = nil,
@@ -65,6 +66,7 @@ public actor ReplicaBackend: Backend {
         sleep: @escaping @Sendable (TimeInterval) async throws -> Void = { try await Task.sleep(nanoseconds: UInt64($0 * 1e9)) }
     ) async throws -> ReplicaBackend {
         try configuration?.validate()
+        if let configuration { try check(configuration, against: remote) }
         switch try ReplicaSchema.inspect(path: path) {
         case .missing: break
         case .foreign(let what):
@@ -130,6 +132,7 @@ public actor ReplicaBackend: Backend {
     /// Replaces the class policies (validated first; nothing is written when they are refused).
     public func setConfiguration(_ configuration: ReplicaConfiguration) async throws {
         try configuration.validate()
+        try Self.check(configuration, against: remote)
         let text = configuration.json.printed()
         try await store.write { db in try ReplicaStore.setMeta(db, "configuration", text) }
         self.configuration = configuration

@@ -20,9 +20,19 @@ public struct ReplicaPolicy: Sendable, Hashable {
         case serverOnly, localOnly, localAndServer
     }
 
-    /// Whose records an automatic refresh mirrors (AppPot `scopeTypeForAutoRefresh`), mapped onto the neutral query:
-    /// `user` adds "created by the current user" (an ACL granting the user write), `group` and `all` add nothing the
-    /// remote's ACLs do not already enforce for the session.
+    /// Whose records sync down mirrors (AppPot `scopeTypeForAutoRefresh`: 1 user, 2 group, 3 all), applied as a filter
+    /// on the records the class's query (`where`, and the high-water mark) returns, by their ACLs:
+    /// - `user`: records whose ACL grants the logged-in user write by name (the user's own; AppPot's `createUserId`);
+    /// - `group`: those, and records whose ACL grants read or write to a role or group of that user
+    ///   (``MBaaSCore/User/roles``, ``MBaaSCore/User/groups``; AppPot's `groupIds`);
+    /// - `all`: every record the session may read (no filter).
+    ///
+    /// The neutral query has no ACL condition, so the filter runs on the device over the query's pages: `user` and
+    /// `group` need a remote that keeps per-record ACLs (``MBaaSCore/Capabilities/Feature/acl``; the ACLs are read
+    /// with the records, or with ``MBaaSCore/ObjectStore/recordACLs(className:ids:)`` where the remote declares
+    /// ``MBaaSCore/Capabilities/Feature/aclRead``) and a logged-in user. A remote without ACLs is refused at
+    /// `sync init` (``ReplicaBackend/check(_:against:)``), never ignored; a sync down without a user ends with
+    /// ``SyncReport/Outcome/sessionRefused(_:)``. Records leaving the scope are removed by the ghost scan.
     public enum RefreshScope: String, Sendable, Hashable, CaseIterable {
         case user, group, all
     }
@@ -61,11 +71,20 @@ public struct ReplicaPolicy: Sendable, Hashable {
     /// the server changed meanwhile is marked conflicted whatever ``merge`` says.
     public var lockForUpdate: Bool
     public var merge: MergeMode
+    /// Declared field types (field → ``fieldTypes`` name: `string`, `int`, `Date`, ...): a type the remote cannot
+    /// hold is refused at `sync init` (``ReplicaBackend/check(_:against:)``), and a write of another type to a
+    /// declared field is refused on the device (`invalidRequest`) before it is queued.
+    public var fields: [String: String]
+
+    /// The type names ``fields`` takes (``MBaaSCore/Value/typeName``). `string`, `int`, `double` and `bool` are held by
+    /// every remote; the others need the remote's ``MBaaSCore/Capabilities/Feature/valueType(_:)`` (as the
+    /// conformance suite's scenarios do).
+    public static let fieldTypes: [String] = ["string", "int", "double", "bool", "Date", "Bytes", "array", "object", "Pointer", "File", "GeoPoint"]
 
     public init(
         persistence: Persistence = .localAndServer, autoRefresh: TimeInterval? = nil, refreshScope: RefreshScope = .all,
         where predicate: QueryPredicate? = nil, lifeSpan: TimeInterval? = nil, encryptedFields: Set<String> = [],
-        lockForUpdate: Bool = false, merge: MergeMode = .overwrite
+        lockForUpdate: Bool = false, merge: MergeMode = .overwrite, fields: [String: String] = [:]
     ) {
         self.persistence = persistence
         self.autoRefresh = autoRefresh
@@ -75,6 +94,7 @@ public struct ReplicaPolicy: Sendable, Hashable {
         self.encryptedFields = encryptedFields
         self.lockForUpdate = lockForUpdate
         self.merge = merge
+        self.fields = fields
     }
 
     /// The default of a class the configuration does not name.
@@ -100,6 +120,14 @@ public struct ReplicaPolicy: Sendable, Hashable {
         for field in encryptedFields where field.isEmpty || Record.reservedFieldNames.contains(field) {
             throw MBaaSError(.invalidRequest, "class '\(className)': '\(field)' cannot be an encrypted field (empty or record metadata)")
         }
+        for (field, type) in fields.sorted(by: { $0.key < $1.key }) {
+            if field.isEmpty || Record.reservedFieldNames.contains(field) {
+                throw MBaaSError(.invalidRequest, "class '\(className)': 'fields' names '\(field)', which is not a field of its own (empty or record metadata)")
+            }
+            if !Self.fieldTypes.contains(type) {
+                throw MBaaSError(.invalidRequest, "class '\(className)': field '\(field)' has the unknown type '\(type)' (\(Self.fieldTypes.joined(separator: ", ")))")
+            }
+        }
         if let predicate = self.where {
             let encryptedKeys = predicate.keys.filter { encryptedFields.contains($0) }
             if let key = encryptedKeys.sorted().first {
@@ -115,12 +143,12 @@ public struct ReplicaPolicy: Sendable, Hashable {
 /// {"classes": {
 ///    "Memo": {"persistence": "localAndServer", "autoRefresh": 60, "refreshScope": "user",
 ///             "where": {"archived": {"$ne": true}}, "lifeSpan": 604800, "encryptedFields": ["body"],
-///             "lockForUpdate": false, "merge": "leaveIfChanged"},
+///             "lockForUpdate": false, "merge": "leaveIfChanged", "fields": {"title": "string", "due": "Date"}},
 ///    "Draft": {"persistence": "localOnly"}},
 ///  "default": {"persistence": "serverOnly"}}
 /// ```
 /// One file describes several classes (like Mobile Sync's `usersyncs.json`). Every member but `persistence` is
-/// optional (defaults as ``ReplicaPolicy/init(persistence:autoRefresh:refreshScope:where:lifeSpan:encryptedFields:lockForUpdate:merge:)``);
+/// optional (defaults as ``ReplicaPolicy/init(persistence:autoRefresh:refreshScope:where:lifeSpan:encryptedFields:lockForUpdate:merge:fields:)``);
 /// `where` is the neutral query syntax `mbaas objects query --where` takes. `default` applies to classes the file
 /// does not name (``ReplicaPolicy/serverOnly`` when absent).
 public struct ReplicaConfiguration: Sendable, Hashable {
@@ -193,7 +221,7 @@ public struct ReplicaConfiguration: Sendable, Hashable {
 }
 
 extension ReplicaPolicy {
-    static let members: Set<String> = ["persistence", "autoRefresh", "refreshScope", "where", "lifeSpan", "encryptedFields", "lockForUpdate", "merge"]
+    static let members: Set<String> = ["persistence", "autoRefresh", "refreshScope", "where", "lifeSpan", "encryptedFields", "lockForUpdate", "merge", "fields"]
 
     init(json: JSON, className: String) throws(MBaaSError) {
         let at = "configuration: class '\(className)'"
@@ -237,6 +265,12 @@ extension ReplicaPolicy {
             guard let b = l.boolValue else { throw MBaaSError(.invalidRequest, "\(at): 'lockForUpdate' must be true or false") }
             policy.lockForUpdate = b
         }
+        if let f = o["fields"], !f.isNull {
+            guard let object = f.objectValue, object.values.allSatisfy({ $0.stringValue != nil }) else {
+                throw MBaaSError(.invalidRequest, "\(at): 'fields' must be an object of field name → type name (\(Self.fieldTypes.joined(separator: ", ")))")
+            }
+            policy.fields = object.dictionary.compactMapValues(\.stringValue)
+        }
         if let m = try string("merge") {
             do { policy.merge = try MergeMode(parsing: m) } catch { throw MBaaSError(.invalidRequest, "\(at): \(error.message)") }
         }
@@ -250,6 +284,7 @@ extension ReplicaPolicy {
         if let predicate = self.where { o["where"] = predicate.json }
         if let lifeSpan { o["lifeSpan"] = .double(lifeSpan) }
         if !encryptedFields.isEmpty { o["encryptedFields"] = .array(encryptedFields.sorted().map(JSON.string)) }
+        if !fields.isEmpty { o["fields"] = .object(JSONObject(sorting: fields.mapValues(JSON.string))) }
         return .object(o)
     }
 }

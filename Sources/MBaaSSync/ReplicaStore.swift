@@ -43,6 +43,7 @@ struct OutboxEntry: Sendable {
 /// | `replica_idmap` | offline id → remote id, for records the remote gave another id |
 /// | `replica_classes` | per class: the sync-down high-water mark, last sync times, sync count (ghost scans) |
 /// | `replica_conflicts` | the remote record of each conflicted record (JSON; `null` when the remote deleted it) |
+/// | `replica_files` | files uploaded while the remote was unreachable: the bytes, in order; `remote` is the remote's reference once sent |
 enum ReplicaSchema {
     static let format = 1
 
@@ -61,6 +62,8 @@ enum ReplicaSchema {
                 syncs INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS replica_conflicts(class TEXT NOT NULL, id TEXT NOT NULL, remote TEXT NOT NULL,
                 reason TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY(class, id)) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS replica_files(seq INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, original TEXT NOT NULL,
+                content_type TEXT, acl TEXT, bytes BLOB NOT NULL, remote TEXT);
             """)
         try db.execute(sql: "INSERT OR IGNORE INTO replica_meta(key, value) VALUES ('format', ?)", arguments: [String(format)])
     }

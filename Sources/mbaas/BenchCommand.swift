@@ -8,7 +8,7 @@ import MBaaSLocal
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench", abstract: "Measure adapter throughput (not a test).",
-        subcommands: [Local.self, BenchAdapters.self, BenchMigrate.self])
+        subcommands: [Local.self, BenchAdapters.self, BenchMigrate.self, BenchSync.self])
 
     struct Local: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

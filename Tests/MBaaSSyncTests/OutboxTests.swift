@@ -4,6 +4,7 @@ import MBaaSEmulator
 import MBaaSLocal
 import MBaaSParse
 import MBaaSReplay
+import MBaaSTesting
 import Testing
 @testable import MBaaSSync
 
@@ -128,6 +129,48 @@ struct OutboxTests {
         #expect(server[newChild]?["parent"] == .pointer(Pointer(className: "Memo", objectId: newParent)))
         #expect(try await replica.get(className: "Memo", id: parent.id!).id == newParent)
         #expect(try await replica.get(className: "Memo", id: child.id!).fields["parent"] == .pointer(Pointer(className: "Memo", objectId: newParent)))
+    }
+
+    @Test("a create whose answer was lost on a remote without client ids is found by its content, never sent twice")
+    func lostCreateAnswer() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("r.replica").path
+        let server = try localRemote(dir)
+        let remote = ControlledRemote(server)
+        remote.refuseClientIds = true
+        // Create calls, in order: 1 the refused one with the offline id, 2 the memo without it, 3 the twin. The server
+        // writes 2 and 3, then the connection drops before the answer (what a reset after the write looks like).
+        let creates = CallCounter()
+        remote.plan = { name in
+            guard name == "create" else { return nil }
+            let n = creates.next()
+            return n == 2 || n == 3 ? .after(MBaaSError(.transport, "connection reset after the server wrote")) : nil
+        }
+        let first = try await openReplica(path, remote: remote, retry: RetryPolicy(maxAttempts: 1))
+        let memo = try await first.create(Record(className: "Memo", fields: ["title": "once", "n": 7, "tags": ["a"]]))
+        let twin = try await first.create(Record(className: "Memo", fields: ["title": "once", "n": 7, "tags": ["a"]]))
+        let crashed = try await first.sync(SyncOptions(direction: .up))
+        #expect(crashed.outcome != .complete)
+        #expect(try await server.count(Query("Memo")) == 1)
+        await first.close()
+
+        // A new process: the memo in flight is found by its content and adopted; the twin (same content, a record of
+        // its own) is sent, loses its answer too, and is found among the records the replica does not hold yet.
+        let second = try await openReplica(path, remote: remote, configuration: nil)
+        let report = try await second.sync(SyncOptions(direction: .up))
+        #expect(report.outcome == .complete)
+        #expect(report.classes["Memo"]?.up == 2)
+        #expect(creates.value == 3, "creates sent: \(remote.calls)")
+        let onServer = try await contents(server)
+        #expect(onServer.count == 2)
+        let memoId = try await second.get(className: "Memo", id: memo.id!).id!
+        let twinId = try await second.get(className: "Memo", id: twin.id!).id!
+        #expect(memoId != twinId)
+        #expect(Set(onServer.keys) == [memoId, twinId])
+        #expect(try await second.syncStatus(className: "Memo", id: memoId) == .synced)
+        #expect(try await second.syncStatus(className: "Memo", id: twinId) == .synced)
+        #expect(try await second.status(probe: false).classes["Memo"]?.pending == 0)
     }
 
     @Test("localOnly records never leave the device; serverOnly calls go straight to the remote")

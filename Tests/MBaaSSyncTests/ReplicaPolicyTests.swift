@@ -12,7 +12,7 @@ struct ReplicaPolicyTests {
             {"classes": {
                "Memo": {"persistence": "localAndServer", "autoRefresh": 60, "refreshScope": "user",
                         "where": {"archived": {"$ne": true}}, "lifeSpan": 604800, "encryptedFields": ["body"],
-                        "lockForUpdate": true, "merge": "leaveIfChanged"},
+                        "lockForUpdate": true, "merge": "leaveIfChanged", "fields": {"due": "Date", "n": "int"}},
                "Draft": {"persistence": "localOnly"}},
              "default": {"persistence": "serverOnly"}}
             """
@@ -26,6 +26,7 @@ struct ReplicaPolicyTests {
         #expect(memo.encryptedFields == ["body"])
         #expect(memo.lockForUpdate)
         #expect(memo.merge == .leaveIfChanged)
+        #expect(memo.fields == ["due": "Date", "n": "int"])
         #expect(config.policy(for: "Draft").persistence == .localOnly)
         #expect(config.policy(for: "Other").persistence == .serverOnly)
         #expect(config.syncedClasses == ["Memo"])
@@ -41,6 +42,8 @@ struct ReplicaPolicyTests {
         (#"{"classes":{"Memo":{"encryptedFields":["body"],"where":{"body":"x"}}}}"#, "tests the encrypted field 'body'"),
         (#"{"classes":{"Memo":{"persistence":"serverOnly","autoRefresh":5}}}"#, "'autoRefresh' needs persistence localAndServer"),
         (#"{"clases":{}}"#, "unknown member 'clases'"),
+        (#"{"classes":{"Memo":{"fields":{"due":"datetime"}}}}"#, "field 'due' has the unknown type 'datetime'"),
+        (#"{"classes":{"Memo":{"fields":{"due":5}}}}"#, "'fields' must be an object of field name → type name"),
     ])
     func refused(text: String, message: String) throws {
         let error = #expect(throws: MBaaSError.self) {

@@ -32,7 +32,13 @@ final class ControlledRemote: Backend, @unchecked Sendable {
     init(_ base: any Backend) { self.base = base }
 
     var adapterName: String { "controlled" }
-    var capabilities: Capabilities { base.capabilities }
+    /// Features the remote claims not to have (a remote that cannot hold a type, keeps no ACLs...).
+    var withoutFeatures: Set<Capabilities.Feature> = []
+    var capabilities: Capabilities {
+        var caps = base.capabilities
+        for feature in lock.withLock({ withoutFeatures }) { caps.features.remove(feature) }
+        return caps
+    }
 
     func record(_ name: String) -> Failure? {
         lock.withLock {
@@ -70,7 +76,7 @@ final class ControlledRemote: Backend, @unchecked Sendable {
     func count(_ query: Query) async throws -> Int { try await run("count") { try await base.count(query) } }
     func batch(_ operations: [BatchOperation]) async throws -> [BatchResult] { await sequentialBatch(operations) }
 
-    func upload(_ upload: FileUpload) async throws -> FileReference { try await base.upload(upload) }
+    func upload(_ upload: FileUpload) async throws -> FileReference { try await run("upload") { try await base.upload(upload) } }
     func download(_ file: FileReference) async throws -> Data { try await run("download") { try await base.download(file) } }
     func deleteFile(_ file: FileReference) async throws { try await base.deleteFile(file) }
     func listFiles(prefix: String?, limit: Int?) async throws -> [FileInfo] { try await base.listFiles(prefix: prefix, limit: limit) }

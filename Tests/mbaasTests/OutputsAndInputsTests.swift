@@ -7,6 +7,9 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+#if canImport(CDispatch)
+import CDispatch   // `struct stat` belongs to CDispatch once libdispatch's headers are loaded (see Sources/mbaas/OutputFile.swift)
+#endif
 
 /// Issue 32, points 2, 11, 12 and 14: outputs never replace what they point at; exit statuses and errors as the
 /// README documents them; input the CLI refuses (exit 2, naming the argument); files fetched by their File value.

@@ -56,6 +56,45 @@ struct SyncCLITests {
         #expect(!FileManager.default.fileExists(atPath: other))
     }
 
+    @Test("sync init refuses a declared field type the remote cannot hold (NCMB has no bytes): exit 2, naming it, no file written")
+    func initChecksFieldTypes() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let config = cli.directory.appendingPathComponent("sync.json")
+        try Data(#"{"classes":{"Memo":{"persistence":"localAndServer","fields":{"title":"string","scan":"Bytes"}}}}"#.utf8).write(to: config)
+        let path = cli.directory.appendingPathComponent("memos.replica").path
+        let refused = try cli.run(["sync", "init", "replica:" + path, "--remote", "ncmb+http://K:C@127.0.0.1:9", "--config", config.path])
+        #expect(refused.status == 2, "\(refused.stderr)")
+        #expect(refused.stderr.contains("class 'Memo': field 'scan' is declared Bytes, which the remote (ncmb) cannot hold: NCMB has no binary type"),
+                "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: path))
+        // The same file on a remote that holds bytes (a Local store) is taken.
+        let taken = try cli.run(["sync", "init", "replica:" + path, "--remote", cli.url, "--config", config.path])
+        #expect(taken.status == 0, "\(taken.stderr)")
+    }
+
+    @Test("mbaas bench sync reports sync down next to the Local insert, sync up next to the migration where PocketBase runs, and peak memory")
+    func benchSync() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let live = !(ProcessInfo.processInfo.environment["MBAAS_POCKETBASE_URL"] ?? "").isEmpty
+        let out = try cli.run(["bench", "sync", "--records", "300", "--up-records", "30", "--page-size", "100", "--format", "json"], sessionOption: false)
+        #expect(out.status == 0, "\(out.stderr)")
+        let json = try out.json()
+        let results = json["results"]?.arrayValue ?? []
+        var expected: [(String, String, Int64)] = [("sqlite", "Local batch insert", 300), ("sqlite", "replica sync down", 300)]
+        if live { expected += [("pocketbase", "mbaas migrate", 30), ("pocketbase", "replica sync up", 30)] }
+        #expect(results.count == expected.count, "\(json.printed())")
+        for (target, method, records) in expected {
+            let r = results.first { $0["target"]?.stringValue == target && $0["method"]?.stringValue?.hasPrefix(method) == true }
+            #expect(r?["records"]?.intValue == records, "\(target) \(method): \(r?.printed() ?? "missing")")
+            #expect((r?["recordsPerSecond"]?.doubleValue ?? 0) > 0, "\(target) \(method)")
+        }
+        #expect((json["peakMemoryKB"]?.intValue ?? 0) > 1000)
+        let bad = try cli.run(["bench", "sync", "--records", "0"], sessionOption: false)
+        #expect(bad.status != 0 && bad.stderr.contains("--records, --up-records and --page-size must be >= 1"), "\(bad.stderr)")
+    }
+
     @Test("an unreachable remote: sync exits 6 and keeps the outbox; status says unreachable")
     func unreachable() throws {
         let cli = try CLIHarness()
