@@ -106,4 +106,24 @@ struct ServePostgresCLITests {
         second.waitUntilExit()
         #expect(second.terminationStatus == 143)
     }
+
+    @Test("the conformance suite passes live against the NCMB and Parse dialects on PostgreSQL (no failed or errored scenario)",
+          arguments: [("ncmb", ["--application-key", "pg-app-key", "--client-key", "pg-client-key"]),
+                      ("parse", ["--app-id", "pg-app", "--rest-key", "pg-rest-key"])])
+    func conformanceOnPostgres(dialect: String, flags: [String]) throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let base = try #require(postgresURL)
+        let schema = "conf_\(dialect)_" + String(UUID().uuidString.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(8))
+        let data = base + (base.contains("?") ? "&" : "?") + "schema=\(schema)"
+        let (server, started) = try cli.startServer(["--dialect", dialect] + flags + ["--data", data, "--password-cost", "light"])
+        defer { if server.isRunning { server.terminate(); server.waitUntilExit() } }
+        let url = try #require(started["backendURL"]?.stringValue, "\(started.printed())")
+        let run = try cli.run(["conformance", "--mode", "live", "--backend", url, "--format", "json"], sessionOption: false)
+        #expect(run.status == 0 || run.status == 10, "\(dialect): exit \(run.status): \(run.stderr.suffix(2000))")
+        let report = try JSON.parse(run.stdout)
+        let summary = try #require(report["summary"]?.objectValue?.values.first, "\(String(decoding: run.stdout.prefix(500), as: UTF8.self))")
+        #expect(summary["failed"] == 0 && summary["errored"] == 0, "\(dialect): \(summary.printed())")
+        #expect((summary["passed"]?.intValue ?? 0) > 50, "\(dialect): \(summary.printed())")
+    }
 }
