@@ -33,6 +33,7 @@ let package = Package(
         .library(name: "MBaaSAppPot", targets: ["MBaaSAppPot"]),
         .library(name: "MBaaSEmulator", targets: ["MBaaSEmulator"]),
         .library(name: "MBaaSSync", targets: ["MBaaSSync"]),
+        .library(name: "MBaaSPostgres", targets: ["MBaaSPostgres"]),
         .executable(name: "mbaas", targets: ["mbaas"]),
     ],
     dependencies: [
@@ -45,6 +46,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // The PostgreSQL backend's client (connection pool, extended protocol with bound parameters).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // MARK: Core and tooling modules
@@ -87,7 +90,8 @@ let package = Package(
         .target(
             name: "MBaaSEmulator",
             dependencies: [
-                "MBaaSCore", "MBaaSLocal", "MBaaSNCMBWire", "MBaaSKiiWire", "MBaaSAppPotWire", "MBaaSParseWire",
+                "MBaaSCore", "MBaaSNCMBWire", "MBaaSKiiWire", "MBaaSAppPotWire", "MBaaSParseWire",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -100,7 +104,7 @@ let package = Package(
             name: "MBaaSBuiltins",
             dependencies: [
                 "MBaaSCore", "MBaaSMigration", "MBaaSEmulator",
-                "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot", "MBaaSParse",
+                "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot", "MBaaSParse", "MBaaSPostgres",
             ],
             path: "Sources/MBaaSBuiltins"
         ),
@@ -142,6 +146,17 @@ let package = Package(
             name: "MBaaSPocketBase",
             dependencies: ["MBaaSCore"],
             path: "Adapters/PocketBase"
+        ),
+        .target(
+            name: "MBaaSPostgres",
+            dependencies: [
+                "MBaaSCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Adapters/Postgres"
         ),
         // The Parse family's one wire core (values, __type, __op values, records, results), parameterised by each
         // vendor's rules; NCMB's and Parse's Wire modules import and re-export it.
@@ -221,6 +236,13 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        .testTarget(
+            name: "MBaaSPostgresTests",
+            dependencies: [
+                "MBaaSCore", "MBaaSConformance", "MBaaSPostgres", "MBaaSMigration", "MBaaSNCMB", "MBaaSLocal", "MBaaSTesting",
+                // To look at the database behind the backend's back (the tables, a foreign schema, a dropped schema).
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]),
         .testTarget(name: "MBaaSParseTests", dependencies: ["MBaaSCore", "MBaaSParse", "MBaaSTesting"]),
         .testTarget(name: "MBaaSKiiTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSKiiWire", "MBaaSKii", "MBaaSTesting"]),
         .testTarget(name: "MBaaSAppPotTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSAppPot", "MBaaSTesting"]),

@@ -7,6 +7,7 @@ import MBaaSMigration
 import MBaaSNCMB
 import MBaaSParse
 import MBaaSPocketBase
+import MBaaSPostgres
 
 /// One built-in adapter: the client factory that opens its URLs, and the emulator dialect that serves the same
 /// URLs (for a vendor `mbaas serve` emulates).
@@ -17,6 +18,9 @@ public struct BuiltinAdapter: Sendable {
         case embedded
         /// A client of an HTTP server: conformance replays its cassettes, `mbaas bench adapters` measures it.
         case http
+        /// A client of a database server (`postgres://`): conformance runs it live only (`--mode live --backend URL`),
+        /// as it has no cassettes to replay.
+        case database
         /// A read-only source or a file format (`ncmb-export:`, `bundle:`): a migration's source or target only.
         case source
     }
@@ -49,6 +53,7 @@ public enum Builtins {
             BuiltinAdapter(AppPotBackendFactory(), dialect: AppPotDialectFactory(), kind: .http),
             BuiltinAdapter(PocketBaseBackendFactory(), kind: .http),
             BuiltinAdapter(ParseBackendFactory(), dialect: ParseDialectFactory(), kind: .http),
+            BuiltinAdapter(PostgresBackendFactory(), kind: .database),
             BuiltinAdapter(NCMBExportBackendFactory(), kind: .source),
             BuiltinAdapter(BundleBackendFactory(), kind: .source),
         ]
@@ -65,9 +70,9 @@ public enum Builtins {
     }
 
     /// The adapters conformance reports show, in column order: every adapter the suite runs against (embedded and
-    /// HTTP; an adapter without cassettes shows as not run).
+    /// HTTP; an adapter without cassettes shows as not run). Database servers run live only, and are left out.
     public static var conformanceOrder: [String] {
-        adapters().filter { $0.kind != .source }.map(\.name)
+        adapters().filter { $0.kind == .embedded || $0.kind == .http }.map(\.name)
     }
 
     /// The HTTP adapters, in report order (what `mbaas bench adapters` measures by default).

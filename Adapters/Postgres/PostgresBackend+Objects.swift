@@ -1,0 +1,303 @@
+import Foundation
+import Logging
+public import MBaaSCore
+import PostgresNIO
+
+/// One row of `records`, decoded.
+struct PostgresStoredRecord: Sendable {
+    var seq: Int64
+    var record: Record
+    var versionNumber: Int64
+}
+
+extension PostgresBackend {
+    /// Creates a record (a given `id` is kept: 1 to 128 of `[A-Za-z0-9_.-]`; a taken one is `duplicate`). Without an
+    /// ACL, a logged-in user's record is private to that user; an anonymous record has no ACL (public). An ACL that
+    /// would lock everyone out is `invalidRequest`. With an administrative opening, given `createdAt`/`updatedAt` are kept.
+    public func create(_ record: MBaaSCore.Record) async throws -> MBaaSCore.Record {
+        let store = self.store
+        let encoded = PostgresStore.encodeInsert(record)
+        return try await writing { conn, principal in try await store.insert(conn, encoded, principal: principal, now: store.nowMillis) }
+    }
+
+    public func preflight(className: String, records: [MBaaSCore.Record]) async throws {
+        try PostgresValidation.className(className)
+        for r in records { try PostgresValidation.fields(r.fields) }
+    }
+
+    /// The record, or `notFound` (also when the session's user may not read it).
+    public func get(className: String, id: String) async throws -> MBaaSCore.Record {
+        try PostgresValidation.className(className)
+        let store = self.store
+        return try await reading { conn, principal in
+            guard let stored = try await store.load(conn, className: className, id: id), principal.canRead(stored.record.acl) else {
+                throw MBaaSError(.notFound, "record \(className)/\(id) not found")
+            }
+            return stored.record
+        }
+    }
+
+    /// Applies the changes in one transaction, the row locked (`FOR UPDATE`) from the read to the write: field
+    /// operations and the version check hold across every process on the database.
+    public func update(className: String, id: String, _ update: RecordUpdate) async throws -> MBaaSCore.Record {
+        let store = self.store
+        return try await writing { conn, principal in
+            try await store.update(conn, className: className, id: id, update, principal: principal, now: store.nowMillis)
+        }
+    }
+
+    /// Deletes the record and the files attached to it (their chunks go with them).
+    public func delete(className: String, id: String, expectedVersion: String?) async throws {
+        let store = self.store
+        try await writing { conn, principal in
+            try await store.delete(conn, className: className, id: id, expectedVersion: expectedVersion, principal: principal)
+        }
+    }
+
+    public func queryPage(_ query: Query) async throws -> RecordPage {
+        try PostgresValidation.className(query.className)
+        try query.validate(against: capabilities, backend: adapterName)
+        try query.validateComplexity()
+        let plan = try PostgresQueryPlan(query: query, capabilities: capabilities)
+        let store = self.store
+        return try await reading { conn, principal in try await plan.page(conn, store: store, principal: principal) }
+    }
+
+    public func count(_ query: Query) async throws -> Int {
+        try PostgresValidation.className(query.className)
+        let q = query.forCounting
+        try q.validate(against: capabilities, backend: adapterName)
+        try q.validateComplexity()
+        let plan = try PostgresQueryPlan(query: q, capabilities: capabilities)
+        let store = self.store
+        return try await reading { conn, principal in try await plan.count(conn, store: store, principal: principal) }
+    }
+
+    /// Applies every operation in one transaction. If one fails, nothing is written and every result is that failure,
+    /// its message prefixed with the operation's position.
+    public func batch(_ operations: [BatchOperation]) async throws -> [BatchResult] {
+        guard operations.count <= capabilities.maxBatchSize else {
+            throw MBaaSError(.invalidRequest, "a batch holds at most \(capabilities.maxBatchSize) operations, got \(operations.count)")
+        }
+        guard !operations.isEmpty else { return [] }
+        let store = self.store
+        let encoded: [Result<PostgresStore.EncodedInsert, MBaaSError>?] = operations.map {
+            if case .create(let r) = $0 { PostgresStore.encodeInsert(r) } else { nil }
+        }
+        do {
+            let records = try await writing { conn, principal in
+                let now = store.nowMillis
+                var records: [Record] = []
+                for (i, op) in operations.enumerated() {
+                    do {
+                        switch op {
+                        case .create:
+                            records.append(try await store.insert(conn, encoded[i]!, principal: principal, now: now))
+                        case .update(let c, let id, let u):
+                            records.append(try await store.update(conn, className: c, id: id, u, principal: principal, now: now))
+                        case .delete(let c, let id):
+                            try await store.delete(conn, className: c, id: id, expectedVersion: nil, principal: principal)
+                            records.append(Record(className: c, id: id))
+                        }
+                    } catch let e as PostgresSessionInvalid {
+                        throw e
+                    } catch {
+                        throw PostgresBatchFailure(index: i, count: operations.count, operation: op, error: PostgresStore.mapError(error))
+                    }
+                }
+                return records
+            }
+            return records.map(BatchResult.success)
+        } catch let failure as PostgresBatchFailure {
+            return Array(repeating: .failure(failure.mbaasError), count: operations.count)
+        }
+    }
+}
+
+/// One batch operation failed; the transaction rolls back and every result reports it.
+struct PostgresBatchFailure: Error {
+    var index: Int
+    var count: Int
+    var operation: BatchOperation
+    var error: MBaaSError
+
+    var mbaasError: MBaaSError {
+        let what: String
+        switch operation {
+        case .create(let r): what = "create \(r.className)" + (r.id.map { "/\($0)" } ?? "")
+        case .update(let c, let id, _): what = "update \(c)/\(id)"
+        case .delete(let c, let id): what = "delete \(c)/\(id)"
+        }
+        var e = error
+        e.message = "operation \(index + 1) of \(count) (\(what)) failed, nothing was written: \(error.message)"
+        return e
+    }
+}
+
+extension PostgresStore {
+    static let recordColumns = "r.seq, r.id, r.created_at, r.updated_at, r.version, r.acl::text, r.fields::text"
+
+    /// Decodes a row selected with ``recordColumns`` at its start.
+    static func decodeRecord(className: String, row: PostgresRandomAccessRow, keys: Set<String>? = nil) throws -> PostgresStoredRecord {
+        let id = try row.text(1)
+        let version = try row.int(4)
+        var record = Record(className: className, id: id, createdAt: PostgresTime.date(try row.int(2)),
+                            updatedAt: PostgresTime.date(try row.int(3)), version: String(version))
+        do {
+            if let aclText = try row.optionalText(5) { record.acl = try ACL(json: JSON.parse(aclText)) }
+            guard case .object(var fields) = try Value.parse(jsonText: try row.text(6)) else {
+                throw MBaaSError(.decoding, "fields are not a JSON object")
+            }
+            if let keys { fields = fields.filter { keys.contains($0.key) } }
+            record.fields = fields
+        } catch {
+            throw MBaaSError(.decoding, "stored record \(className)/\(id) cannot be read: \(error)")
+        }
+        return PostgresStoredRecord(seq: try row.int(0), record: record, versionNumber: version)
+    }
+
+    static func encodeFields(_ fields: [String: Value]) -> String { Value.object(fields).jsonText }
+    static func encodeACL(_ acl: ACL?) -> String? { acl.map { $0.json.printed() } }
+
+    func load(_ conn: PostgresConnection, className: String, id: String, forUpdate: Bool = false) async throws -> PostgresStoredRecord? {
+        var q = PGSQL()
+        q.sql("SELECT \(Self.recordColumns) FROM \(s)records r WHERE r.class = \(q.bind(className)) AND r.id = \(q.bind(id))")
+        if forUpdate { q.sql(" FOR UPDATE") }
+        guard let row = try await conn.first(q, logger: logger) else { return nil }
+        return try Self.decodeRecord(className: className, row: row)
+    }
+
+    /// The stored record locked for writing and checked: `notFound` when missing or neither readable nor writable,
+    /// `forbidden` when readable only, `conflict` on a stale expected version.
+    func loadForWrite(_ conn: PostgresConnection, className: String, id: String, principal: PostgresPrincipal,
+                      expectedVersion: String?) async throws -> PostgresStoredRecord {
+        if let expectedVersion { try PostgresValidation.version(expectedVersion) }
+        guard let stored = try await load(conn, className: className, id: id, forUpdate: true),
+              principal.canRead(stored.record.acl) || principal.canWrite(stored.record.acl) else {
+            throw MBaaSError(.notFound, "record \(className)/\(id) not found")
+        }
+        guard principal.canWrite(stored.record.acl) else {
+            throw MBaaSError(.forbidden, "the ACL of \(className)/\(id) does not let \(principal.userId.map { "user \($0)" } ?? "anonymous users") write it")
+        }
+        if let expectedVersion, expectedVersion != stored.record.version {
+            throw MBaaSError(.conflict, "\(className)/\(id) changed: its version is \(stored.record.version ?? "?"), expected \(expectedVersion); nothing was written")
+                .conflicting(currentVersion: stored.record.version)
+        }
+        return stored
+    }
+
+    /// The ACL a new record or file gets (see ``PostgresBackend/create(_:)``).
+    func effectiveACL(_ conn: PostgresConnection, _ acl: ACL?, principal: PostgresPrincipal) async throws -> ACL? {
+        if let acl {
+            if !principal.isAdministrator { try await checkACL(conn, acl) }
+            return acl
+        }
+        guard let owner = principal.userId else { return nil }
+        return options.publicReadByDefault ? .publicRead(owner: owner) : .privateTo(owner)
+    }
+
+    /// Refuses an ACL that would lock everyone out for good: one that grants nothing, names an empty principal, or
+    /// names only users that do not exist.
+    func checkACL(_ conn: PostgresConnection, _ acl: ACL) async throws {
+        if let problem = acl.usabilityProblem { throw MBaaSError(.invalidRequest, problem) }
+        var users: [String] = []
+        for (principal, access) in acl.entries where access.read || access.write {
+            guard case .user(let id) = principal else { return }
+            users.append(id)
+        }
+        var q = PGSQL()
+        q.sql("SELECT 1 FROM \(s)users WHERE id = ANY(\(q.bind(users))::text[]) LIMIT 1")
+        if try await conn.first(q, logger: logger) != nil { return }
+        throw MBaaSError(.invalidRequest, "acl names only users that do not exist (\(users.sorted().joined(separator: ", "))): nobody could read, change or delete it")
+    }
+
+    struct EncodedInsert: Sendable {
+        var record: Record
+        var fieldsText: String
+        var idProblem: MBaaSError?
+    }
+
+    static func encodeInsert(_ record: Record) -> Result<EncodedInsert, MBaaSError> {
+        do throws(MBaaSError) {
+            try PostgresValidation.className(record.className)
+            try PostgresValidation.fields(record.fields)
+            var record = record
+            var idProblem: MBaaSError?
+            if let id = record.id {
+                do throws(MBaaSError) { try PostgresValidation.recordId(id) } catch { idProblem = error }
+            } else {
+                record.id = PostgresRandom.id()
+            }
+            return .success(EncodedInsert(record: record, fieldsText: encodeFields(record.fields), idProblem: idProblem))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    func insert(_ conn: PostgresConnection, _ encoded: Result<EncodedInsert, MBaaSError>, principal: PostgresPrincipal,
+                now: Int64) async throws -> Record {
+        let encoded = try encoded.get()
+        var record = encoded.record
+        record.acl = try await effectiveACL(conn, record.acl, principal: principal)
+        if let problem = encoded.idProblem { throw problem }
+        let id = record.id!
+        // The database owner (a migration) keeps the source's times; everyone else gets the server's.
+        let created = principal.isAdministrator ? record.createdAt.map(ISO8601.millis) ?? now : now
+        let updated = principal.isAdministrator ? record.updatedAt.map(ISO8601.millis) ?? created : now
+        var q = PGSQL()
+        q.sql("""
+            INSERT INTO \(s)records (class, id, created_at, updated_at, version, acl, fields)
+            VALUES (\(q.bind(record.className)), \(q.bind(id)), \(q.bind(created)), \(q.bind(updated)), 1, \(q.bind(Self.encodeACL(record.acl)))::jsonb, \(q.bind(encoded.fieldsText))::jsonb)
+            ON CONFLICT (class, id) DO NOTHING RETURNING 1
+            """)
+        guard try await conn.changed(q, logger: logger) == 1 else {
+            throw MBaaSError(.duplicate, "record \(record.className)/\(id) already exists")
+        }
+        record.createdAt = PostgresTime.date(created)
+        record.updatedAt = PostgresTime.date(updated)
+        record.version = "1"
+        return record
+    }
+
+    func update(_ conn: PostgresConnection, className: String, id: String, _ update: RecordUpdate, principal: PostgresPrincipal,
+                now: Int64) async throws -> Record {
+        try PostgresValidation.className(className)
+        var stored = try await loadForWrite(conn, className: className, id: id, principal: principal, expectedVersion: update.expectedVersion)
+        var fields = stored.record.fields
+        for (name, op) in update.changes.sorted(by: { $0.key < $1.key }) {
+            try PostgresValidation.fieldName(name)
+            fields[name] = try op.applied(to: fields[name], field: name)
+            if let v = fields[name] { try PostgresValidation.value(v, path: name) }
+        }
+        if let newACL = update.acl, !principal.isAdministrator { try await checkACL(conn, newACL) }
+        let acl = update.acl ?? stored.record.acl
+        try await write(conn, seq: stored.seq, fields: fields, acl: acl, version: stored.versionNumber + 1, now: now)
+        stored.record.fields = fields
+        stored.record.acl = acl
+        stored.record.version = String(stored.versionNumber + 1)
+        stored.record.updatedAt = PostgresTime.date(now)
+        return stored.record
+    }
+
+    func write(_ conn: PostgresConnection, seq: Int64, fields: [String: Value], acl: ACL?, version: Int64, now: Int64) async throws {
+        var q = PGSQL()
+        q.sql("UPDATE \(s)records SET fields = \(q.bind(Self.encodeFields(fields)))::jsonb, acl = \(q.bind(Self.encodeACL(acl)))::jsonb, version = \(q.bind(version)), updated_at = \(q.bind(now)) WHERE seq = \(q.bind(seq))")
+        try await conn.run(q, logger: logger)
+    }
+
+    func delete(_ conn: PostgresConnection, className: String, id: String, expectedVersion: String?,
+                principal: PostgresPrincipal) async throws {
+        try PostgresValidation.className(className)
+        let stored = try await loadForWrite(conn, className: className, id: id, principal: principal, expectedVersion: expectedVersion)
+        var f = PGSQL()
+        f.sql("DELETE FROM \(s)files WHERE att_class = \(f.bind(className)) AND att_id = \(f.bind(id))")
+        try await conn.run(f, logger: logger)
+        var q = PGSQL()
+        q.sql("DELETE FROM \(s)records WHERE seq = \(q.bind(stored.seq))")
+        try await conn.run(q, logger: logger)
+    }
+}
+
+enum PostgresTime {
+    static func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
+}

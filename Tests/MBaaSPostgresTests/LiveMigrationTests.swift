@@ -1,0 +1,42 @@
+import Foundation
+import MBaaSCore
+import MBaaSMigration
+import MBaaSNCMB
+import MBaaSTesting
+import PostgresNIO
+import Testing
+@testable import MBaaSPostgres
+
+extension LiveTests {
+    @Suite("PostgreSQL migration, live")
+    struct MigrationLiveTests {
+        /// The memo app's NCMB export shipped under `Fixtures/Samples/ncmb-memo-export`.
+        static let sampleExport = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures/Samples/ncmb-memo-export")
+
+        @Test("the NCMB sample export migrates into postgres:// (opened administrative, as mbaas migrate opens it) and verifies; the tables hold it")
+        func ncmbSampleIntoPostgres() async throws {
+            let target = try await Live.fresh("m", administrative: true)
+            defer { Task { await Live.drop(target) } }
+            let state = try temporaryDirectory("mbaas-postgres-migration")
+            defer { try? FileManager.default.removeItem(at: state) }
+            let source = try NCMBExportBackend(directory: Self.sampleExport)
+            let report = try await Migration(source: source, target: target, state: try MigrationState(directory: state)).run()
+            let memo = try #require(report.classes.first { $0.source == "MemoClass" })
+            #expect(memo.written == 12 && memo.verified == 12 && memo.mismatched == 0 && memo.failed == 0, "\(memo) \(report.mismatches)")
+            #expect(report.ok && report.verified, "\(report.problems) \(report.mismatches)")
+            #expect(report.users.verified == 3 && report.roles.verified == 1 && report.files.mismatched == 0 && report.files.verified >= 4,
+                    "\(report.users) \(report.roles) \(report.files)")
+            let train = try await target.queryPage(Query("MemoClass", predicate: .compare("money", .eq, .string("900"))))
+            #expect(train.records.count == 1)
+            let schema = target.schema
+            #expect(try await Live.tables(schema) == ["file_chunks", "files", "mbaas_meta", "records", "sessions", "users"])
+            #expect(try await Live.sql("SELECT count(*) FROM \(schema).records WHERE class = 'MemoClass'") { try $0.makeRandomAccess()[0].decode(Int64.self) } == [12])
+            #expect(try await Live.sql("SELECT count(*) FROM \(schema).users WHERE password LIKE '!%'") { try $0.makeRandomAccess()[0].decode(Int64.self) } == [3])
+            // Run again: it resumes and writes nothing new.
+            let again = try await Migration(source: source, target: target, state: try MigrationState(directory: state)).run()
+            let count = try await target.count(Query("MemoClass"))
+            #expect(again.ok && count == 12)
+        }
+    }
+}

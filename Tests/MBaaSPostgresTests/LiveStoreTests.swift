@@ -1,0 +1,168 @@
+import Foundation
+import MBaaSCore
+import MBaaSTesting
+import PostgresNIO
+import Testing
+@testable import MBaaSPostgres
+
+extension LiveTests {
+    /// What the suite does not show: hostile input, several instances (pools, as processes) on one schema, files
+    /// streamed both ways, and what opening refuses.
+    @Suite("PostgreSQL store, live")
+    struct StoreLiveTests {
+        @Test("SQL metacharacters: class names refused, field names and values stored and found exactly, nothing executed; over 500 clauses refused by the complexity limit")
+        func hostileInput() async throws {
+            let backend = try await Live.fresh()
+            defer { Task { await Live.drop(backend) } }
+            for evil in ["Memo\"; DROP TABLE records; --", "Memo'; DELETE FROM users; --", "a b", "Memo;"] {
+                let e = await expectError(.invalidRequest) { try await backend.create(Record(className: evil, fields: ["x": 1])) }
+                #expect(e?.message.contains("class name") == true)
+            }
+            let field = "it's); DROP TABLE records; --"
+            let value = "'; DROP TABLE \"records\"; SELECT '\\\" $1 $$ \u{1F600}"
+            let stored = try await backend.create(Record(className: "Memo", fields: [field: .string(value), "n": 1]))
+            let read = try await backend.get(className: "Memo", id: try #require(stored.id))
+            #expect(read[field] == .string(value) && read["n"] == .int(1))
+            let found = try await backend.queryPage(Query("Memo", predicate: .compare(field, .eq, .string(value))))
+            #expect(found.records.map(\.id) == [stored.id])
+            #expect(try await backend.count(Query("Memo", predicate: .prefix(field, "'; DROP"))) == 1)
+            await expectError(.invalidRequest) { try await backend.create(Record(className: "Memo", fields: ["a\"b": 1])) }
+            await expectError(.invalidRequest) { try await backend.create(Record(className: "Memo", fields: ["nul": .string("a\u{0}b")])) }
+            // 500 clauses is the core's limit: it runs (one SQL statement); one more is refused before any SQL.
+            let atLimit = QueryPredicate.or((0..<500).map { .compare("n", .eq, .int(Int64($0))) })
+            #expect(try await backend.count(Query("Memo", predicate: atLimit)) == 1)
+            let over = QueryPredicate.or((0..<501).map { .compare("n", .eq, .int(Int64($0))) })
+            let e = await expectError(.invalidRequest) { try await backend.queryPage(Query("Memo", predicate: over)) }
+            #expect(e?.message.contains("at most 500") == true, "\(String(describing: e))")
+            #expect(try await Live.tables(backend.schema) == ["file_chunks", "files", "mbaas_meta", "records", "sessions", "users"])
+            #expect(try await backend.count(Query("Memo")) == 1)
+        }
+
+        @Test("200 concurrent increments from four instances (four pools) end exact; versioned updates lose nothing")
+        func concurrentIncrements() async throws {
+            let first = try await Live.fresh()
+            defer { Task { await Live.drop(first) } }
+            var instances = [first]
+            for _ in 0..<3 { instances.append(try await Live.another(first)) }
+            let counter = try await first.create(Record(className: "Counter", fields: ["n": 0, "tags": .array([])]))
+            let id = try #require(counter.id)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for i in 0..<200 {
+                    let backend = instances[i % instances.count]
+                    group.addTask {
+                        _ = try await backend.update(className: "Counter", id: id, RecordUpdate(changes: [
+                            "n": .increment(.int(1)), "tags": .addUnique([.string("t\(i % 10)")]),
+                        ]))
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let end = try await instances[3].get(className: "Counter", id: id)
+            #expect(end["n"] == .int(200) && end.version == "201")
+            #expect(Set(end["tags"]?.arrayValue ?? []) == Set((0..<10).map { Value.string("t\($0)") }) && end["tags"]?.arrayValue?.count == 10)
+            // Versioned read-modify-write from two instances: each write that succeeds saw the latest version.
+            var successes = 0
+            for round in 0..<20 {
+                let a = instances[round % 2], b = instances[round % 2 + 1]
+                let seen = try await a.get(className: "Counter", id: id)
+                _ = try await b.update(className: "Counter", id: id, RecordUpdate(changes: ["n": .increment(.int(1))]))
+                let e = await expectError(.conflict) {
+                    try await a.update(className: "Counter", id: id, RecordUpdate(changes: ["n": .set(.int(-1))], expectedVersion: seen.version))
+                }
+                #expect(e?.currentVersion != nil)
+                successes += 1
+            }
+            #expect(try await first.get(className: "Counter", id: id)["n"] == .int(220) && successes == 20)
+            for other in instances.dropFirst() { await other.close() }
+        }
+
+        @Test("a session issued by one instance is accepted by another at once; a log-out through one ends it for all")
+        func sessionsAcrossInstances() async throws {
+            let a = try await Live.fresh()
+            defer { Task { await Live.drop(a) } }
+            let b = try await Live.another(a)
+            let session = try await a.signUp(username: "taro", password: "pw-1", email: "taro@example.com", fields: [:])
+            await b.restore(session)
+            #expect(try await b.currentUser().username == "taro")
+            let own = try await b.create(Record(className: "Note", fields: ["t": "mine"]))
+            #expect(own.acl == .privateTo(session.userId))
+            let anonymous = a.sharing(session: nil)
+            await expectError(.notFound) { try await anonymous.get(className: "Note", id: try #require(own.id)) }
+            try await a.logOut(confirmWithServer: true)
+            await expectError(.unauthorized) { try await b.currentUser() }
+            #expect(await b.session == nil)
+            await expectError(.unauthorized) { try await a.logIn(username: "taro", password: "wrong") }
+            let again = try await b.logIn(username: "taro", password: "pw-1")
+            #expect(again.userId == session.userId)
+            await expectError(.duplicate) { try await a.signUp(username: "other", password: "x", email: "TARO@example.com", fields: [:]) }
+            await b.close()
+        }
+
+        @Test("files: 5 MiB streamed up from a file and down in chunks of at most 1 MiB through another instance; listed, deleted with their record")
+        func filesStreamed() async throws {
+            let a = try await Live.fresh()
+            defer { Task { await Live.drop(a) } }
+            let b = try await Live.another(a)
+            let dir = try temporaryDirectory("mbaas-postgres-files")
+            defer { try? FileManager.default.removeItem(at: dir) }
+            var bytes = Data(count: 5 * 1024 * 1024 + 17)
+            for i in stride(from: 0, to: bytes.count, by: 4093) { bytes[i] = UInt8(truncatingIfNeeded: i / 4093) }
+            let source = dir.appendingPathComponent("big.bin")
+            try bytes.write(to: source)
+            let progress = CallCounter()
+            let ref = try await a.upload(FileUpload(name: "big.bin", source: .url(source), progress: { _ in progress.increment() }))
+            #expect(ref.size == Int64(bytes.count) && progress.value == 6)
+            let largest = Locked(0), received = PostgresChunks()
+            try await b.download(ref, into: { chunk in
+                largest.withLock { $0 = max($0, chunk.count) }
+                received.append(chunk)
+            }, progress: nil)
+            #expect(received.data == bytes && largest.value == 1 << 20)
+            await expectError(.duplicate) { try await b.upload(Data("x".utf8), name: "big.bin") }
+            let memo = try await a.create(Record(className: "Memo", fields: ["t": "with photo"]))
+            let photo = try await a.upload(FileUpload(name: "p.png", source: .data(Data("png".utf8)),
+                                                      attachment: FileAttachment(className: "Memo", objectId: memo.id!, field: "photo")))
+            #expect(try await b.get(className: "Memo", id: memo.id!)["photo"]?.fileValue?.name == photo.name)
+            #expect(try await b.listFiles(prefix: nil, limit: nil).map(\.reference.name) == ["big.bin", "Memo/\(memo.id!)/photo/p.png"])
+            try await b.delete(className: "Memo", id: memo.id!)
+            await expectError(.notFound) { try await a.download(photo) }
+            try await a.deleteFile(ref)
+            #expect(try await Live.sql("SELECT count(*) FROM \"\(a.schema)\".file_chunks") { try $0.makeRandomAccess()[0].decode(Int64.self) } == [0])
+            await b.close()
+        }
+
+        @Test("a foreign schema, another version's store and a role without rights are refused untouched, with the reason")
+        func refusals() async throws {
+            let foreign = "f_\(Live.runId())"
+            try await Live.exec("CREATE SCHEMA \(foreign); CREATE TABLE \(foreign).customers (id int PRIMARY KEY, name text)")
+            defer { Task { try? await Live.exec("DROP SCHEMA IF EXISTS \(foreign) CASCADE") } }
+            let e = await expectError(.invalidRequest) { try await Live.factory.open(try Live.url(schema: foreign), context: BackendContext()) }
+            #expect(e?.message.contains("customers") == true && e?.message.contains("untouched") == true, "\(String(describing: e))")
+            #expect(try await Live.tables(foreign) == ["customers"])
+
+            let store = try await Live.fresh("v")
+            let schema = store.schema
+            await store.close()
+            try await Live.exec("UPDATE \(schema).mbaas_meta SET value = '99' WHERE key = 'schema_version'")
+            let v = await expectError(.invalidRequest) { try await Live.factory.open(try Live.url(schema: schema), context: BackendContext()) }
+            #expect(v?.message.contains("version 99") == true, "\(String(describing: v))")
+            #expect(try await Live.sql("SELECT value FROM \(schema).mbaas_meta") { try $0.makeRandomAccess()[0].decode(String.self) } == ["99"])
+
+            // A role that may connect but not create: refused with the reason, nothing created.
+            let role = "r_\(Live.runId())"
+            try await Live.exec("CREATE ROLE \(role) LOGIN PASSWORD 'pw'; GRANT CONNECT ON DATABASE \(try Live.factory.target(try BackendURL(parsing: Live.url!)).database) TO \(role)")
+            defer { Task { try? await Live.exec("DROP SCHEMA IF EXISTS \(schema) CASCADE; DROP ROLE IF EXISTS \(role)") } }
+            try await Live.exec("UPDATE \(schema).mbaas_meta SET value = '1' WHERE key = 'schema_version'")
+            var url = try Live.url(schema: schema)
+            url.user = role
+            url.secret = "pw"
+            let r = await expectError(.forbidden) { try await Live.factory.open(url, context: BackendContext()) }
+            #expect(r?.message.contains(role) == true, "\(String(describing: r))")
+            url.options["schema"] = "n_\(Live.runId())"
+            let n = await expectError(.forbidden) { try await Live.factory.open(url, context: BackendContext()) }
+            #expect(n?.message.contains("nothing was created") == true, "\(String(describing: n))")
+            #expect(try await Live.sql("SELECT count(*) FROM pg_namespace WHERE nspname = '\(url.options["schema"]!)'") { try $0.makeRandomAccess()[0].decode(Int64.self) } == [0])
+            try await Live.exec("DROP SCHEMA IF EXISTS \(schema) CASCADE; DROP OWNED BY \(role); DROP ROLE IF EXISTS \(role)")
+        }
+    }
+}
