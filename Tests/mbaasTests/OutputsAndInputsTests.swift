@@ -7,6 +7,14 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+// `struct stat` belongs to whichever C module loaded <sys/stat.h> first (CDispatch or CoreFoundation, depending on
+// the dependencies in the graph); member import visibility asks for it by name.
+#if canImport(CDispatch)
+import CDispatch
+#endif
+#if canImport(CoreFoundation)
+import CoreFoundation
+#endif
 
 /// Issue 32, points 2, 11, 12 and 14: outputs never replace what they point at; exit statuses and errors as the
 /// README documents them; input the CLI refuses (exit 2, naming the argument); files fetched by their File value.
