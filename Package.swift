@@ -31,6 +31,8 @@ let package = Package(
         .library(name: "MBaaSKii", targets: ["MBaaSKii"]),
         .library(name: "MBaaSAppPotWire", targets: ["MBaaSAppPotWire"]),
         .library(name: "MBaaSAppPot", targets: ["MBaaSAppPot"]),
+        .library(name: "MBaaSSalesforceWire", targets: ["MBaaSSalesforceWire"]),
+        .library(name: "MBaaSSalesforce", targets: ["MBaaSSalesforce"]),
         .library(name: "MBaaSEmulator", targets: ["MBaaSEmulator"]),
         .library(name: "MBaaSSync", targets: ["MBaaSSync"]),
         .executable(name: "mbaas", targets: ["mbaas"]),
@@ -111,7 +113,7 @@ let package = Package(
             name: "MBaaSBuiltins",
             dependencies: [
                 "MBaaSCore", "MBaaSMigration", "MBaaSEmulator",
-                "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot", "MBaaSParse",
+                "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot", "MBaaSParse", "MBaaSSalesforce",
             ],
             path: "Sources/MBaaSBuiltins"
         ),
@@ -202,6 +204,17 @@ let package = Package(
             path: "Adapters/AppPot",
             exclude: ["Wire"]
         ),
+        .target(
+            name: "MBaaSSalesforceWire",
+            dependencies: ["MBaaSCore"],
+            path: "Adapters/Salesforce/Wire"
+        ),
+        .target(
+            name: "MBaaSSalesforce",
+            dependencies: ["MBaaSCore", "MBaaSSalesforceWire"],
+            path: "Adapters/Salesforce",
+            exclude: ["Wire"]
+        ),
 
         // MARK: Tests (one target per module)
         .testTarget(name: "MBaaSCoreTests", dependencies: ["MBaaSCore"]),
@@ -232,6 +245,7 @@ let package = Package(
         ),
         .testTarget(name: "MBaaSParseTests", dependencies: ["MBaaSCore", "MBaaSParse", "MBaaSTesting"]),
         .testTarget(name: "MBaaSKiiTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSKiiWire", "MBaaSKii", "MBaaSTesting"]),
+        .testTarget(name: "MBaaSSalesforceTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSSalesforceWire", "MBaaSSalesforce", "MBaaSTesting"]),
         .testTarget(name: "MBaaSAppPotTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSAppPot", "MBaaSTesting"]),
         .testTarget(
             name: "MBaaSEmulatorTests",

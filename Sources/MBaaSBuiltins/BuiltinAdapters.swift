@@ -7,6 +7,7 @@ import MBaaSMigration
 import MBaaSNCMB
 import MBaaSParse
 import MBaaSPocketBase
+import MBaaSSalesforce
 
 /// One built-in adapter: the client factory that opens its URLs, and the emulator dialect that serves the same
 /// URLs (for a vendor `mbaas serve` emulates).
@@ -49,6 +50,7 @@ public enum Builtins {
             BuiltinAdapter(AppPotBackendFactory(), dialect: AppPotDialectFactory(), kind: .http),
             BuiltinAdapter(PocketBaseBackendFactory(), kind: .http),
             BuiltinAdapter(ParseBackendFactory(), dialect: ParseDialectFactory(), kind: .http),
+            BuiltinAdapter(SalesforceBackendFactory(), kind: .http),
             BuiltinAdapter(NCMBExportBackendFactory(), kind: .source),
             BuiltinAdapter(BundleBackendFactory(), kind: .source),
         ]
