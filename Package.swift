@@ -95,6 +95,7 @@ let package = Package(
             name: "MBaaSEmulator",
             dependencies: [
                 "MBaaSCore", "MBaaSLocal", "MBaaSNCMBWire", "MBaaSKiiWire", "MBaaSAppPotWire", "MBaaSParseWire",
+                "MBaaSSalesforceWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

@@ -50,7 +50,7 @@ public enum Builtins {
             BuiltinAdapter(AppPotBackendFactory(), dialect: AppPotDialectFactory(), kind: .http),
             BuiltinAdapter(PocketBaseBackendFactory(), kind: .http),
             BuiltinAdapter(ParseBackendFactory(), dialect: ParseDialectFactory(), kind: .http),
-            BuiltinAdapter(SalesforceBackendFactory(), kind: .http),
+            BuiltinAdapter(SalesforceBackendFactory(), dialect: SalesforceDialectFactory(), kind: .http),
             BuiltinAdapter(NCMBExportBackendFactory(), kind: .source),
             BuiltinAdapter(BundleBackendFactory(), kind: .source),
         ]

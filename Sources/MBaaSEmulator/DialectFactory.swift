@@ -46,7 +46,7 @@ public struct DialectOptions: Sendable {
     /// Refuses a users file, for dialects whose vendor has sign-up.
     func refuseUsersFile(dialect: String) throws(MBaaSError) {
         if usersFile != nil {
-            throw MBaaSError(.invalidRequest, "the \(dialect) dialect takes no users file (its clients sign up); --users is for apppot")
+            throw MBaaSError(.invalidRequest, "the \(dialect) dialect takes no users file (its clients sign up); --users is for apppot and salesforce")
         }
     }
 }

@@ -20,6 +20,7 @@ struct ServeCommand: AsyncParsableCommand {
               mbaas serve 'kii+http://APP_ID:CLIENT_SECRET@127.0.0.1:8081?clientID=ID'   (or APP_ID:APP_KEY, no admin)
               mbaas serve 'apppot+http://KEY@127.0.0.1:8082/apppot?company=24&app=ID&version=1.0' [--users users.json]
               mbaas serve 'parse+http://APP_ID:REST_KEY@127.0.0.1:1337/parse[?masterKey=M]'
+              mbaas serve 'salesforce://CLIENT_ID:SECRET@127.0.0.1:8443' --tls-self-signed DIR --users users.json
 
             Served schemes: \(Builtins.dialects.schemes.map { "\($0)+http" }.joined(separator: ", ")). An unknown scheme, \
             a URL without its keys, or an https URL without the TLS flags below is a usage error (exit status 64); \
@@ -33,16 +34,20 @@ struct ServeCommand: AsyncParsableCommand {
             is not the certificate's, exits 2.
 
             Dialects: ncmb (NIFCLOUD mobile backend), kii (Kii Cloud), apppot (AppPot, server generation v2), parse \
-            (Parse Server REST).
+            (Parse Server REST), salesforce (Salesforce REST and OAuth 2; clients hard-wire HTTPS).
 
               mbaas serve --dialect ncmb --application-key K --client-key C [--host 127.0.0.1] [--port 0] [--data app.db]
               mbaas serve --dialect kii --app-id ID --app-key K [--client-id ID --client-secret S] [--port 0]
               mbaas serve --dialect apppot --app-key K --company N --app-id ID [--app-version 1.0] [--users users.json]
               mbaas serve --dialect parse --app-id ID --rest-key K [--master-key M] [--mount /parse]
+              mbaas serve --dialect salesforce --client-id ID --client-secret S [--users users.json] \
+                [--token-lifetime 7200] --tls-self-signed DIR
 
             AppPot has no sign-up: --users names a JSON array of the company's users, \
             [{"username":"alice","password":"…","groups":["Sales"]}] (optional "id", "firstName", "lastName", \
-            groups as names or {"groupId","groupName","roleName"}); without it the directory starts empty.
+            groups as names or {"groupId","groupName","roleName"}); without it the directory starts empty. \
+            Salesforce has no sign-up either: --users names [{"username":"a@example.com","password":"…"}] \
+            (optional "email", "firstName", "lastName").
 
             On start it prints the base URL and the backend URL other mbaas commands (and the MBaaSKit NCMB client) \
             take, e.g. ncmb+http://K:C@127.0.0.1:PORT; with --format json one JSON line \
@@ -57,7 +62,7 @@ struct ServeCommand: AsyncParsableCommand {
             reading, not with the vendor's closed service.
             """)
 
-    enum Dialect: String, ExpressibleByArgument, CaseIterable { case ncmb, kii, apppot, parse }
+    enum Dialect: String, ExpressibleByArgument, CaseIterable { case ncmb, kii, apppot, parse, salesforce }
 
     @Argument(help: ArgumentHelp("The backend URL to serve, as clients open it (ncmb+http://KEY:CLIENT@127.0.0.1:8080); instead of --dialect and its flags.",
                                  valueName: "url"))
@@ -116,17 +121,20 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("app-key"), help: "kii, apppot: the application key.")
     var appKey: String?
 
-    @Option(name: .customLong("client-id"), help: "kii: the app admin's client id (with --client-secret).")
+    @Option(name: .customLong("client-id"), help: "kii: the app admin's client id (with --client-secret); salesforce: the connected app's consumer key.")
     var clientID: String?
 
-    @Option(name: .customLong("client-secret"), help: "kii: the app admin's client secret.")
+    @Option(name: .customLong("client-secret"), help: "kii: the app admin's client secret; salesforce: the consumer secret.")
     var clientSecret: String?
 
     @Option(help: "apppot: the company number.")
     var company: Int?
 
-    @Option(help: "apppot: a JSON file of provisioned users (AppPot has no sign-up).")
+    @Option(help: "apppot, salesforce: a JSON file of provisioned users (neither has sign-up).")
     var users: String?
+
+    @Option(name: .customLong("token-lifetime"), help: "salesforce: seconds an access token lives (default 7200).")
+    var tokenLifetime: Int?
 
     @Option(name: .customLong("app-version"), help: "apppot: the application version in the API path (default 1.0; the SDKs' configurations use e.g. 1.0.0).")
     var appVersion: String?
@@ -142,6 +150,7 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         if let maxFileSize, maxFileSize <= 0 { throw ValidationError("--max-file-size must be positive") }
+        if let tokenLifetime, tokenLifetime <= 0 { throw ValidationError("--token-lifetime must be a positive number of seconds") }
         guard (1...86_400).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be between 1 and 86400 seconds") }
         if (tlsCert == nil) != (tlsKey == nil) {
             throw ValidationError(tlsCert == nil ? "--tls-key needs --tls-cert (the certificate it belongs to)" : "--tls-cert needs --tls-key (its private key)")
@@ -169,7 +178,7 @@ struct ServeCommand: AsyncParsableCommand {
             ("--application-key", applicationKey != nil), ("--client-key", clientKey != nil), ("--rest-key", restKey != nil),
             ("--master-key", masterKey != nil), ("--mount", mount != nil), ("--app-id", appID != nil), ("--app-key", appKey != nil),
             ("--client-id", clientID != nil), ("--client-secret", clientSecret != nil), ("--company", company != nil),
-            ("--app-version", appVersion != nil),
+            ("--app-version", appVersion != nil), ("--token-lifetime", tokenLifetime != nil),
         ]
         if let flag = flags.first(where: { $0.1 })?.0 {
             throw ValidationError("\(flag) is for the --dialect form; with a backend URL the keys and the rest come from the URL")
@@ -285,6 +294,7 @@ struct ServeCommand: AsyncParsableCommand {
         case .kii: return try await kiiDialect(store: store)
         case .apppot: return try await appPotDialect(store: store)
         case .parse: return try parseDialect(store: store)
+        case .salesforce: return try await salesforceDialect(store: store)
         }
     }
 }

@@ -67,6 +67,31 @@ struct ServeTLSCLITests {
         server.waitUntilExit()
     }
 
+    @Test("--dialect salesforce over HTTPS: the users file's user gets a token from the printed instance; a wrong secret is invalid_client")
+    func salesforceDialect() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let users = cli.directory.appendingPathComponent("users.json")
+        try Data(#"[{"username":"ada@example.com","password":"ada-pass-1"}]"#.utf8).write(to: users)
+        let certs = cli.directory.appendingPathComponent("sf-certs")
+        let (server, started) = try cli.startServer(["--dialect", "salesforce", "--client-id", "cid", "--client-secret", "csecret",
+                                                     "--users", users.path, "--tls-self-signed", certs.path])
+        defer { if server.isRunning { server.terminate() } }
+        #expect(started["dialect"] == "salesforce")
+        #expect(started["backendURL"]?.stringValue?.hasPrefix("salesforce://cid:csecret@127.0.0.1:") == true, "\(started.printed())")
+        let base = try #require(started["baseURL"]?.stringValue)
+        let ca = try #require(started["caCertificate"]?.stringValue)
+        let form = "grant_type=password&client_id=cid&client_secret=csecret&username=ada%40example.com&password=ada-pass-1"
+        let token = try curl(["--cacert", ca, "-d", form, base + "/services/oauth2/token"])
+        let body = try JSON.parse(Data(token.output.utf8))
+        #expect(body["instance_url"] == .string(base) && body["access_token"]?.stringValue?.isEmpty == false, "\(token.output)")
+        let wrong = try curl(["--cacert", ca, "-d", form.replacingOccurrences(of: "csecret", with: "other"), base + "/services/oauth2/token"])
+        #expect(wrong.output.contains(#""error":"invalid_client""#), "\(wrong.output)")
+        server.terminate()
+        server.waitUntilExit()
+        #expect(server.terminationStatus == 143)
+    }
+
     @Test("bad TLS input: a missing file exits 7, a file that is not PEM or a key of another certificate 2, half a pair or both forms 64")
     func badInput() throws {
         let cli = try CLIHarness()
