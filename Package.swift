@@ -31,6 +31,8 @@ let package = Package(
         .library(name: "MBaaSKii", targets: ["MBaaSKii"]),
         .library(name: "MBaaSAppPotWire", targets: ["MBaaSAppPotWire"]),
         .library(name: "MBaaSAppPot", targets: ["MBaaSAppPot"]),
+        .library(name: "MBaaSSalesforceWire", targets: ["MBaaSSalesforceWire"]),
+        .library(name: "MBaaSSalesforce", targets: ["MBaaSSalesforce"]),
         .library(name: "MBaaSEmulator", targets: ["MBaaSEmulator"]),
         .library(name: "MBaaSSync", targets: ["MBaaSSync"]),
         .library(name: "MBaaSPostgres", targets: ["MBaaSPostgres"]),
@@ -48,6 +50,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // The PostgreSQL backend's client (connection pool, extended protocol with bound parameters).
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // The emulator over HTTPS (`mbaas serve --tls-…`): HummingbirdTLS on swift-nio-ssl, certificates written with
+        // swift-certificates (P-256 keys from swift-crypto).
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
     ],
     targets: [
         // MARK: Core and tooling modules
@@ -91,8 +98,14 @@ let package = Package(
             name: "MBaaSEmulator",
             dependencies: [
                 "MBaaSCore", "MBaaSNCMBWire", "MBaaSKiiWire", "MBaaSAppPotWire", "MBaaSParseWire",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "MBaaSSalesforceWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -105,6 +118,7 @@ let package = Package(
             dependencies: [
                 "MBaaSCore", "MBaaSMigration", "MBaaSEmulator",
                 "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot", "MBaaSParse", "MBaaSPostgres",
+                "MBaaSSalesforce",
             ],
             path: "Sources/MBaaSBuiltins"
         ),
@@ -206,6 +220,17 @@ let package = Package(
             path: "Adapters/AppPot",
             exclude: ["Wire"]
         ),
+        .target(
+            name: "MBaaSSalesforceWire",
+            dependencies: ["MBaaSCore"],
+            path: "Adapters/Salesforce/Wire"
+        ),
+        .target(
+            name: "MBaaSSalesforce",
+            dependencies: ["MBaaSCore", "MBaaSSalesforceWire"],
+            path: "Adapters/Salesforce",
+            exclude: ["Wire"]
+        ),
 
         // MARK: Tests (one target per module)
         .testTarget(name: "MBaaSCoreTests", dependencies: ["MBaaSCore"]),
@@ -245,6 +270,7 @@ let package = Package(
             ]),
         .testTarget(name: "MBaaSParseTests", dependencies: ["MBaaSCore", "MBaaSParse", "MBaaSTesting"]),
         .testTarget(name: "MBaaSKiiTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSKiiWire", "MBaaSKii", "MBaaSTesting"]),
+        .testTarget(name: "MBaaSSalesforceTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSSalesforceWire", "MBaaSSalesforce", "MBaaSTesting"]),
         .testTarget(name: "MBaaSAppPotTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSAppPot", "MBaaSTesting"]),
         .testTarget(
             name: "MBaaSEmulatorTests",

@@ -8,6 +8,7 @@ import MBaaSNCMB
 import MBaaSParse
 import MBaaSPocketBase
 import MBaaSPostgres
+import MBaaSSalesforce
 
 /// One built-in adapter: the client factory that opens its URLs, and the emulator dialect that serves the same
 /// URLs (for a vendor `mbaas serve` emulates).
@@ -54,6 +55,7 @@ public enum Builtins {
             BuiltinAdapter(PocketBaseBackendFactory(), kind: .http),
             BuiltinAdapter(ParseBackendFactory(), dialect: ParseDialectFactory(), kind: .http),
             BuiltinAdapter(PostgresBackendFactory(), kind: .database),
+            BuiltinAdapter(SalesforceBackendFactory(), dialect: SalesforceDialectFactory(), kind: .http),
             BuiltinAdapter(NCMBExportBackendFactory(), kind: .source),
             BuiltinAdapter(BundleBackendFactory(), kind: .source),
         ]

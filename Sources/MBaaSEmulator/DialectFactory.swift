@@ -45,7 +45,7 @@ public struct DialectOptions: Sendable {
     /// Refuses a users file, for dialects whose vendor has sign-up.
     func refuseUsersFile(dialect: String) throws(MBaaSError) {
         if usersFile != nil {
-            throw MBaaSError(.invalidRequest, "the \(dialect) dialect takes no users file (its clients sign up); --users is for apppot")
+            throw MBaaSError(.invalidRequest, "the \(dialect) dialect takes no users file (its clients sign up); --users is for apppot and salesforce")
         }
     }
 }
@@ -72,13 +72,14 @@ public struct DialectRegistry: Sendable {
     public func factory(forScheme scheme: String) -> (any DialectFactory)? { factories[scheme.lowercased()] }
 
     /// The dialect that serves `url`'s clients. An unknown scheme is ``MBaaSError/Kind/invalidRequest`` listing the
-    /// served ones; so is an `https` URL (the emulator speaks plain HTTP: `scheme+http://…`).
+    /// served ones; so is an `https` URL (the server speaks HTTPS only when started with TLS, and then the caller passes
+    /// the URL as `scheme+http://…`: the dialect's answers do not depend on the transport).
     public func makeDialect(url: BackendURL, store: any ServerStore, options: DialectOptions) async throws -> any EmulatorDialect {
         guard let factory = factory(forScheme: url.scheme) else {
             throw MBaaSError(.invalidRequest, "no dialect serves '\(url.scheme)' URLs; served: \(schemes.map { "\($0)+http" }.joined(separator: ", "))")
         }
         guard !url.isSecure else {
-            throw MBaaSError(.invalidRequest, "the emulator speaks plain HTTP: write the URL as \(url.scheme)+http://… (put TLS in front of it for HTTPS)")
+            throw MBaaSError(.invalidRequest, "the emulator speaks plain HTTP unless given a certificate: write the URL as \(url.scheme)+http://…, or serve HTTPS with --tls-self-signed DIR or --tls-cert FILE --tls-key FILE")
         }
         return try await factory.makeDialect(url: url, store: store, options: options)
     }

@@ -1,6 +1,8 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
 public import Logging
 public import MBaaSCore
 import NIOCore
@@ -11,7 +13,7 @@ import Glibc
 import Darwin
 #endif
 
-/// Serves one ``EmulatorDialect`` over HTTP/1.1 with Hummingbird.
+/// Serves one ``EmulatorDialect`` over HTTP/1.1 with Hummingbird, or over HTTPS when given an ``EmulatorTLS``.
 ///
 /// ```swift
 /// let server = EmulatorServer(dialect: dialect, host: "127.0.0.1", port: 0)
@@ -22,6 +24,8 @@ import Darwin
 /// `mbaas serve` uses ``run(onRunning:)`` instead, which runs until cancelled.
 ///
 /// # Contract
+/// - With ``tls`` every connection is TLS (1.2 or later; HummingbirdTLS on swift-nio-ssl) and ``RunningEmulator/baseURL``
+///   is `https://…`; a plain HTTP request to it fails its handshake and gets no answer.
 /// - Each request is handed to the dialect with its URL rebuilt from the `Host` header and the raw request
 ///   target, so signatures computed over the client's URL verify.
 /// - A body bigger than the dialect's limit is refused with ``EmulatorDialect/requestTooLarge(limit:)`` (by
@@ -41,6 +45,8 @@ public struct EmulatorServer: Sendable {
     public let logger: Logger
     /// How long a connection may stay open with no request under way.
     public let idleTimeout: Duration
+    /// The certificate and key served over HTTPS; `nil` for plain HTTP.
+    public let tls: EmulatorTLS?
 
     /// The default ``idleTimeout``: 30 seconds.
     public static let defaultIdleTimeout: Duration = .seconds(30)
@@ -54,12 +60,15 @@ public struct EmulatorServer: Sendable {
     ///   - host: the address to bind (default loopback).
     ///   - port: the port; 0 picks a free one (read it from ``RunningEmulator/port``).
     ///   - idleTimeout: how long a connection may stay open with no request under way.
+    ///   - tls: serve HTTPS with this certificate and key (`nil`: plain HTTP).
     public init(dialect: any EmulatorDialect, host: String = "127.0.0.1", port: Int = 0,
-                idleTimeout: Duration = EmulatorServer.defaultIdleTimeout, logger: Logger = Logger(label: "mbaas.emulator")) {
+                idleTimeout: Duration = EmulatorServer.defaultIdleTimeout, tls: EmulatorTLS? = nil,
+                logger: Logger = Logger(label: "mbaas.emulator")) {
         self.dialect = dialect
         self.host = host
         self.port = port
         self.idleTimeout = idleTimeout
+        self.tls = tls
         self.logger = logger
     }
 
@@ -76,11 +85,13 @@ public struct EmulatorServer: Sendable {
     public struct RunningEmulator: Sendable {
         public let port: Int
         public let host: String
+        /// `https` when served over TLS, else `http`.
+        public let scheme: String
         let group: ServiceGroup
         let task: Task<Void, any Error>
 
-        /// `http://host:port`
-        public var baseURL: String { "http://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+        /// `http://host:port` (`https://…` over TLS)
+        public var baseURL: String { "\(scheme)://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
 
         /// Shuts the server down gracefully and waits until it has stopped.
         public func stop() async {
@@ -93,7 +104,7 @@ public struct EmulatorServer: Sendable {
     /// instead of waiting forever.
     public func start() async throws -> RunningEmulator {
         let (stream, continuation) = AsyncStream<Int>.makeStream()
-        let app = application { port in continuation.yield(port); continuation.finish() }
+        let app = try application { port in continuation.yield(port); continuation.finish() }
         let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
         // Ends the wait below if the server stops before it listens (a port in use): no bound port ever comes.
         let task = Task {
@@ -106,7 +117,7 @@ public struct EmulatorServer: Sendable {
             if case .failure(let error) = await task.result { throw error }
             throw MBaaSError(.unavailable, "the emulator did not start on \(host):\(port)")
         }
-        return RunningEmulator(port: bound, host: host, group: group, task: task)
+        return RunningEmulator(port: bound, host: host, scheme: scheme, group: group, task: task)
     }
 
     /// Runs until the calling task is cancelled; `onRunning` gets the bound port once listening. (`mbaas serve`
@@ -128,12 +139,17 @@ public struct EmulatorServer: Sendable {
         }
     }
 
-    func application(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
-        let responder = DialectResponder(dialect: dialect, logger: logger)
+    /// `https` when served over TLS, else `http`.
+    public var scheme: String { tls == nil ? "http" : "https" }
+
+    func application(onRunning: @escaping @Sendable (Int) async -> Void) throws -> some ApplicationProtocol {
+        let responder = DialectResponder(dialect: dialect, scheme: scheme, logger: logger)
         let nanoseconds = idleTimeout.components.seconds * 1_000_000_000 + idleTimeout.components.attoseconds / 1_000_000_000
+        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: .nanoseconds(max(1, nanoseconds))))
+        let server = try tls.map { try HTTPServerBuilder.tls(http1, tlsConfiguration: $0.configuration) } ?? http1
         return Application(
             responder: responder,
-            server: .http1(configuration: .init(idleTimeout: .nanoseconds(max(1, nanoseconds)))),
+            server: server,
             configuration: .init(address: .hostname(host, port: port), serverName: nil),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
@@ -151,6 +167,8 @@ extension MBaaSError.Kind {
 struct DialectResponder: HTTPResponder {
     typealias Context = BasicRequestContext
     let dialect: any EmulatorDialect
+    /// `http` or `https`: the scheme of the URLs handed to the dialect.
+    let scheme: String
     let logger: Logger
 
     func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
@@ -185,8 +203,8 @@ struct DialectResponder: HTTPResponder {
     func coreRequest(_ request: Request, body: ByteBuffer) -> TransportRequest {
         let authority = request.head.authority ?? "localhost"
         let target = request.uri.string
-        let url = URL(string: "http://\(authority)\(target.hasPrefix("/") ? target : "/" + target)")
-            ?? URL(string: "http://\(authority)/")!
+        let url = URL(string: "\(scheme)://\(authority)\(target.hasPrefix("/") ? target : "/" + target)")
+            ?? URL(string: "\(scheme)://\(authority)/")!
         return TransportRequest(method: request.method, url: url, headers: request.headers,
                                 body: body.readableBytes == 0 ? nil : Data(body.readableBytesView))
     }

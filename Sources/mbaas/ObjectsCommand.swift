@@ -14,6 +14,10 @@ import Darwin
 #if canImport(CDispatch)
 import CDispatch
 #endif
+// With swift-nio-ssl in the graph (the emulator's TLS) the owner may be CoreFoundation instead.
+#if canImport(CoreFoundation)
+import CoreFoundation
+#endif
 
 /// `mbaas objects create|get|update|delete|query`.
 struct ObjectsCommand: AsyncParsableCommand {

@@ -11,6 +11,10 @@ import Darwin
 #if canImport(CDispatch)
 import CDispatch
 #endif
+// With swift-nio-ssl in the graph (the emulator's TLS) the owner may be CoreFoundation instead.
+#if canImport(CoreFoundation)
+import CoreFoundation
+#endif
 
 /// The mode of `path` as `stat` gives it (the link followed), or `nil` with `errno` set.
 func fileMode(_ path: String) -> mode_t? {

@@ -21,26 +21,38 @@ struct ServeCommand: AsyncParsableCommand {
               mbaas serve 'kii+http://APP_ID:CLIENT_SECRET@127.0.0.1:8081?clientID=ID'   (or APP_ID:APP_KEY, no admin)
               mbaas serve 'apppot+http://KEY@127.0.0.1:8082/apppot?company=24&app=ID&version=1.0' [--users users.json]
               mbaas serve 'parse+http://APP_ID:REST_KEY@127.0.0.1:1337/parse[?masterKey=M]'
+              mbaas serve 'salesforce://CLIENT_ID:SECRET@127.0.0.1:8443' --tls-self-signed DIR --users users.json
 
             Served schemes: \(Builtins.dialects.schemes.map { "\($0)+http" }.joined(separator: ", ")). An unknown scheme, \
-            a URL without its keys, or an https URL is a usage error (exit status 64); the --dialect flags below \
-            stay, without a URL.
+            a URL without its keys, or an https URL without the TLS flags below is a usage error (exit status 64); \
+            the --dialect flags below stay, without a URL.
+
+            HTTPS: --tls-cert FILE --tls-key FILE serve a PEM certificate chain and its PEM key, or \
+            --tls-self-signed DIR writes a new CA and a server certificate for 127.0.0.1, ::1 and localhost into DIR \
+            (ca.pem, server.pem, server-key.pem, the key mode 0600; the CA's key is not kept) and prints the CA \
+            certificate's path for clients to trust (curl --cacert DIR/ca.pem). The printed URLs are then https \
+            (scheme://… backend URLs). A missing or unreadable file exits 7; a file that is not PEM, or a key that \
+            is not the certificate's, exits 2.
 
             Dialects: ncmb (NIFCLOUD mobile backend), kii (Kii Cloud), apppot (AppPot, server generation v2), parse \
-            (Parse Server REST).
+            (Parse Server REST), salesforce (Salesforce REST and OAuth 2; clients hard-wire HTTPS).
 
               mbaas serve --dialect ncmb --application-key K --client-key C [--host 127.0.0.1] [--port 0] [--data app.db]
               mbaas serve --dialect kii --app-id ID --app-key K [--client-id ID --client-secret S] [--port 0]
               mbaas serve --dialect apppot --app-key K --company N --app-id ID [--app-version 1.0] [--users users.json]
               mbaas serve --dialect parse --app-id ID --rest-key K [--master-key M] [--mount /parse]
+              mbaas serve --dialect salesforce --client-id ID --client-secret S [--users users.json] \
+                [--token-lifetime 7200] --tls-self-signed DIR
 
             AppPot has no sign-up: --users names a JSON array of the company's users, \
             [{"username":"alice","password":"…","groups":["Sales"]}] (optional "id", "firstName", "lastName", \
-            groups as names or {"groupId","groupName","roleName"}); without it the directory starts empty.
+            groups as names or {"groupId","groupName","roleName"}); without it the directory starts empty. \
+            Salesforce has no sign-up either: --users names [{"username":"a@example.com","password":"…"}] \
+            (optional "email", "firstName", "lastName").
 
             On start it prints the base URL and the backend URL other mbaas commands (and the MBaaSKit NCMB client) \
             take, e.g. ncmb+http://K:C@127.0.0.1:PORT; with --format json one JSON line \
-            {"dialect","baseURL","backendURL","data"}. Data lives in memory unless --data names a database file \
+            {"dialect","baseURL","backendURL","data"} (and "caCertificate" with --tls-self-signed). Data lives in memory unless --data names a database file \
             (created mode 0600; the same file sqlite:PATH opens) or the URL of a store a server can run on \
             (sqlite:PATH, postgres://USER:PASSWORD@HOST:PORT/DB): several mbaas serve processes on one database are \
             one backend (docs/emulator.md, "Running the emulator in production"); a backend URL of a remote \
@@ -54,7 +66,7 @@ struct ServeCommand: AsyncParsableCommand {
             reading, not with the vendor's closed service.
             """)
 
-    enum Dialect: String, ExpressibleByArgument, CaseIterable { case ncmb, kii, apppot, parse }
+    enum Dialect: String, ExpressibleByArgument, CaseIterable { case ncmb, kii, apppot, parse, salesforce }
 
     @Argument(help: ArgumentHelp("The backend URL to serve, as clients open it (ncmb+http://KEY:CLIENT@127.0.0.1:8080); instead of --dialect and its flags.",
                                  valueName: "url"))
@@ -77,6 +89,17 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "A database file, or a server store's URL (sqlite:PATH, postgres://…), to keep the data in (default: in memory, gone when the server stops).")
     var data: String?
+
+    @Option(name: .customLong("tls-cert"), help: ArgumentHelp("Serve HTTPS with this PEM certificate chain (the server's certificate first; with --tls-key).", valueName: "file"))
+    var tlsCert: String?
+
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "file"))
+    var tlsKey: String?
+
+    @Option(name: .customLong("tls-self-signed"),
+            help: ArgumentHelp("Serve HTTPS with a new CA and server certificate for 127.0.0.1/localhost written into this directory (prints the CA's path).",
+                               valueName: "dir"))
+    var tlsSelfSigned: String?
 
     @Option(name: .customLong("application-key"), help: "ncmb: the application key clients sign with (or MBAAS_NCMB_APPLICATION_KEY).")
     var applicationKey: String?
@@ -102,17 +125,20 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("app-key"), help: "kii, apppot: the application key.")
     var appKey: String?
 
-    @Option(name: .customLong("client-id"), help: "kii: the app admin's client id (with --client-secret).")
+    @Option(name: .customLong("client-id"), help: "kii: the app admin's client id (with --client-secret); salesforce: the connected app's consumer key.")
     var clientID: String?
 
-    @Option(name: .customLong("client-secret"), help: "kii: the app admin's client secret.")
+    @Option(name: .customLong("client-secret"), help: "kii: the app admin's client secret; salesforce: the consumer secret.")
     var clientSecret: String?
 
     @Option(help: "apppot: the company number.")
     var company: Int?
 
-    @Option(help: "apppot: a JSON file of provisioned users (AppPot has no sign-up).")
+    @Option(help: "apppot, salesforce: a JSON file of provisioned users (neither has sign-up).")
     var users: String?
+
+    @Option(name: .customLong("token-lifetime"), help: "salesforce: seconds an access token lives (default 7200).")
+    var tokenLifetime: Int?
 
     @Option(name: .customLong("app-version"), help: "apppot: the application version in the API path (default 1.0; the SDKs' configurations use e.g. 1.0.0).")
     var appVersion: String?
@@ -128,7 +154,14 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         if let maxFileSize, maxFileSize <= 0 { throw ValidationError("--max-file-size must be positive") }
+        if let tokenLifetime, tokenLifetime <= 0 { throw ValidationError("--token-lifetime must be a positive number of seconds") }
         guard (1...86_400).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be between 1 and 86400 seconds") }
+        if (tlsCert == nil) != (tlsKey == nil) {
+            throw ValidationError(tlsCert == nil ? "--tls-key needs --tls-cert (the certificate it belongs to)" : "--tls-cert needs --tls-key (its private key)")
+        }
+        if tlsSelfSigned != nil && tlsCert != nil {
+            throw ValidationError("give either --tls-self-signed or --tls-cert/--tls-key, not both")
+        }
         let (host, _) = try address()
         if !EmulatorServer.isLoopback(host) && !allowRemote {
             throw ValidationError("--host \(host) is reachable beyond this machine, and the emulator speaks plain HTTP (keys, session tokens and data unencrypted); add --allow-remote to serve there anyway, or bind 127.0.0.1")
@@ -149,12 +182,16 @@ struct ServeCommand: AsyncParsableCommand {
             ("--application-key", applicationKey != nil), ("--client-key", clientKey != nil), ("--rest-key", restKey != nil),
             ("--master-key", masterKey != nil), ("--mount", mount != nil), ("--app-id", appID != nil), ("--app-key", appKey != nil),
             ("--client-id", clientID != nil), ("--client-secret", clientSecret != nil), ("--company", company != nil),
-            ("--app-version", appVersion != nil),
+            ("--app-version", appVersion != nil), ("--token-lifetime", tokenLifetime != nil),
         ]
         if let flag = flags.first(where: { $0.1 })?.0 {
             throw ValidationError("\(flag) is for the --dialect form; with a backend URL the keys and the rest come from the URL")
         }
-        do { return try BackendURL(parsing: url) } catch { throw ValidationError(MBaaSError.wrap(error).message) }
+        var parsed: BackendURL
+        do { parsed = try BackendURL(parsing: url) } catch { throw ValidationError(MBaaSError.wrap(error).message) }
+        // Over TLS the clients' URL is the https one (scheme://…); the dialect reads it as it reads scheme+http://….
+        if usesTLS { parsed.isSecure = false }
+        return parsed
     }
 
     /// The host and port to bind: the URL's (port 0 when it names none), or `--host` and `--port`. `--host` or
@@ -170,6 +207,23 @@ struct ServeCommand: AsyncParsableCommand {
         return (urlHost, urlPort)
     }
 
+    /// Whether the server is to speak HTTPS (`--tls-cert` or `--tls-self-signed`).
+    var usesTLS: Bool { tlsCert != nil || tlsSelfSigned != nil }
+
+    /// The certificate to serve, read or written before the store opens: a bad file stops `serve` before anything
+    /// listens.
+    func loadTLS() throws(MBaaSError) -> EmulatorTLS? {
+        if let tlsSelfSigned { return try EmulatorTLS.selfSigned(directory: tlsSelfSigned) }
+        if let tlsCert, let tlsKey { return try EmulatorTLS.load(certificateFile: tlsCert, keyFile: tlsKey) }
+        return nil
+    }
+
+    /// A dialect's plain-HTTP backend URL (`ncmb+http://…`) as its clients open it over TLS (`ncmb://…`).
+    static func secured(_ backendURL: String) -> String {
+        guard let range = backendURL.range(of: "+http://") else { return backendURL }
+        return backendURL.replacingCharacters(in: range, with: "://")
+    }
+
     func run() async throws {
         try await runReportingErrors { try await serve() }
     }
@@ -177,6 +231,7 @@ struct ServeCommand: AsyncParsableCommand {
     func serve() async throws {
         let logger = global.logger
         let (host, port) = try address()
+        let tls = try loadTLS()
         let store = try await openStore(logger: logger)
         let dialect: any EmulatorDialect
         do {
@@ -185,22 +240,26 @@ struct ServeCommand: AsyncParsableCommand {
             await Self.close(store)
             throw error
         }
-        if !EmulatorServer.isLoopback(host) {
+        if !EmulatorServer.isLoopback(host) && tls == nil {
             Terminal.writeErr("mbaas serve: warning: listening on \(host) over plain HTTP (--allow-remote): anyone who can reach it sees keys, session tokens and data in the clear; put TLS in front of it\n")
         }
-        let server = EmulatorServer(dialect: dialect, host: host, port: port, idleTimeout: .seconds(idleTimeout), logger: logger)
+        let server = EmulatorServer(dialect: dialect, host: host, port: port, idleTimeout: .seconds(idleTimeout), tls: tls, logger: logger)
         let format = global.resolvedFormat
         let data = self.data.map(BackendURL.redact)
         do {
             try await server.run { bound in
-                let base = "http://\(host.contains(":") ? "[\(host)]" : host):\(bound)"
-                let backendURL = dialect.backendURL(host: host, port: bound)
+                let base = "\(server.scheme)://\(host.contains(":") ? "[\(host)]" : host):\(bound)"
+                let plainURL = dialect.backendURL(host: host, port: bound)
+                let backendURL = tls == nil ? plainURL : Self.secured(plainURL)
+                let ca = tls?.caCertificatePath
                 let line: String
                 if format == .table {
                     line = "mbaas serve: \(dialect.name) dialect on \(base) (data: \(data ?? "in memory"))\nbackend URL: \(backendURL)\n"
+                        + (ca.map { "CA certificate: \($0)\n" } ?? "")
                 } else {
-                    let o: JSONObject = ["dialect": .string(dialect.name), "baseURL": .string(base), "backendURL": .string(backendURL),
+                    var o: JSONObject = ["dialect": .string(dialect.name), "baseURL": .string(base), "backendURL": .string(backendURL),
                                          "data": data.map(JSON.string) ?? .null]
+                    if let ca { o["caCertificate"] = .string(ca) }
                     line = JSON.object(o).printed([.sortedKeys]) + "\n"
                 }
                 Terminal.writeOut(Data(line.utf8))
@@ -264,6 +323,7 @@ struct ServeCommand: AsyncParsableCommand {
         case .kii: return try await kiiDialect(store: store)
         case .apppot: return try await appPotDialect(store: store)
         case .parse: return try parseDialect(store: store)
+        case .salesforce: return try await salesforceDialect(store: store)
         }
     }
 }

@@ -5,6 +5,14 @@ import MBaaSEmulator
 import Glibc
 #endif
 import Testing
+// `struct stat`, `timeval` and the like belong to whichever C module loaded their header first (CDispatch or
+// CoreFoundation, depending on the dependencies in the graph); member import visibility asks for it by name.
+#if canImport(CDispatch)
+import CDispatch
+#endif
+#if canImport(CoreFoundation)
+import CoreFoundation
+#endif
 
 /// The server's own limits, whatever the dialect.
 @Suite("Emulator server")

@@ -1,6 +1,14 @@
 import Foundation
 import MBaaSTesting
 import Testing
+// `struct stat`, `timeval` and the like belong to whichever C module loaded their header first (CDispatch or
+// CoreFoundation, depending on the dependencies in the graph); member import visibility asks for it by name.
+#if canImport(CDispatch)
+import CDispatch
+#endif
+#if canImport(CoreFoundation)
+import CoreFoundation
+#endif
 
 @Suite("Test children end with the test process", .ownThreads,
        .enabled(if: ChildProcesses.parentDeathSignal != nil, "no /usr/bin/setpriv: children start without a parent-death signal"))

@@ -7,8 +7,13 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+// `struct stat` belongs to whichever C module loaded <sys/stat.h> first (CDispatch or CoreFoundation, depending on
+// the dependencies in the graph); member import visibility asks for it by name.
 #if canImport(CDispatch)
-import CDispatch   // `struct stat` belongs to CDispatch once libdispatch's headers are loaded (see Sources/mbaas/OutputFile.swift)
+import CDispatch
+#endif
+#if canImport(CoreFoundation)
+import CoreFoundation
 #endif
 
 /// Issue 32, points 2, 11, 12 and 14: outputs never replace what they point at; exit statuses and errors as the

@@ -34,7 +34,7 @@ struct ServeNCMBCLITests {
     func errors() throws {
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
-        let unknown = try cli.run(["serve", "--dialect", "salesforce", "--format", "json"], sessionOption: false)
+        let unknown = try cli.run(["serve", "--dialect", "kinvey", "--format", "json"], sessionOption: false)
         #expect(unknown.status == 64, "\(unknown.stderr)")
         let noKeys = try cli.run(["serve", "--dialect", "ncmb"], sessionOption: false, environment: [
             "MBAAS_NCMB_APPLICATION_KEY": "", "MBAAS_NCMB_CLIENT_KEY": "",

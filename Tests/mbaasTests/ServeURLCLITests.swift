@@ -102,8 +102,8 @@ struct ServeURLCLITests {
             #expect(out.status == 64, "\(arguments): \(out.stderr)", sourceLocation: sourceLocation)
             #expect(out.stderr.contains(text), "\(arguments): \(out.stderr)", sourceLocation: sourceLocation)
         }
-        try refused(["salesforce+http://a:b@127.0.0.1:8080"],
-                    saying: "no dialect serves 'salesforce' URLs; served: apppot+http, kii+http, ncmb+http, parse+http")
+        try refused(["kinvey+http://a:b@127.0.0.1:8080"],
+                    saying: "no dialect serves 'kinvey' URLs; served: apppot+http, kii+http, ncmb+http, parse+http, salesforce+http")
         try refused(["pocketbase+http://127.0.0.1:8090"], saying: "no dialect serves 'pocketbase' URLs")
         try refused(["ncmb://K:C@127.0.0.1"], saying: "the emulator speaks plain HTTP")
         try refused(["ncmb+http://K@127.0.0.1"], saying: "the ncmb dialect needs the application key and client key in the URL")

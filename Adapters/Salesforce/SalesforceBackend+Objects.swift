@@ -1,0 +1,214 @@
+public import Foundation
+public import MBaaSCore
+import MBaaSSalesforceWire
+
+/// sObject CRUD and batches [capture: salesforce.md "sObject CRUD"; doc/sdk: "Composite and sObject Collections"]:
+/// - ``create(_:)``: `POST /sobjects/{T}` → 201 `{id,success,errors}`, then the stored record is read back (the
+///   save result carries no dates).
+/// - ``get(className:id:)``: `GET /sobjects/{T}/{id}`; 404 NOT_FOUND / ENTITY_IS_DELETED and 400 MALFORMED_ID are
+///   ``MBaaSError/Kind/notFound`` (the vendor code is kept).
+/// - ``update(className:id:_:)``: `PATCH` → 204; with an expected version, `If-Unmodified-Since` (the version's
+///   time rounded up to the second: Salesforce keeps datetimes to the second [inferred from `.000` in every
+///   capture]) and 412 → ``MBaaSError/Kind/conflict`` [sdk: `testUpdateWithIfUnmodifiedSince`].
+/// - ``delete(className:id:expectedVersion:)``: `DELETE` → 204. DELETE takes no conditional header [doc], so an
+///   expected version is compared with a read first (not atomic with the delete).
+/// - ``batch(_:)``: one sObject Collections call with `allOrNone=true` (every operation one verb: create, update or
+///   delete; at most 200), so a failure rolls back every operation and each result is the failing item's error.
+extension SalesforceBackend {
+    public func create(_ record: Record) async throws -> Record {
+        try SalesforceWire.checkIdentifier(record.className)
+        if record.id != nil {
+            throw MBaaSError(.invalidRequest, "Salesforce assigns record ids; a new record cannot take one",
+                             vendorCode: "INVALID_FIELD").refusing(MBaaSError.recordIdKey)
+        }
+        if record.acl != nil { throw MBaaSError.unsupported("record ACLs", by: adapterName, reason: capabilities.note(for: .acl)) }
+        let body = try SalesforceRecordCodec.body(record.fields)
+        let response = try await send(.post, path(.sobjects(record.className)), body: .object(body))
+        let result = try SalesforceSaveResult(json: try json(response))
+        guard result.success, let id = result.id else {
+            let item = result.errors.first ?? SalesforceErrorItem(message: "the create was not saved", errorCode: "UNKNOWN_EXCEPTION")
+            throw SalesforceErrorCodec.error(for: item, httpStatus: response.status.code)
+        }
+        return try await get(className: record.className, id: id)
+    }
+
+    public func get(className: String, id: String) async throws -> Record {
+        try SalesforceWire.checkIdentifier(className)
+        do {
+            let response = try await send(.get, path(.sobject(className, id: id)))
+            guard let o = try json(response).objectValue else { throw MBaaSError(.decoding, "a record must be a JSON object") }
+            return try SalesforceRecordCodec.record(o, className: className)
+        } catch let e as MBaaSError {
+            throw Self.missingRecord(e, className: className, id: id)
+        }
+    }
+
+    /// MALFORMED_ID answers for an id that cannot exist: as far as a caller is concerned, no such record.
+    static func missingRecord(_ e: MBaaSError, className: String, id: String) -> MBaaSError {
+        guard e.vendorCode == "MALFORMED_ID" else { return e }
+        var n = MBaaSError(.notFound, "\(className) \(id) not found: " + e.message, vendorCode: e.vendorCode, httpStatus: e.httpStatus)
+        n.refusedField = nil
+        return n
+    }
+
+    public func update(className: String, id: String, _ update: RecordUpdate) async throws -> Record {
+        try SalesforceWire.checkIdentifier(className)
+        if update.acl != nil { throw MBaaSError.unsupported("record ACLs", by: adapterName, reason: capabilities.note(for: .acl)) }
+        let body = try changesBody(update.changes)
+        var headers: [(String, String)] = []
+        if let expected = update.expectedVersion { headers.append(("If-Unmodified-Since", try Self.ifUnmodifiedSince(expected))) }
+        do {
+            _ = try await send(.patch, path(.sobject(className, id: id)), body: .object(body), headers: headers)
+        } catch let e as MBaaSError {
+            if e.kind == .conflict {
+                let now = try? await get(className: className, id: id)
+                throw e.conflicting(currentVersion: now?.version)
+            }
+            throw Self.missingRecord(e, className: className, id: id)
+        }
+        return try await get(className: className, id: id)
+    }
+
+    /// The fields of a PATCH: `set` values, `delete` as null; other operations are `unsupported`.
+    nonisolated func changesBody(_ changes: [String: FieldOperation]) throws(MBaaSError) -> JSONObject {
+        var fields: [String: Value] = [:]
+        for (k, op) in changes {
+            switch op {
+            case .set(let v): fields[k] = v
+            case .delete: fields[k] = .null
+            default:
+                throw MBaaSError.unsupported("the field operation on '\(k)'", by: adapterName,
+                                             reason: capabilities.note(for: .fieldOperations))
+            }
+        }
+        return try SalesforceRecordCodec.body(fields)
+    }
+
+    /// `If-Unmodified-Since` for a version (the record's LastModifiedDate as read), rounded up to the second.
+    static func ifUnmodifiedSince(_ version: String) throws(MBaaSError) -> String {
+        guard let date = SalesforceDateTime.parse(version) else {
+            throw MBaaSError(.invalidRequest, "'\(version)' is not a Salesforce record version (a LastModifiedDate such as 2024-01-02T03:04:05.000+0000)")
+        }
+        return SalesforceDateTime.httpDate(Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.up)))
+    }
+
+    public func delete(className: String, id: String, expectedVersion: String?) async throws {
+        try SalesforceWire.checkIdentifier(className)
+        if let expectedVersion {
+            let now = try await get(className: className, id: id)
+            guard now.version == expectedVersion else {
+                throw MBaaSError(.conflict, "\(className) \(id) changed since version \(expectedVersion) (now \(now.version ?? "unknown"))",
+                                 vendorCode: "PRECONDITION_FAILED").conflicting(currentVersion: now.version)
+            }
+        }
+        do {
+            _ = try await send(.delete, path(.sobject(className, id: id)))
+        } catch let e as MBaaSError {
+            throw Self.missingRecord(e, className: className, id: id)
+        }
+    }
+
+    // MARK: Batches
+
+    public func batch(_ operations: [BatchOperation]) async throws -> [BatchResult] {
+        if operations.isEmpty { return [] }
+        guard operations.count <= SalesforceWire.maxCollectionSize else {
+            throw MBaaSError(.invalidRequest, "a batch holds at most \(SalesforceWire.maxCollectionSize) operations (sObject Collections), got \(operations.count)")
+        }
+        let failAll = { (e: MBaaSError) in operations.map { _ in BatchResult.failure(e) } }
+        var creates: [Record] = [], updates: [(String, String, RecordUpdate)] = [], deletes: [(String, String)] = []
+        for op in operations {
+            switch op {
+            case .create(let r): creates.append(r)
+            case .update(let c, let id, let u): updates.append((c, id, u))
+            case .delete(let c, let id): deletes.append((c, id))
+            }
+        }
+        guard [creates.isEmpty, updates.isEmpty, deletes.isEmpty].filter({ !$0 }).count == 1 else {
+            throw MBaaSError.unsupported("a batch mixing creates, updates and deletes", by: adapterName,
+                                         reason: "one sObject Collections call takes one verb, and only one call is atomic (allOrNone)")
+        }
+        var records: [JSONObject] = []
+        var targets: [(className: String, id: String?)] = []
+        do {
+            for r in creates {
+                try SalesforceWire.checkIdentifier(r.className)
+                if r.id != nil { throw MBaaSError(.invalidRequest, "Salesforce assigns record ids; a new record cannot take one").refusing(MBaaSError.recordIdKey) }
+                if r.acl != nil { throw MBaaSError.unsupported("record ACLs", by: adapterName, reason: capabilities.note(for: .acl)) }
+                records.append(try SalesforceRecordCodec.body(r.fields, type: r.className))
+                targets.append((r.className, nil))
+            }
+            for (c, id, u) in updates {
+                try SalesforceWire.checkIdentifier(c)
+                if u.expectedVersion != nil {
+                    throw MBaaSError.unsupported("expected versions in a batch", by: adapterName,
+                                                 reason: "sObject Collections take no conditional headers; update one by one")
+                }
+                if u.acl != nil { throw MBaaSError.unsupported("record ACLs", by: adapterName, reason: capabilities.note(for: .acl)) }
+                var body = try changesBody(u.changes)
+                body["attributes"] = .object(["type": .string(c)])
+                body["Id"] = .string(id)
+                records.append(body)
+                targets.append((c, id))
+            }
+        } catch let e as MBaaSError {
+            return failAll(e)
+        }
+        let response: TransportResponse
+        do {
+            if !deletes.isEmpty {
+                response = try await send(.delete, path(.collections),
+                                          query: [("ids", deletes.map(\.1).joined(separator: ",")), ("allOrNone", "true")])
+            } else {
+                response = try await send(creates.isEmpty ? .patch : .post, path(.collections),
+                                          body: SalesforceCollectionRequest(allOrNone: true, records: records).json)
+            }
+        } catch let e as MBaaSError {
+            return failAll(e)
+        }
+        let results = try SalesforceCollectionRequest.results(try json(response))
+        guard results.count == operations.count else {
+            throw MBaaSError(.decoding, "a collection response has \(results.count) results for \(operations.count) records")
+        }
+        if let failed = results.first(where: { !$0.success }) {
+            let item = results.flatMap(\.errors).first(where: { $0.errorCode != "ALL_OR_NONE_OPERATION_ROLLED_BACK" })
+                ?? failed.errors.first ?? SalesforceErrorItem(message: "the batch was rolled back", errorCode: "ALL_OR_NONE_OPERATION_ROLLED_BACK")
+            return failAll(SalesforceErrorCodec.error(for: item, httpStatus: nil))
+        }
+        if !deletes.isEmpty { return deletes.map { .success(Record(className: $0.0, id: $0.1)) } }
+        // Read back what was stored, one collection retrieve per type.
+        let ids = zip(targets, results).map { ($0.className, $0.id ?? $1.id ?? "") }
+        var stored: [String: Record] = [:]
+        for className in Set(ids.map(\.0)).sorted() {
+            let wanted = ids.filter { $0.0 == className }.map(\.1)
+            for r in try await retrieve(className: className, ids: wanted) { if let id = r.id { stored[id] = r } }
+        }
+        return ids.map { c, id in
+            stored[id].map(BatchResult.success) ?? .failure(MBaaSError(.notFound, "\(c) \(id) was saved but cannot be read back"))
+        }
+    }
+
+    /// `POST /composite/sobjects/{T}` `{ids, fields}`: the records, skipping the `null` slots of missing ids.
+    func retrieve(className: String, ids: [String]) async throws -> [Record] {
+        let fields = ["Id", "CreatedDate", "LastModifiedDate"] + (try await describedFields(className))
+        let body: JSON = .object(["ids": .array(ids.map(JSON.string)), "fields": .array(fields.map(JSON.string))])
+        let response = try await send(.post, path(.collectionRetrieve(className)), body: body)
+        guard let items = try json(response).arrayValue else { throw MBaaSError(.decoding, "a collection retrieve must answer an array") }
+        var out: [Record] = []
+        for item in items {
+            guard let o = item.objectValue else { continue }
+            out.append(try SalesforceRecordCodec.record(o, className: className))
+        }
+        return out
+    }
+
+    /// The names of a type's fields (describe, cached), without the audit fields.
+    func describedFields(_ className: String) async throws -> [String] {
+        if let cached = describeCache[className] { return cached }
+        let response = try await send(.get, path(.describe(className)))
+        let describe = try SalesforceDescribe(json: try json(response))
+        let names = describe.fields.map(\.name).filter { !SalesforceRecordCodec.systemFields.contains($0) && SalesforceWire.isIdentifier($0) }
+        describeCache[className] = names
+        return names
+    }
+}
