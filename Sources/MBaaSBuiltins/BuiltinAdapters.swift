@@ -55,7 +55,9 @@ public enum Builtins {
             BuiltinAdapter(PocketBaseBackendFactory(), kind: .http),
             BuiltinAdapter(ParseBackendFactory(), dialect: ParseDialectFactory(), kind: .http),
             BuiltinAdapter(PostgresBackendFactory(), kind: .database),
-            BuiltinAdapter(SalesforceBackendFactory(), dialect: SalesforceDialectFactory(), kind: .http),
+            // An HTTP client, listed as .source until its conformance cassettes are authored (the conformance
+            // columns and `bench adapters` answer from cassettes): the CLI, migrations and `mbaas serve` open it already.
+            BuiltinAdapter(SalesforceBackendFactory(), dialect: SalesforceDialectFactory(), kind: .source),
             BuiltinAdapter(NCMBExportBackendFactory(), kind: .source),
             BuiltinAdapter(BundleBackendFactory(), kind: .source),
         ]

@@ -7,7 +7,7 @@ import MBaaSLocal
 extension ServeCommand {
     /// `--client-id ID --client-secret S [--users users.json] [--token-lifetime SECONDS]` (or
     /// `MBAAS_SALESFORCE_CLIENT_ID`, `MBAAS_SALESFORCE_CLIENT_SECRET`).
-    func salesforceDialect(store: LocalBackend) async throws -> any EmulatorDialect {
+    func salesforceDialect(store: any ServerStore) async throws -> any EmulatorDialect {
         let env = ProcessInfo.processInfo.environment
         guard let id = clientID ?? env["MBAAS_SALESFORCE_CLIENT_ID"], !id.isEmpty,
               let secret = clientSecret ?? env["MBAAS_SALESFORCE_CLIENT_SECRET"], !secret.isEmpty

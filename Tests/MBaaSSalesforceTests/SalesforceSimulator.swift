@@ -21,7 +21,9 @@ actor SalesforceSimulator: HTTPTransport {
     let clientId = "3MVGsimclient"
     let clientSecret = "simsecret"
     let instance = "https://sim.my.salesforce.com"
-    var users: [String: (password: String, id: String)] = ["ada@example.com": ("pw", "005SIM000000001AAA")]
+    var users: [String: (password: String, id: String)] = [
+        "ada@example.com": ("pw", "005SIM000000001AAA"), "alice@example.com": ("alice-Pa55word!", "005SIM000000002AAA"),
+    ]
     var accessTokens: [String: String] = [:]   // token → user id
     var refreshTokens: [String: String] = [:]
     var records: [String: [String: JSONObject]] = [:]   // type → id → fields (with system fields)
