@@ -90,7 +90,8 @@ let package = Package(
         .target(
             name: "MBaaSEmulator",
             dependencies: [
-                "MBaaSCore", "MBaaSLocal", "MBaaSNCMBWire", "MBaaSKiiWire", "MBaaSAppPotWire", "MBaaSParseWire",
+                "MBaaSCore", "MBaaSNCMBWire", "MBaaSKiiWire", "MBaaSAppPotWire", "MBaaSParseWire",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

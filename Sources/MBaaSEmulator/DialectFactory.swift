@@ -1,6 +1,5 @@
 public import Logging
 public import MBaaSCore
-public import MBaaSLocal
 
 /// Starts an ``EmulatorDialect`` from the backend URL its clients open: the server side of a `BackendFactory`.
 ///
@@ -24,7 +23,7 @@ public protocol DialectFactory: Sendable {
     /// The dialect's name (`ncmb`), as `mbaas serve --dialect` takes it and ``EmulatorDialect/name`` reports it.
     var dialectName: String { get }
     /// Builds the dialect that answers the clients of `url`, on `store`.
-    func makeDialect(url: BackendURL, store: LocalBackend, options: DialectOptions) async throws -> any EmulatorDialect
+    func makeDialect(url: BackendURL, store: any ServerStore, options: DialectOptions) async throws -> any EmulatorDialect
 }
 
 /// What `mbaas serve` passes to every dialect beside the URL.
@@ -74,7 +73,7 @@ public struct DialectRegistry: Sendable {
 
     /// The dialect that serves `url`'s clients. An unknown scheme is ``MBaaSError/Kind/invalidRequest`` listing the
     /// served ones; so is an `https` URL (the emulator speaks plain HTTP: `scheme+http://…`).
-    public func makeDialect(url: BackendURL, store: LocalBackend, options: DialectOptions) async throws -> any EmulatorDialect {
+    public func makeDialect(url: BackendURL, store: any ServerStore, options: DialectOptions) async throws -> any EmulatorDialect {
         guard let factory = factory(forScheme: url.scheme) else {
             throw MBaaSError(.invalidRequest, "no dialect serves '\(url.scheme)' URLs; served: \(schemes.map { "\($0)+http" }.joined(separator: ", "))")
         }

@@ -1,7 +1,7 @@
 import Foundation
 public import MBaaSCore
 
-/// One vendor's wire dialect, answered from the embedded store.
+/// One vendor's wire dialect, answered from a server store (``MBaaSCore/ServerStore``).
 ///
 /// # Contract
 /// - ``respond(to:)`` answers every request with the vendor's own response: a success in the vendor's shape, or the

@@ -8,7 +8,7 @@ extension ServeCommand {
     /// `--app-key K --company N --app-id ID [--users FILE]` (or `MBAAS_APPPOT_APP_KEY`). AppPot has no sign-up: the
     /// users come from the `--users` JSON file (see `AppPotDialect.ProvisionedUser`); without it the directory
     /// starts empty (a `--data` store keeps the users of earlier runs).
-    func appPotDialect(store: LocalBackend) async throws -> any EmulatorDialect {
+    func appPotDialect(store: any ServerStore) async throws -> any EmulatorDialect {
         let env = ProcessInfo.processInfo.environment
         guard let key = appKey ?? env["MBAAS_APPPOT_APP_KEY"], !key.isEmpty, let company, let appID, !appID.isEmpty else {
             throw ValidationError("the apppot dialect needs --app-key, --company and --app-id")

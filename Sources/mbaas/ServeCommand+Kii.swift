@@ -7,7 +7,7 @@ import MBaaSLocal
 extension ServeCommand {
     /// `--app-id ID --app-key K [--client-id ID --client-secret S]` (or `MBAAS_KII_APP_ID`, `MBAAS_KII_APP_KEY`,
     /// `MBAAS_KII_CLIENT_ID`, `MBAAS_KII_CLIENT_SECRET`).
-    func kiiDialect(store: LocalBackend) async throws -> any EmulatorDialect {
+    func kiiDialect(store: any ServerStore) async throws -> any EmulatorDialect {
         let env = ProcessInfo.processInfo.environment
         guard let id = appID ?? env["MBAAS_KII_APP_ID"], !id.isEmpty,
               let key = appKey ?? env["MBAAS_KII_APP_KEY"], !key.isEmpty

@@ -6,7 +6,7 @@ import MBaaSLocal
 
 extension ServeCommand {
     /// `--application-key K --client-key C` (or `MBAAS_NCMB_APPLICATION_KEY`, `MBAAS_NCMB_CLIENT_KEY`).
-    func ncmbDialect(store: LocalBackend) throws -> any EmulatorDialect {
+    func ncmbDialect(store: any ServerStore) throws -> any EmulatorDialect {
         let env = ProcessInfo.processInfo.environment
         guard let appKey = applicationKey ?? env["MBAAS_NCMB_APPLICATION_KEY"], !appKey.isEmpty,
               let clientKey = clientKey ?? env["MBAAS_NCMB_CLIENT_KEY"], !clientKey.isEmpty

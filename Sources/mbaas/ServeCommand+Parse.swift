@@ -8,7 +8,7 @@ import MBaaSParseWire
 extension ServeCommand {
     /// `--app-id ID --rest-key K [--master-key M] [--mount /parse]` (or `MBAAS_PARSE_APP_ID`,
     /// `MBAAS_PARSE_REST_KEY`, `MBAAS_PARSE_MASTER_KEY`). No master key unless one is given.
-    func parseDialect(store: LocalBackend) throws -> any EmulatorDialect {
+    func parseDialect(store: any ServerStore) throws -> any EmulatorDialect {
         let env = ProcessInfo.processInfo.environment
         guard let appId = appID ?? env["MBAAS_PARSE_APP_ID"], !appId.isEmpty,
               let restKey = restKey ?? env["MBAAS_PARSE_REST_KEY"], !restKey.isEmpty

@@ -4,6 +4,7 @@ import MBaaSBuiltins
 import MBaaSCore
 import MBaaSEmulator
 import MBaaSLocal
+import Logging
 
 /// `mbaas serve ncmb+http://KEY:CLIENT@127.0.0.1:8080` (or `mbaas serve --dialect ncmb …`): a local server that
 /// speaks a vendor's wire dialect on the embedded store. The URL form starts the dialect registered for the URL's
@@ -40,7 +41,10 @@ struct ServeCommand: AsyncParsableCommand {
             On start it prints the base URL and the backend URL other mbaas commands (and the MBaaSKit NCMB client) \
             take, e.g. ncmb+http://K:C@127.0.0.1:PORT; with --format json one JSON line \
             {"dialect","baseURL","backendURL","data"}. Data lives in memory unless --data names a database file \
-            (created mode 0600; the same file sqlite:PATH opens). The keys may come from MBAAS_NCMB_APPLICATION_KEY \
+            (created mode 0600; the same file sqlite:PATH opens) or the URL of a store a server can run on \
+            (sqlite:PATH, postgres://USER:PASSWORD@HOST:PORT/DB): several mbaas serve processes on one database are \
+            one backend (docs/emulator.md, "Running the emulator in production"); a backend URL of a remote \
+            service (pocketbase://, ncmb://…) is refused (exit status 64). The keys may come from MBAAS_NCMB_APPLICATION_KEY \
             and MBAAS_NCMB_CLIENT_KEY instead of the command line. It listens on loopback; another --host needs \
             --allow-remote (it speaks plain HTTP) and warns on start. A connection with no request under way is closed \
             after --idle-timeout seconds (30). It logs requests with --verbose (method, path, status; never headers or bodies), and stops on \
@@ -71,7 +75,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The port (default 0: a free port, printed on start).")
     var port = 0
 
-    @Option(help: "A database file to keep the data in (default: in memory, gone when the server stops).")
+    @Option(help: "A database file, or a server store's URL (sqlite:PATH, postgres://…), to keep the data in (default: in memory, gone when the server stops).")
     var data: String?
 
     @Option(name: .customLong("application-key"), help: "ncmb: the application key clients sign with (or MBAAS_NCMB_APPLICATION_KEY).")
@@ -173,9 +177,7 @@ struct ServeCommand: AsyncParsableCommand {
     func serve() async throws {
         let logger = global.logger
         let (host, port) = try address()
-        var options = LocalBackend.Options()
-        options.passwordHashing = (passwordCost ?? (data == nil ? .light : .strong)) == .light ? .light : .default
-        let store = try LocalBackend(path: data ?? ":memory:", context: BackendContext(logger: logger), options: options)
+        let store = try await openStore(logger: logger)
         let dialect: any EmulatorDialect
         do {
             dialect = try await makeDialect(store: store)
@@ -188,7 +190,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let server = EmulatorServer(dialect: dialect, host: host, port: port, idleTimeout: .seconds(idleTimeout), logger: logger)
         let format = global.resolvedFormat
-        let data = self.data
+        let data = self.data.map(BackendURL.redact)
         do {
             try await server.run { bound in
                 let base = "http://\(host.contains(":") ? "[\(host)]" : host):\(bound)"
@@ -212,15 +214,42 @@ struct ServeCommand: AsyncParsableCommand {
         await Self.close(store)
     }
 
+    /// The store `--data` names: in memory by default; a database file path, the Local store as before; or a
+    /// backend URL (`SCHEME://…`, `sqlite:PATH`) opened through the built-in adapters, whose store must be able to
+    /// serve (``ServerStore``: views per session, sessions and users in the store). A URL that does not parse, an
+    /// unknown scheme or an adapter whose backend cannot serve (a client of a remote service) is a usage error
+    /// (exit status 64) naming the problem; nothing is written.
+    func openStore(logger: Logger) async throws -> any ServerStore {
+        var options = LocalBackend.Options()
+        options.passwordHashing = (passwordCost ?? (data == nil ? .light : .strong)) == .light ? .light : .default
+        guard let data, Self.namesBackendURL(data) else {
+            return try LocalBackend(path: data ?? ":memory:", context: BackendContext(logger: logger), options: options)
+        }
+        let backend: any Backend
+        do {
+            backend = try await Builtins.registry(local: options).open(try BackendURL(parsing: data), context: BackendContext(logger: logger))
+        } catch let error as MBaaSError where error.kind == .invalidRequest {
+            throw ValidationError("--data \(BackendURL.redact(data)): \(error.message)")
+        }
+        guard let store = backend as? any ServerStore else {
+            await backend.close()
+            throw ValidationError("--data \(BackendURL.redact(data)): the \(backend.adapterName) adapter is a client of a remote service, not a store the emulator can serve from; give a database file, sqlite:PATH or the URL of a server store (e.g. postgres://USER@HOST/DB)")
+        }
+        return store
+    }
+
+    /// Whether `--data` is a backend URL rather than a file path: it has `://` or starts with `sqlite:`.
+    static func namesBackendURL(_ data: String) -> Bool { data.contains("://") || data.hasPrefix("sqlite:") }
+
     /// Closes the store (folding the write-ahead log into the database file) in a task of its own: the command's
     /// task is cancelled by Ctrl-C or SIGTERM, and GRDB refuses to start work in a cancelled task.
-    static func close(_ store: LocalBackend) async {
+    static func close(_ store: any ServerStore) async {
         await Task { await store.close() }.value
     }
 
     /// The dialect asked for, on `store`: the one registered for the URL's scheme, or `--dialect` with its options,
     /// read in each dialect's own file (`ServeCommand+NCMB.swift`…). A URL the dialect refuses is a usage error.
-    func makeDialect(store: LocalBackend) async throws -> any EmulatorDialect {
+    func makeDialect(store: any ServerStore) async throws -> any EmulatorDialect {
         if let served = try servedURL() {
             let options = DialectOptions(logger: global.logger, maxFileSize: maxFileSize, usersFile: users)
             do {

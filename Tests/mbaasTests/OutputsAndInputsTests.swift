@@ -7,6 +7,11 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+// `struct stat` belongs to CDispatch once swift-crypto (linked by the emulator) has loaded libdispatch's headers, as in
+// Sources/mbaas/OutputFile.swift.
+#if canImport(CDispatch)
+import CDispatch
+#endif
 
 /// Issue 32, points 2, 11, 12 and 14: outputs never replace what they point at; exit statuses and errors as the
 /// README documents them; input the CLI refuses (exit 2, naming the argument); files fetched by their File value.

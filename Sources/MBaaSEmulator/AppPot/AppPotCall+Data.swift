@@ -1,7 +1,7 @@
+import Crypto
 import Foundation
 import MBaaSAppPotWire
 import MBaaSCore
-import MBaaSLocal
 
 /// Tables, rows and queries (reference A6, A7, A8).
 ///
@@ -12,6 +12,8 @@ import MBaaSLocal
 /// `serverUpdateTime` (dates) as fields too. The scope becomes the record's ACL, so the store enforces it.
 extension AppPotCall {
     static let schemaClass = "_AppPotSchema"
+    /// The hidden class of used `transactionId`s: one record each, id the SHA-256 of the id, readable by no user (the schema role only, as `_AppPotSchema`).
+    static let transactionClass = "_AppPotTransaction"
     /// The role that owns the schema records (no user has it: only the dialect's owner view reads them).
     static let schemaRole = "apppot-emulator-schema"
     /// The system columns kept as fields, with their kind.
@@ -181,8 +183,15 @@ extension AppPotCall {
     /// A write request's table, and the duplicate-submit guard: a `transactionId` seen before is 211 [doc A7].
     func writeTarget(_ objectName: String, transactionId: String?) async throws -> AppPotClassSchema {
         guard let schema = try await schema(objectName) else { throw Self.noTable() }
-        if let transactionId, !transactionId.isEmpty, !dialect.state.useTransaction(transactionId) {
-            throw MBaaSError(.duplicate, "Transaction Id existed", vendorCode: String(AppPotErrorCode.duplicateTransaction))
+        if let transactionId, !transactionId.isEmpty {
+            // In the store, so that a retry sent to another instance over the same store is refused too.
+            let id = SHA256.hash(data: Data(transactionId.utf8)).lowercaseHex
+            do {
+                _ = try await owner.create(Record(className: Self.transactionClass, id: id, acl: ACL([.role(Self.schemaRole): .readWrite]),
+                                                  fields: ["usedAt": .date(dialect.clock())]))
+            } catch let e as MBaaSError where e.kind == .duplicate {
+                throw MBaaSError(.duplicate, "Transaction Id existed", vendorCode: String(AppPotErrorCode.duplicateTransaction))
+            }
         }
         return schema
     }
@@ -235,12 +244,18 @@ extension AppPotCall {
             fields["groupIds"] = .string(AppPotScope.groupIdsWire(caller.groupIds))
             fields["serverCreateTime"] = .date(now)
             fields["serverUpdateTime"] = .date(now)
-            do {
-                _ = try await caller.backend.create(Record(className: cls, id: id,
-                                                           acl: Self.acl(scope, owner: caller.user.id, groups: caller.groupIds),
-                                                           fields: fields))
-            } catch let e as MBaaSError where e.kind == .duplicate {
-                throw MBaaSError(.duplicate, "objectId \(id) exists", vendorCode: "131")
+            let generated = row["objectId"]?.stringValue.map(\.isEmpty) ?? true
+            let acl = Self.acl(scope, owner: caller.user.id, groups: caller.groupIds)
+            // A generated id is the server time: another instance over the same store may have taken it in the
+            // same millisecond, so a taken generated id moves on to this instance's next time (bounded).
+            for attempt in 0... {
+                do {
+                    _ = try await caller.backend.create(Record(className: cls, id: id, acl: acl, fields: fields))
+                    break
+                } catch let e as MBaaSError where e.kind == .duplicate {
+                    guard generated, attempt < 16 else { throw MBaaSError(.duplicate, "objectId \(id) exists", vendorCode: "131") }
+                    id = "\(cls)_\(Self.millis(dialect.nextServerTime()))"
+                }
             }
             let t = AppPotDialect.serverTime(now)
             return AppPotWriteResult(objectId: id, serverCreateTime: t, serverUpdateTime: t)
@@ -282,7 +297,12 @@ extension AppPotCall {
                 acl = Self.acl(scope, owner: creator, groups: groups)
             }
             for k in ["createTime", "updateTime"] { if let v = try Self.int(row[k], k) { changes[k] = .set(v) } }
-            let now = dialect.nextServerTime()
+            // After the record's own time, so that the lock changes with every write even when another instance
+            // wrote it in the same millisecond.
+            var now = dialect.nextServerTime()
+            if case .date(let previous)? = current.fields["serverUpdateTime"], Self.millis(now) <= Self.millis(previous) {
+                now = Date(timeIntervalSince1970: Double(Self.millis(previous) + 1) / 1000)
+            }
             changes["serverUpdateTime"] = .set(.date(now))
             do {
                 _ = try await caller.backend.update(className: cls, id: id,

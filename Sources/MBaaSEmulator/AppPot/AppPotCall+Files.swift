@@ -1,7 +1,6 @@
 import Foundation
 import MBaaSAppPotWire
 import MBaaSCore
-import MBaaSLocal
 
 /// Files (reference A9): `POST files`, `PUT files/{old}`, `GET files/{name}?userToken=`, `DELETE files/{name}`.
 ///

@@ -1,7 +1,6 @@
 import Foundation
 import MBaaSAppPotWire
 import MBaaSCore
-import MBaaSLocal
 
 /// Tokens, login and the company directory (reference A5, A10).
 ///

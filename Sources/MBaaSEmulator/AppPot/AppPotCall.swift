@@ -1,7 +1,6 @@
 import Foundation
 import MBaaSAppPotWire
 import MBaaSCore
-import MBaaSLocal
 
 /// One request being answered by the ``AppPotDialect``: its route, its caller, and the store view acting for it.
 struct AppPotCall {
@@ -11,7 +10,7 @@ struct AppPotCall {
     let queryItems: [(String, String)]
     /// The store acting as the application owner, for the dialect's own bookkeeping (schemas, the directory):
     /// never used to answer what the caller may see.
-    let owner: LocalBackend
+    let owner: any ServerStore
 
     init(dialect: AppPotDialect, request: TransportRequest, route: AppPotRoute) {
         self.dialect = dialect
@@ -84,7 +83,7 @@ struct AppPotCall {
         let session: Session
         let user: User
         /// The store acting as this user.
-        let backend: LocalBackend
+        let backend: any ServerStore
         var groupIds: [String] { user.groups }
     }
 

@@ -2,9 +2,8 @@ public import Foundation
 public import Logging
 public import MBaaSAppPotWire
 public import MBaaSCore
-public import MBaaSLocal
 
-/// The AppPot REST dialect (server generation v2) on the embedded store: `mbaas serve --dialect apppot`.
+/// The AppPot REST dialect (server generation v2) on any server store (``MBaaSCore/ServerStore``): `mbaas serve --dialect apppot`.
 ///
 /// Built on `MBaaSAppPotWire`, the wire module the AppPot client uses: ``AppPotAppPath``/``AppPotRoute`` parse
 /// paths, ``AppPotLoginRequest``, ``AppPotSchemaRequest``, ``AppPotWriteRequest``, ``AppPotDeleteRequest`` and
@@ -170,22 +169,22 @@ public struct AppPotDialect: EmulatorDialect {
     public let name = "apppot"
     public let configuration: Configuration
     /// The store: the emulator acts through views of it that hold each request's session.
-    public let store: LocalBackend
+    public let store: any ServerStore
     let clock: @Sendable () -> Date
     let logger: Logger
     let state: AppPotDialectState
 
     /// - Parameters:
-    ///   - store: the embedded store holding the app's data (in memory or a file).
+    ///   - store: the server store holding the app's data (the Local store in memory or a file, or any other ``MBaaSCore/ServerStore``).
     ///   - clock: the server clock (injectable for tests); server times never repeat (each write is at least
     ///     1 ms after the previous one), so `serverUpdateTime` works as a version.
-    public init(store: LocalBackend, configuration: Configuration, clock: @escaping @Sendable () -> Date = { Date() },
+    public init(store: any ServerStore, configuration: Configuration, clock: @escaping @Sendable () -> Date = { Date() },
                 logger: Logger = Logger(label: "mbaas.emulator.apppot")) {
         self.store = store
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
-        self.state = AppPotDialectState()
+        self.state = AppPotDialectState(configuration)
     }
 
     /// Adds the users to the store's directory (users already there by name are kept as they are). Returns the
@@ -283,45 +282,23 @@ public struct AppPotDialect: EmulatorDialect {
     }
 }
 
-/// The dialect's memory: issued anonymous tokens and the last server time.
+/// The dialect's memory, none of which two instances over one store need to share: anonymous tokens are
+/// ``EmulatorTokens`` (signed with the app's key, accepted by every instance), transaction ids live in the store
+/// (`_AppPotTransaction`), and the last server time only keeps this instance's times increasing (the store's
+/// versions and per-record times order writes across instances; see `AppPotCall.updateData`).
 final class AppPotDialectState: @unchecked Sendable {
     private let lock = NSLock()
-    private var anonymousTokens: [String] = []
-    private var anonymousSet: Set<String> = []
     private var lastTime: Date = .distantPast
-    /// Anonymous tokens kept (the oldest are forgotten first: a client then gets 121 and asks for a new one).
-    static let anonymousTokenLimit = 10_000
+    private let anonymous: EmulatorTokens
 
-    func issueAnonymousToken() -> String {
-        let token = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        lock.lock()
-        defer { lock.unlock() }
-        anonymousTokens.append(token)
-        anonymousSet.insert(token)
-        if anonymousTokens.count > Self.anonymousTokenLimit {
-            anonymousSet.remove(anonymousTokens.removeFirst())
-        }
-        return token
+    init(_ configuration: AppPotDialect.Configuration) {
+        anonymous = EmulatorTokens(prefix: "", purpose: "apppot-anonymous",
+                                   credentials: [configuration.companyId, configuration.appId, configuration.appKey])
     }
 
-    func isAnonymousToken(_ token: String) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return anonymousSet.contains(token)
-    }
+    func issueAnonymousToken() -> String { anonymous.issue() }
 
-    private var transactions: Set<String> = []
-    private var transactionOrder: [String] = []
-
-    /// Records a `transactionId`; `false` when it was seen before (the last 100 000 are remembered).
-    func useTransaction(_ id: String) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard transactions.insert(id).inserted else { return false }
-        transactionOrder.append(id)
-        if transactionOrder.count > 100_000 { transactions.remove(transactionOrder.removeFirst()) }
-        return true
-    }
+    func isAnonymousToken(_ token: String) -> Bool { anonymous.accepts(token) }
 
     func nextTime(_ now: Date, reserving count: Int = 1) -> Date {
         lock.lock()

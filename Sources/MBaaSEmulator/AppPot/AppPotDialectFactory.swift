@@ -1,7 +1,6 @@
 import Foundation
 import Logging
 public import MBaaSCore
-public import MBaaSLocal
 import MBaaSAppPotWire
 
 /// Serves `apppot+http://APP_KEY@HOST:PORT/apppot?company=N&app=ID&version=1.0`: the URL the AppPot client opens.
@@ -15,7 +14,7 @@ public struct AppPotDialectFactory: DialectFactory {
     public var schemes: [String] { ["apppot"] }
     public var dialectName: String { "apppot" }
 
-    public func makeDialect(url: BackendURL, store: LocalBackend, options: DialectOptions) async throws -> any EmulatorDialect {
+    public func makeDialect(url: BackendURL, store: any ServerStore, options: DialectOptions) async throws -> any EmulatorDialect {
         guard let key = url.user, !key.isEmpty else {
             throw MBaaSError(.invalidRequest, "the apppot dialect needs the app key as the URL's user: apppot+http://APP_KEY@127.0.0.1:8080/apppot?company=24&app=ID&version=1.0")
         }

@@ -1,7 +1,6 @@
 import Foundation
 import MBaaSCore
 import MBaaSKiiWire
-import MBaaSLocal
 
 /// Object bodies (kii.md §5.1) and object ACLs (kii.md §6).
 ///

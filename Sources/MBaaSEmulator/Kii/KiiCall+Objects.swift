@@ -1,7 +1,6 @@
 import Foundation
 import MBaaSCore
 import MBaaSKiiWire
-import MBaaSLocal
 
 /// Buckets, objects and queries (kii.md §3, §4, §6.2).
 ///
@@ -55,7 +54,7 @@ extension KiiCall {
 
     /// The view objects are read through: in app scope every caller reads every object (READ_OBJECTS_IN_BUCKET,
     /// [doc]); elsewhere the object's ACL decides.
-    func readView(_ b: KiiStoreBucket) -> LocalBackend {
+    func readView(_ b: KiiStoreBucket) -> any ServerStore {
         if case .app = b.scope { return owner }
         return view
     }

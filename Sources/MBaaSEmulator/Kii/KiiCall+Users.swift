@@ -1,7 +1,6 @@
 import Foundation
 import MBaaSCore
 import MBaaSKiiWire
-import MBaaSLocal
 
 /// Users, tokens and groups (kii.md §2, §3.7).
 ///

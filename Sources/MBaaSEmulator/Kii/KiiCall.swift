@@ -1,7 +1,6 @@
 import Foundation
 import MBaaSCore
 import MBaaSKiiWire
-import MBaaSLocal
 
 /// One request being answered by the ``KiiDialect``: its route, its caller, and the store views acting for it.
 struct KiiCall {
@@ -19,9 +18,9 @@ struct KiiCall {
     let route: KiiRoute
     let caller: Caller
     /// The store acting as the caller (the database owner for the admin).
-    let view: LocalBackend
+    let view: any ServerStore
     /// The store acting as the database owner, for bookkeeping and for what Kii lets every caller read.
-    let owner: LocalBackend
+    let owner: any ServerStore
 
     /// Every registered user holds this store role, so that `UserID:ANY_AUTHENTICATED_USER` is an ACL principal.
     static let authenticatedRole = "ANY_AUTHENTICATED_USER"

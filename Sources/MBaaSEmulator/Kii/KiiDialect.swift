@@ -2,9 +2,8 @@ public import Foundation
 public import Logging
 public import MBaaSCore
 import MBaaSKiiWire
-public import MBaaSLocal
 
-/// The Kii Cloud REST dialect on the embedded store: `mbaas serve --dialect kii`.
+/// The Kii Cloud REST dialect on any server store (``MBaaSCore/ServerStore``): `mbaas serve --dialect kii`.
 ///
 /// Built on `MBaaSKiiWire`, the wire module the Kii client uses: ``KiiRoute`` parses paths, ``KiiQueryRequest``,
 /// ``KiiClause`` and `KiiClauseTranslator.query(_:className:maxLimit:)` read queries, ``KiiObjectCodec`` converts
@@ -89,15 +88,16 @@ public struct KiiDialect: EmulatorDialect {
     public let name = "kii"
     public let configuration: Configuration
     /// The store: the emulator acts through views of it that hold each request's session.
-    public let store: LocalBackend
+    public let store: any ServerStore
     let clock: @Sendable () -> Date
     let logger: Logger
-    let adminTokens = KiiAdminTokens()
+    let adminTokens: KiiAdminTokens
 
-    public init(store: LocalBackend, configuration: Configuration, clock: @escaping @Sendable () -> Date = { Date() },
+    public init(store: any ServerStore, configuration: Configuration, clock: @escaping @Sendable () -> Date = { Date() },
                 logger: Logger = Logger(label: "mbaas.emulator.kii")) {
         self.store = store
         self.configuration = configuration
+        self.adminTokens = KiiAdminTokens(configuration)
         self.clock = clock
         self.logger = logger
     }
@@ -166,20 +166,18 @@ struct KiiFailure: Error {
     }
 }
 
-/// The admin tokens issued by `/oauth2/token` for the client credentials (in memory: they end with the server).
-final class KiiAdminTokens: @unchecked Sendable {
-    private let lock = NSLock()
-    private var tokens: Set<String> = []
+/// The admin tokens issued by `/oauth2/token` for the client credentials: ``EmulatorTokens`` keyed with the app id and
+/// the client credentials, so every instance serving the app accepts a token any of them issued (nothing is kept in
+/// memory); they end when the credentials change.
+struct KiiAdminTokens: Sendable {
+    private let tokens: EmulatorTokens
 
-    func issue() -> String {
-        let token = "admin-" + UUID().uuidString.lowercased() + UUID().uuidString.lowercased()
-        lock.lock(); defer { lock.unlock() }
-        tokens.insert(token)
-        return token
+    init(_ configuration: KiiDialect.Configuration) {
+        tokens = EmulatorTokens(prefix: "admin-", purpose: "kii-admin",
+                                credentials: [configuration.appID, configuration.clientID ?? "", configuration.clientSecret ?? ""])
     }
 
-    func contains(_ token: String) -> Bool {
-        lock.lock(); defer { lock.unlock() }
-        return tokens.contains(token)
-    }
+    func issue() -> String { tokens.issue() }
+
+    func contains(_ token: String) -> Bool { tokens.accepts(token) }
 }

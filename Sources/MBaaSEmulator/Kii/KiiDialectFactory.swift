@@ -1,5 +1,4 @@
 public import MBaaSCore
-public import MBaaSLocal
 import MBaaSKiiWire
 
 /// Serves `kii+http://APP_ID:APP_KEY@HOST:PORT[/api]`: the URL the Kii client opens, read by the client's own
@@ -13,7 +12,7 @@ public struct KiiDialectFactory: DialectFactory {
     public var schemes: [String] { ["kii"] }
     public var dialectName: String { "kii" }
 
-    public func makeDialect(url: BackendURL, store: LocalBackend, options: DialectOptions) async throws -> any EmulatorDialect {
+    public func makeDialect(url: BackendURL, store: any ServerStore, options: DialectOptions) async throws -> any EmulatorDialect {
         let client = try KiiConfiguration(url: url)
         try options.refuseUsersFile(dialect: dialectName)
         let path = url.path.isEmpty || url.path == "/" ? "/api" : (url.path.hasSuffix("/") ? String(url.path.dropLast()) : url.path)

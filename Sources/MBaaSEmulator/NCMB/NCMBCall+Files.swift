@@ -1,9 +1,8 @@
 import Foundation
 import MBaaSCore
-import MBaaSLocal
 import MBaaSNCMBWire
 
-/// The file store on `/files/{name}`: names are keys, bytes and metadata live in the embedded store.
+/// The file store on `/files/{name}`: names are keys, bytes and metadata live in the server store.
 extension NCMBCall {
     /// Refuses names that could reach outside the file area or that NCMB refuses.
     func checkFileName(_ name: String) throws {
@@ -48,7 +47,7 @@ extension NCMBCall {
         ]))
     }
 
-    func fileInfo(_ name: String, as who: LocalBackend) async throws -> FileInfo? {
+    func fileInfo(_ name: String, as who: any ServerStore) async throws -> FileInfo? {
         try await who.listFiles(prefix: name, limit: nil).first { $0.reference.name == name }
     }
 

@@ -1,6 +1,5 @@
 import Foundation
 import MBaaSCore
-import MBaaSLocal
 import MBaaSNCMBWire
 
 /// Objects on `/classes/{class}`, `/users`, `/roles`: create, get, update, delete, query.

@@ -1,6 +1,5 @@
 import Foundation
 import MBaaSCore
-import MBaaSLocal
 import MBaaSNCMBWire
 
 /// Users and sessions: sign-up on `POST /users`, log-in on `/login`, log-out on `/logout`.

@@ -1,6 +1,5 @@
 import Foundation
 import MBaaSCore
-import MBaaSLocal
 import MBaaSNCMBWire
 
 /// One request being answered by the ``NCMBDialect``: its route, its caller, and the store view acting for it.
@@ -11,10 +10,10 @@ struct NCMBCall {
     /// The session token the request carries, if any.
     let token: String?
     /// The store acting as the caller (anonymous without a token).
-    let backend: LocalBackend
+    let backend: any ServerStore
     /// The store acting as the application owner, for the dialect's own bookkeeping (role membership, unique
     /// names): never used to answer what the caller may see. Made when a call needs it, not on every request.
-    var owner: LocalBackend { dialect.store.sharing(session: nil, administrative: true) }
+    var owner: any ServerStore { dialect.store.sharing(session: nil, administrative: true) }
 
     init(dialect: NCMBDialect, request: TransportRequest, route: NCMBRoute) {
         self.dialect = dialect
@@ -97,7 +96,7 @@ struct NCMBCall {
     /// `NCMBFileServiceTests` upload an `acl` part `{}`, answered 201]: the caller's store refuses it (the embedded
     /// store keeps its own clients from locking records away), so the owner's writes it, and from then on no
     /// application key or session reaches it, as on NCMB. Any other ACL goes through the caller's store.
-    func store(creating acl: ACL?) -> LocalBackend {
+    func store(creating acl: ACL?) -> any ServerStore {
         guard let acl, !acl.entries.values.contains(where: { $0.read || $0.write }),
               !acl.entries.keys.contains(where: { $0.key.isEmpty || $0.key.hasSuffix(":") })
         else { return backend }

@@ -1,10 +1,9 @@
 public import Foundation
 public import Logging
 public import MBaaSCore
-public import MBaaSLocal
 public import MBaaSNCMBWire
 
-/// The NIFCLOUD mobile backend (NCMB) REST dialect on the embedded store: `mbaas serve --dialect ncmb`.
+/// The NIFCLOUD mobile backend (NCMB) REST dialect on any server store (``MBaaSCore/ServerStore``): `mbaas serve --dialect ncmb`.
 ///
 /// Built on `MBaaSNCMBWire`, the wire module the NCMB client uses: ``NCMBRoute`` parses paths, ``NCMBSigner``
 /// verifies signatures, ``NCMBQuery``/``NCMBWhere`` and ``NCMBQueryTranslator`` read queries, ``NCMBFieldChange``
@@ -67,14 +66,14 @@ public struct NCMBDialect: EmulatorDialect {
     public let name = "ncmb"
     public let configuration: Configuration
     /// The store: the emulator acts through views of it that hold each request's session.
-    public let store: LocalBackend
+    public let store: any ServerStore
     let clock: @Sendable () -> Date
     let logger: Logger
 
     /// - Parameters:
-    ///   - store: the embedded store holding the app's data (in memory or a file).
+    ///   - store: the server store holding the app's data (the Local store in memory or a file, or any other ``MBaaSCore/ServerStore``).
     ///   - clock: the server clock, for timestamps (injectable for tests).
-    public init(store: LocalBackend, configuration: Configuration, clock: @escaping @Sendable () -> Date = { Date() },
+    public init(store: any ServerStore, configuration: Configuration, clock: @escaping @Sendable () -> Date = { Date() },
                 logger: Logger = Logger(label: "mbaas.emulator.ncmb")) {
         self.store = store
         self.configuration = configuration

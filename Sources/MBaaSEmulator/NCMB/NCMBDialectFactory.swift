@@ -1,5 +1,4 @@
 public import MBaaSCore
-public import MBaaSLocal
 import MBaaSNCMBWire
 
 /// Serves `ncmb+http://APPLICATION_KEY:CLIENT_KEY@HOST:PORT`: the URL the NCMB client opens.
@@ -12,7 +11,7 @@ public struct NCMBDialectFactory: DialectFactory {
     public var schemes: [String] { ["ncmb"] }
     public var dialectName: String { "ncmb" }
 
-    public func makeDialect(url: BackendURL, store: LocalBackend, options: DialectOptions) async throws -> any EmulatorDialect {
+    public func makeDialect(url: BackendURL, store: any ServerStore, options: DialectOptions) async throws -> any EmulatorDialect {
         guard let appKey = url.user, !appKey.isEmpty, let clientKey = url.secret, !clientKey.isEmpty else {
             throw MBaaSError(.invalidRequest, "the ncmb dialect needs the application key and client key in the URL: ncmb+http://APPLICATION_KEY:CLIENT_KEY@127.0.0.1:8080")
         }

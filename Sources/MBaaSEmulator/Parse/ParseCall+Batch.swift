@@ -1,6 +1,5 @@
 import Foundation
 import MBaaSCore
-import MBaaSLocal
 import MBaaSParseWire
 
 /// `POST /batch` and files.

@@ -1,6 +1,5 @@
 import Foundation
 import MBaaSCore
-import MBaaSLocal
 import MBaaSParseWire
 
 /// Users and sessions: sign-up (and anonymous log-in) on `POST /users`, `/login`, `/logout`, `/users/me`.

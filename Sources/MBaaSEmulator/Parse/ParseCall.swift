@@ -1,6 +1,5 @@
 import Foundation
 import MBaaSCore
-import MBaaSLocal
 import MBaaSParseWire
 
 /// One request being answered by the ``ParseDialect``: its route, its caller, and the store view acting for it.
@@ -10,10 +9,10 @@ struct ParseCall {
     let route: ParseRoute
     let caller: ParseDialect.Caller
     /// The store acting as the caller: the owner for the master key, the session's user, or anonymous.
-    let backend: LocalBackend
+    let backend: any ServerStore
     /// The store acting as the application owner, for the dialect's own bookkeeping (role membership, unique
     /// names, anonymous users): never used to answer what a client caller may see.
-    var owner: LocalBackend { dialect.store.sharing(session: nil, administrative: true) }
+    var owner: any ServerStore { dialect.store.sharing(session: nil, administrative: true) }
 
     init(dialect: ParseDialect, request: TransportRequest, route: ParseRoute, caller: ParseDialect.Caller) {
         self.dialect = dialect

@@ -1,10 +1,9 @@
 public import Foundation
 public import Logging
 public import MBaaSCore
-public import MBaaSLocal
 public import MBaaSParseWire
 
-/// The Parse Server REST dialect on the embedded store: `mbaas serve --dialect parse`.
+/// The Parse Server REST dialect on any server store (``MBaaSCore/ServerStore``): `mbaas serve --dialect parse`.
 ///
 /// Built on `MBaaSParseWire`, the wire module the Parse client uses: ``ParseRoute`` parses paths, ``ParseQuery`` and
 /// ``ParseQueryTranslator`` read finds, ``ParseFieldChange`` reads updates, ``ParseCodec`` converts values, ACLs and
@@ -84,11 +83,11 @@ public struct ParseDialect: EmulatorDialect {
     public let name = "parse"
     public let configuration: Configuration
     /// The store: the emulator acts through views of it that hold each request's session.
-    public let store: LocalBackend
+    public let store: any ServerStore
     let clock: @Sendable () -> Date
     let logger: Logger
 
-    public init(store: LocalBackend, configuration: Configuration, clock: @escaping @Sendable () -> Date = { Date() },
+    public init(store: any ServerStore, configuration: Configuration, clock: @escaping @Sendable () -> Date = { Date() },
                 logger: Logger = Logger(label: "mbaas.emulator.parse")) {
         self.store = store
         self.configuration = configuration

@@ -1,5 +1,4 @@
 public import MBaaSCore
-public import MBaaSLocal
 import MBaaSParseWire
 
 /// Serves `parse+http://APPLICATION_ID:REST_KEY@HOST:PORT/parse[?masterKey=M]`: the URL the Parse client opens.
@@ -12,7 +11,7 @@ public struct ParseDialectFactory: DialectFactory {
     public var schemes: [String] { ["parse"] }
     public var dialectName: String { "parse" }
 
-    public func makeDialect(url: BackendURL, store: LocalBackend, options: DialectOptions) async throws -> any EmulatorDialect {
+    public func makeDialect(url: BackendURL, store: any ServerStore, options: DialectOptions) async throws -> any EmulatorDialect {
         guard let appId = url.user, !appId.isEmpty, let restKey = url.secret, !restKey.isEmpty else {
             throw MBaaSError(.invalidRequest, "the parse dialect needs the application id and REST key in the URL: parse+http://APPLICATION_ID:REST_KEY@127.0.0.1:1337/parse")
         }

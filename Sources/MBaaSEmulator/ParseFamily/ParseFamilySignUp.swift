@@ -1,6 +1,5 @@
 import Foundation
 import MBaaSCore
-import MBaaSLocal
 
 /// What the Parse family's dialects (NCMB, Parse) share when a user signs up: a user is the store's account
 /// (credentials, sessions) and a profile record of class `_User` with the same id, holding `username`, `email`,
@@ -17,7 +16,7 @@ struct ParseFamilySignUp {
     var duplicate: (_ email: Bool) -> MBaaSError
 
     /// Creates the account and its profile; returns the session and the profile record.
-    func signUp(in store: LocalBackend, username: String, password: String, email: String?, authData: JSON?,
+    func signUp(in store: any ServerStore, username: String, password: String, email: String?, authData: JSON?,
                 body: JSONObject) async throws -> (session: Session, profile: Record) {
         var fields: [String: Value] = [:]
         var profileACL: ACL?
