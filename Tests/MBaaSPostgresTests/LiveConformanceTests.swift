@@ -37,7 +37,9 @@ extension LiveTests {
                     #expect(result.isCapabilitySkip, "\(result.scenario): \(result.reason ?? "")")
                 }
             }
-            #expect(localPassed.count > 100, "Local passed only \(localPassed.count)")
+            // 90 of 123 when this was written: the rest are probes of capabilities both stores declare (skipped).
+            #expect(localPassed.count >= 90, "Local passed only \(localPassed.count)")
+            #expect(results.filter { $0.outcome == .failed || $0.outcome == .errored || $0.outcome == .lossy }.map(\.scenario) == [])
             await Live.dropSchemas(prefix: "c\(run)_")
         }
 

@@ -166,3 +166,31 @@ extension LiveTests {
         }
     }
 }
+
+extension LiveTests {
+    /// What `mbaas serve` needs of the store (``MBaaSCore/ServerStore``), across two instances.
+    @Suite("PostgreSQL server store, live")
+    struct ServerStoreLiveTests {
+        @Test("a deleted user's sessions end on every instance; roles set through one apply through the other; ACLs repaired without a session")
+        func administration() async throws {
+            let a = try await Live.fresh()
+            defer { Task { await Live.drop(a) } }
+            let b = try await Live.another(a)
+            let store: any ServerStore = a
+            let session = try await a.signUp(username: "hana", password: "pw", email: nil, fields: [:])
+            let locked = try await a.create(Record(className: "Doc", acl: ACL([.role("Editors"): .readWrite])))
+            let view = b.sharing(session: session, administrative: false)
+            await expectError(.notFound) { try await view.get(className: "Doc", id: locked.id!) }
+            try await store.setRoles(["Editors"], forUser: session.userId)
+            #expect(try await view.get(className: "Doc", id: locked.id!).id == locked.id)
+            #expect(try await b.user(id: session.userId).roles == ["Editors"])
+            let repaired = try await b.repairACL(className: "Doc", id: locked.id!, acl: .privateTo(session.userId))
+            #expect(repaired.version == "2" && repaired.acl == .privateTo(session.userId))
+            try await a.deleteUser(id: session.userId)
+            await expectError(.unauthorized) { try await view.currentUser() }
+            await expectError(.notFound) { try await b.user(id: session.userId) }
+            await expectError(.notFound) { try await a.deleteUser(id: session.userId) }
+            await b.close()
+        }
+    }
+}
