@@ -277,7 +277,7 @@ let package = Package(
             dependencies: [
                 "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSEmulator", "MBaaSLocal", "MBaaSNCMBWire", "MBaaSNCMB",
                 "MBaaSKiiWire", "MBaaSKii", "MBaaSMigration", "MBaaSPocketBase", "MBaaSTesting", "MBaaSAppPotWire",
-                "MBaaSAppPot", "MBaaSParseWire", "MBaaSParse",
+                "MBaaSAppPot", "MBaaSParseWire", "MBaaSParse", "MBaaSSalesforce",
             ]
         ),
         .testTarget(
