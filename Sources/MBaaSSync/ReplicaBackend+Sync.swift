@@ -139,6 +139,9 @@ extension ReplicaBackend {
     ///   (committed); after a crash or a dropped connection, a write in flight is first looked up on the remote (a
     ///   create by its id, an update by the record's version, a delete by its absence) so that it is neither lost nor
     ///   applied twice. Updates of plain values are idempotent and simply sent again.
+    /// - Where the remote declares `batch` (and takes client ids), a run of queued creates of distinct records goes in
+    ///   batch calls of up to ``MBaaSCore/Capabilities/maxBatchSize``, every entry marked in flight first; a create the
+    ///   batch refused, or every create of a call that failed, goes on one at a time (looked up first, as above).
     /// - `overwrite` writes over the server. `leaveIfChanged` (and `lockForUpdate`) sends the version the replica last
     ///   saw (``MBaaSCore/RecordUpdate/expectedVersion`` where the remote declares optimistic locking, else a compare of
     ///   `updatedAt` first): when the server changed meanwhile, the server's record is left alone and the local one is
@@ -190,10 +193,27 @@ extension ReplicaBackend {
         let filter = options.classes
         let entries = try await store.read { db in try ReplicaStore.allEntries(db, classes: filter) }
         var waiting = Set<String>()
-        for listed in entries {
+        var index = 0
+        while index < entries.count {
+            let listed = entries[index]
+            index += 1
             let key = "\(listed.className)/\(listed.id)"
             if waiting.contains(key) { continue }
             if listed.blocked != nil { waiting.insert(key); continue }
+            if Self.batchable(listed), case let batchSize = try await createBatchSize(), batchSize > 1 {
+                // A run of queued creates (one per record, in outbox order) goes in batch calls.
+                var run = [listed]
+                var keys: Set<String> = [key]
+                while index < entries.count, run.count < batchSize, Self.batchable(entries[index]),
+                      case let next = "\(entries[index].className)/\(entries[index].id)", !waiting.contains(next), keys.insert(next).inserted {
+                    run.append(entries[index])
+                    index += 1
+                }
+                if run.count > 1 {
+                    for k in try await sendCreates(run, merge: options.merge, progress: options.progress, report: &report) { waiting.insert(k) }
+                    continue
+                }
+            }
             // The entry as it is now (a local write may have coalesced into it), marked in flight.
             let marked: OutboxEntry? = try await store.write { db in
                 guard let row = try GRDB.Row.fetchOne(db, sql: "SELECT * FROM replica_outbox WHERE seq = ?", arguments: [listed.seq]) else {
@@ -300,14 +320,12 @@ extension ReplicaBackend {
         let acl = try entry.payload["acl"].flatMap { j throws(MBaaSError) in j.isNull ? nil : try ACL(json: j) }
         switch entry.operation {
         case .create:
-            var fields: [String: Value] = [:]
-            for (key, json) in entry.payload["fields"]?.objectValue ?? [:] {
-                fields[key] = try Value(json: try sealing.openJSON(json, field: key), path: key)
-            }
-            let record = MBaaSCore.Record(className: entry.className, id: entry.id, acl: acl, fields: fields)
+            let record = try createdRecord(entry)
             do {
                 if try await remoteRefusesIds() { throw MBaaSError(.invalidRequest, "client ids refused").refusing(MBaaSError.recordIdKey) }
-                return .stored(try await remote.create(record))
+                let stored = try await remote.create(record)
+                try await noteTakesIds(entry, stored)
+                return .stored(stored)
             } catch let e as MBaaSError where e.refusesRecordId {
                 try await store.write { db in try ReplicaStore.setMeta(db, Self.refusesIdsKey, "1") }
                 var anonymous = record
@@ -572,17 +590,9 @@ extension ReplicaBackend {
                 for record in page.records {
                     if let updated = record.updatedAt.map(Millis.of) { highest = max(highest ?? updated, updated) }
                 }
-                for record in kept {
-                    guard let id = record.id else { continue }
-                    let state = try ReplicaStore.state(db, className: className, id: id)
-                    guard state == nil || state?.status == .synced else { continue }
-                    let row = try ReplicaStore.loadRow(db, className: className, id: id)
-                    var copy = record
-                    copy.fields = try sealing.sealFields(record.fields, encrypted: policy.encryptedFields)
-                    try ReplicaStore.saveRow(db, copy, version: (row?.localVersion ?? 0) + 1,
-                                             createdAt: record.createdAt.map(Millis.of) ?? now,
-                                             updatedAt: record.updatedAt.map(Millis.of) ?? now)
-                    try ReplicaStore.markSynced(db, className: className, id: id, remote: record, now: now)
+                // One state prefetch per page and two cached statements per record (pending ones are skipped there).
+                try ReplicaStore.applySyncedPage(db, className: className, records: kept, now: now) { fields in
+                    try sealing.sealFields(fields, encrypted: policy.encryptedFields)
                 }
                 try db.execute(sql: """
                     INSERT INTO replica_classes(class, hwm) VALUES (?, ?) ON CONFLICT(class) DO UPDATE SET hwm = excluded.hwm

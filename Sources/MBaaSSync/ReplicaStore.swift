@@ -229,6 +229,57 @@ struct ReplicaStore: Sendable {
         try db.execute(sql: "DELETE FROM replica_state WHERE class = ? AND id = ?", arguments: [className, id])
     }
 
+    // MARK: Sync down
+
+    /// The status of each of `ids` that has a state row, in one query per 500 ids (a page's prefetch).
+    static func statuses(_ db: Database, className: String, ids: [String]) throws -> [String: SyncStatus] {
+        var out: [String: SyncStatus] = [:]
+        var start = 0
+        while start < ids.count {
+            let chunk = Array(ids[start..<min(ids.count, start + 500)])
+            start += chunk.count
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+            let rows = try GRDB.Row.fetchCursor(db, sql: "SELECT id, status FROM replica_state WHERE class = ? AND id IN (\(marks))",
+                                                arguments: StatementArguments([className] + chunk))
+            while let row = try rows.next() {
+                let status: String = row["status"]
+                out[row["id"]] = SyncStatus(rawValue: status) ?? .conflicted
+            }
+        }
+        return out
+    }
+
+    /// Applies one page of sync down in the caller's transaction: each of `records` whose record has no state or a
+    /// `synced` one replaces the local row (fields passed through `seal`; its local version + 1, or 1 when new) and
+    /// is marked synced; a record with a pending local change (any other status) is left alone, unsealed. Two cached
+    /// statements per applied record plus one state prefetch per 500 ids. Returns how many records were applied.
+    @discardableResult
+    static func applySyncedPage(_ db: Database, className: String, records: [MBaaSCore.Record], now: Int64,
+                                seal: ([String: Value]) throws -> [String: Value]) throws -> Int {
+        let statuses = try statuses(db, className: className, ids: records.compactMap(\.id))
+        let saveRow = try db.cachedStatement(sql: """
+            INSERT INTO records(class, id, created_at, updated_at, version, acl, fields) VALUES (?, ?, ?, ?, 1, ?, ?)
+            ON CONFLICT(class, id) DO UPDATE SET created_at = excluded.created_at, updated_at = excluded.updated_at,
+                version = records.version + 1, acl = excluded.acl, fields = excluded.fields
+            """)
+        let markSynced = try db.cachedStatement(sql: """
+            INSERT INTO replica_state(class, id, status, remote_version, remote_updated_at, synced_at) VALUES (?, ?, 'synced', ?, ?, ?)
+            ON CONFLICT(class, id) DO UPDATE SET status = 'synced', remote_version = excluded.remote_version,
+                remote_updated_at = excluded.remote_updated_at, synced_at = excluded.synced_at
+            """)
+        var applied = 0
+        for record in records {
+            guard let id = record.id else { continue }
+            if let status = statuses[id], status != .synced { continue }
+            let updatedAt = record.updatedAt.map(Millis.of)
+            try saveRow.execute(arguments: [className, id, record.createdAt.map(Millis.of) ?? now, updatedAt ?? now,
+                                            record.acl.map { $0.json.printed() }, Value.object(try seal(record.fields)).jsonText])
+            try markSynced.execute(arguments: [className, id, record.version, updatedAt, now])
+            applied += 1
+        }
+        return applied
+    }
+
     // MARK: Outbox
 
     static func decodeEntry(_ row: GRDB.Row) throws -> OutboxEntry {

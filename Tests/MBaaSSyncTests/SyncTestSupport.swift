@@ -74,7 +74,8 @@ final class ControlledRemote: Backend, @unchecked Sendable {
     }
     func queryPage(_ query: Query) async throws -> RecordPage { try await run("query") { try await base.queryPage(query) } }
     func count(_ query: Query) async throws -> Int { try await run("count") { try await base.count(query) } }
-    func batch(_ operations: [BatchOperation]) async throws -> [BatchResult] { await sequentialBatch(operations) }
+    /// One "batch" call (a plan may fail it), whose creates count as "create" calls.
+    func batch(_ operations: [BatchOperation]) async throws -> [BatchResult] { try await run("batch") { await sequentialBatch(operations) } }
 
     func upload(_ upload: FileUpload) async throws -> FileReference { try await run("upload") { try await base.upload(upload) } }
     func download(_ file: FileReference) async throws -> Data { try await run("download") { try await base.download(file) } }

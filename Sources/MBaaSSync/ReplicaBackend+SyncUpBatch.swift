@@ -1,0 +1,120 @@
+import Foundation
+import GRDB
+import MBaaSCore
+
+// Sync up's batch path: runs of queued creates sent in the remote's batch calls.
+
+extension ReplicaBackend {
+    static let takesIdsKey = "remoteTakesIds"
+
+    /// How many queued creates go in one call: the remote's ``MBaaSCore/Capabilities/maxBatchSize`` when it declares
+    /// the `batch` feature and has taken a client id before (a create sent alone kept its offline id); 0 (one request
+    /// per entry) otherwise, so that a remote that refuses client ids learns it from one create, not a batch.
+    func createBatchSize() async throws -> Int {
+        let caps = remote.capabilities
+        guard caps.has(.batch), caps.maxBatchSize > 1 else { return 0 }
+        let takes = try await store.read { db in
+            try ReplicaStore.meta(db, Self.takesIdsKey) == "1" && ReplicaStore.meta(db, Self.refusesIdsKey) != "1"
+        }
+        return takes ? caps.maxBatchSize : 0
+    }
+
+    /// Notes that the remote kept a client id (where it has batches, which then carry creates).
+    func noteTakesIds(_ entry: OutboxEntry, _ stored: MBaaSCore.Record) async throws {
+        guard remote.capabilities.has(.batch), stored.id == entry.id else { return }
+        try await store.write { db in
+            if try ReplicaStore.meta(db, Self.takesIdsKey) == nil { try ReplicaStore.setMeta(db, Self.takesIdsKey, "1") }
+        }
+    }
+
+    /// Whether a listed entry may join a batch: a create, not blocked, not in flight (one in flight is looked up
+    /// first, on the one-entry path).
+    static func batchable(_ entry: OutboxEntry) -> Bool {
+        entry.operation == .create && entry.blocked == nil && !entry.inflight
+    }
+
+    /// The record a queued create writes: its id, ACL and fields (encrypted ones opened).
+    func createdRecord(_ entry: OutboxEntry) throws -> MBaaSCore.Record {
+        let acl = try entry.payload["acl"].flatMap { j throws(MBaaSError) in j.isNull ? nil : try ACL(json: j) }
+        var fields: [String: Value] = [:]
+        for (key, json) in entry.payload["fields"]?.objectValue ?? [:] {
+            fields[key] = try Value(json: try sealing.openJSON(json, field: key), path: key)
+        }
+        return MBaaSCore.Record(className: entry.className, id: entry.id, acl: acl, fields: fields)
+    }
+
+    /// Sends a run of queued creates of distinct records in one batch call.
+    ///
+    /// Every entry is marked in flight first, in one transaction, so that a run killed during the call looks each
+    /// one up on the next sync instead of sending it twice (nothing is lost: the entries stay queued until applied).
+    /// Each create the batch took is applied like a single send's. An entry the batch refused, every entry of a call
+    /// that failed (or of an all-or-nothing batch with a failure), and an entry that changed since it was listed go
+    /// through the one-entry path (``send(_:merge:)``), which looks an in-flight entry up before sending it again.
+    /// Returns the keys (`class/id`) of records that now wait (conflict, refusal).
+    func sendCreates(_ run: [OutboxEntry], merge: ReplicaPolicy.MergeMode?, progress: (@Sendable (String) -> Void)?,
+                     report: inout SyncReport) async throws -> [String] {
+        let seqs = run.map(\.seq)
+        // The entries as they are now (a local write may have coalesced into one), all marked in flight.
+        let (fresh, changed) = try await store.write { db -> ([OutboxEntry], [OutboxEntry]) in
+            var fresh: [OutboxEntry] = [], changed: [OutboxEntry] = []
+            for seq in seqs {
+                guard let row = try GRDB.Row.fetchOne(db, sql: "SELECT * FROM replica_outbox WHERE seq = ?", arguments: [seq]) else { continue }
+                // As read: `inflight` says whether an earlier run may have sent it (then it is looked up first).
+                let entry = try ReplicaStore.decodeEntry(row)
+                if !entry.inflight { try db.execute(sql: "UPDATE replica_outbox SET inflight = 1 WHERE seq = ?", arguments: [seq]) }
+                if Self.batchable(entry) { fresh.append(entry) } else { changed.append(entry) }
+            }
+            return (fresh, changed)
+        }
+        var singles = changed
+        var batch: [(entry: OutboxEntry, record: MBaaSCore.Record)] = []
+        for entry in fresh {
+            // Not sent yet: an entry whose record cannot be built fails on the one-entry path, which reports why.
+            guard let record = try? createdRecord(entry) else { singles.append(entry); continue }
+            var sent = entry
+            sent.inflight = true   // from here on the batch may have reached the remote
+            batch.append((sent, record))
+        }
+        if !batch.isEmpty {
+            progress?("\(batch[0].entry.className): sending \(batch.count) creates in one batch")
+            var results: [BatchResult]?
+            do {
+                results = try await remote.batch(batch.map { .create($0.record) })
+            } catch let e as MBaaSError where e.kind == .unauthorized {
+                throw SyncStop.sessionRefused(e)
+            } catch {
+                results = nil   // unknown outcome: each entry is looked up on the one-entry path
+            }
+            if let r = results, r.count != batch.count || (remote.capabilities.has(.atomicBatch) && r.contains(where: {
+                if case .failure = $0 { true } else { false }
+            })) {
+                results = nil
+            }
+            for (index, item) in batch.enumerated() {
+                if let results, case .success(let stored) = results[index] {
+                    try await applySent(item.entry, .stored(stored))
+                    report.classes[item.entry.className, default: .init()].up += 1
+                } else {
+                    singles.append(item.entry)
+                }
+            }
+        }
+        var waiting: [String] = []
+        for listed in singles.sorted(by: { $0.seq < $1.seq }) {
+            // As it is now (a refused id replaced by the remote's rewrites pointers in later entries), in flight or not
+            // as this run knows it.
+            let seq = listed.seq
+            guard var entry = try await store.read({ db in
+                try GRDB.Row.fetchOne(db, sql: "SELECT * FROM replica_outbox WHERE seq = ?", arguments: [seq]).map(ReplicaStore.decodeEntry)
+            }) else { continue }
+            entry.inflight = listed.inflight
+            progress?("\(entry.className): sending \(entry.operation.rawValue) \(entry.id)")
+            if try await send(entry, merge: merge) {
+                report.classes[entry.className, default: .init()].up += 1
+            } else {
+                waiting.append("\(entry.className)/\(entry.id)")
+            }
+        }
+        return waiting
+    }
+}

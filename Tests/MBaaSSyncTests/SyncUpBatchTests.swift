@@ -1,0 +1,65 @@
+import Foundation
+import MBaaSCore
+import MBaaSLocal
+import Testing
+@testable import MBaaSSync
+
+@Suite("Sync up sends queued creates in batches")
+struct SyncUpBatchTests {
+    /// A remote, a replica in front of it, and 25 creates queued offline (an update of m3 queued after them).
+    func queued(_ dir: URL) async throws -> (ControlledRemote, ReplicaBackend, LocalBackend) {
+        let server = try localRemote(dir)
+        let remote = ControlledRemote(server)
+        let replica = try await openReplica(dir.appendingPathComponent("r.replica").path, remote: remote)
+        for i in 0..<25 { _ = try await replica.create(Record(className: "Memo", id: "m\(i)", fields: ["i": .int(Int64(i))])) }
+        _ = try await replica.update(className: "Memo", id: "m3", .set(["late": true]))
+        remote.resetCalls()
+        return (remote, replica, server)
+    }
+
+    @Test("a run of queued creates goes in one batch call, each record as last written")
+    func oneBatch() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (remote, replica, server) = try await queued(dir)
+        let report = try await replica.sync(SyncOptions(direction: .up))
+        #expect(report.outcome == .complete)
+        #expect(report.classes["Memo"]?.up == 25)   // m3's update coalesced into its create
+        // m0 alone (the remote has not taken a client id yet), then m1...m24 in one batch call.
+        #expect(remote.calls.filter { $0 == "batch" }.count == 1)
+        #expect(remote.calls.filter { $0 == "create" }.count == 25)
+        #expect(remote.calls.prefix(3) == ["create", "batch", "create"])
+        #expect(try await server.count(Query("Memo")) == 25)
+        #expect(try await server.get(className: "Memo", id: "m3").fields == ["i": 3, "late": true])
+        #expect(try await replica.syncStatus(className: "Memo", id: "m24") == .synced)
+        #expect(try await replica.status(probe: false).classes["Memo"]?.pending == 0)
+    }
+
+    @Test("a batch whose answer is lost is looked up entry by entry: nothing sent twice, nothing lost")
+    func lostAnswer() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (remote, replica, server) = try await queued(dir)
+        remote.plan = { name in name == "batch" ? .after(MBaaSError(.transport, "connection reset")) : nil }
+        let report = try await replica.sync(SyncOptions(direction: .up))
+        #expect(report.outcome == .complete)
+        #expect(report.classes["Memo"]?.up == 25)
+        #expect(remote.calls.filter { $0 == "create" }.count == 25)
+        #expect(remote.calls.filter { $0 == "get" }.count == 24)   // m0 went alone (the remote's first client id)
+        #expect(try await server.count(Query("Memo")) == 25)
+        #expect(try await replica.status(probe: false).classes["Memo"]?.pending == 0)
+    }
+
+    @Test("a remote without batches gets one create per entry")
+    func withoutBatch() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (remote, replica, server) = try await queued(dir)
+        remote.withoutFeatures = [.batch]
+        let report = try await replica.sync(SyncOptions(direction: .up))
+        #expect(report.classes["Memo"]?.up == 25)
+        #expect(remote.calls.filter { $0 == "batch" }.isEmpty)
+        #expect(remote.calls.filter { $0 == "create" }.count == 25)
+        #expect(try await server.count(Query("Memo")) == 25)
+    }
+}
