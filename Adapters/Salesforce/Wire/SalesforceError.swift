@@ -135,6 +135,12 @@ public enum SalesforceErrorCodec {
         } else if status == 412 {
             e = MBaaSError(.conflict, "the record changed since the version given (HTTP 412 Precondition Failed)",
                            vendorCode: "PRECONDITION_FAILED", httpStatus: 412)
+        } else if status == 403, String(decoding: response.body.prefix(64), as: UTF8.self)
+                    .trimmingCharacters(in: .whitespacesAndNewlines) == "Bad_OAuth_Token" {
+            // userinfo's answer to a token that is expired, revoked or unknown: a session problem, not a permission
+            // one (the Mobile SDK refreshes on it) [doc/sdk: salesforce.md "Authentication"].
+            e = MBaaSError(.unauthorized, "the access token is expired, revoked or unknown (userinfo: 403 Bad_OAuth_Token)",
+                           vendorCode: "Bad_OAuth_Token", httpStatus: 403)
         } else {
             let text = String(decoding: response.body.prefix(200), as: UTF8.self)
             e = MBaaSError(MBaaSError.kind(forHTTPStatus: status),

@@ -25,12 +25,19 @@ public enum SalesforceWire {
     public static let capabilities: Capabilities = {
         let valueTypes = ["null", "bool", "int", "double", "string", "Date"].map(Capabilities.Feature.valueType)
         let features: Set<Capabilities.Feature> = Set(valueTypes).union([
-            .objects, .count, .skip, .multiKeySort, .selectKeys, .batch, .atomicBatch, .optimisticLocking, .files,
+            .objects, .count, .skip, .multiKeySort, .selectKeys, .batch, .atomicBatch, .files,
             .auth, .serverLogout, .queryValue("Date"),
             // SOQL compares text without regard to case (= and LIKE) [doc: SOQL reference, "Comparison Operators"].
             .textCaseInsensitive,
+            // Every field of an sObject exists: one never set, or set to null, reads back null [doc: REST API
+            // Developer Guide, "Get Field Values from a Standard Object Record"; capture: salesforce.md sObject rows].
+            .unsetReadsNull,
         ])
         let notes: [Capabilities.Feature: String] = [
+            .optimisticLocking: "If-Unmodified-Since, Salesforce's only conditional update, compares at one-second "
+                + "precision: two writes within the same second are not told apart, so an expected version is sent "
+                + "when given (412 is a conflict) but the capability is not declared [doc: REST API Developer Guide, "
+                + "\"Conditional Requests\"]",
             .acl: "Salesforce has no per-record ACL on the REST wire: record access is the org's sharing model "
                 + "(org-wide defaults, roles, sharing rules), managed in the org, not per request",
             .aclRead: "record access is the org's sharing model; the REST record carries no ACL",

@@ -46,6 +46,11 @@ public struct Capabilities: Sendable, Hashable {
         /// ignores case), so `eq`, `prefix` and ordering on strings treat `Gamma` and `gamma` alike. Scenarios that
         /// check case-sensitive matching report `lossy` under it, with the difference, never a pass.
         public static let textCaseInsensitive: Feature = "textCaseInsensitive"
+        /// A limit, not a capability: a field that was unset, or never written, reads back as `null` rather than absent
+        /// (a store with a schema, where every record of a class has every column: Salesforce's sObjects). `null`
+        /// written and read is kept; only "absent" cannot be told from it. Scenarios that check a removed field is
+        /// absent report `lossy` under it, with the difference, never a pass.
+        public static let unsetReadsNull: Feature = "unsetReadsNull"
         /// A file of the store (not one attached to a record, which follows its record) keeps the ACL it is uploaded
         /// with (``FileUpload/acl``), and the store enforces it; with ``fileACLListing``,
         /// ``FileStore/listFiles(prefix:limit:)`` gives it back in ``FileInfo/acl``. Without it an upload carrying an
