@@ -7,11 +7,12 @@ import MBaaSSalesforceWire
 ///   save result carries no dates).
 /// - ``get(className:id:)``: `GET /sobjects/{T}/{id}`; 404 NOT_FOUND / ENTITY_IS_DELETED and 400 MALFORMED_ID are
 ///   ``MBaaSError/Kind/notFound`` (the vendor code is kept).
-/// - ``update(className:id:_:)``: `PATCH` → 204; with an expected version, `If-Unmodified-Since` (the version's
-///   time rounded up to the second: Salesforce keeps datetimes to the second [inferred from `.000` in every
-///   capture]) and 412 → ``MBaaSError/Kind/conflict`` [sdk: `testUpdateWithIfUnmodifiedSince`].
-/// - ``delete(className:id:expectedVersion:)``: `DELETE` → 204. DELETE takes no conditional header [doc], so an
-///   expected version is compared with a read first (not atomic with the delete).
+/// - ``update(className:id:_:)``: `PATCH` → 204. ``delete(className:id:expectedVersion:)``: `DELETE` → 204.
+///   An expected version on either is ``MBaaSError/Kind/unsupported``: Salesforce's only conditional write,
+///   `If-Unmodified-Since` on PATCH (412 [sdk: `testUpdateWithIfUnmodifiedSince`]), compares whole seconds
+///   (Salesforce keeps datetimes to the second [inferred from `.000` in every capture]), so two writes within one
+///   second would pass as one version, and DELETE takes none [doc]; the capability `optimisticLocking` is not
+///   declared (found by the live conformance run against the dialect, where the scenario was timing-dependent).
 /// - ``batch(_:)``: one sObject Collections call with `allOrNone=true` (every operation one verb: create, update or
 ///   delete; at most 200), so a failure rolls back every operation and each result is the failing item's error.
 extension SalesforceBackend {
@@ -55,8 +56,8 @@ extension SalesforceBackend {
         try SalesforceWire.checkIdentifier(className)
         if update.acl != nil { throw MBaaSError.unsupported("record ACLs", by: adapterName, reason: capabilities.note(for: .acl)) }
         let body = try changesBody(update.changes)
-        var headers: [(String, String)] = []
-        if let expected = update.expectedVersion { headers.append(("If-Unmodified-Since", try Self.ifUnmodifiedSince(expected))) }
+        let headers: [(String, String)] = []
+        if update.expectedVersion != nil { throw Self.noOptimisticLocking(adapterName, capabilities) }
         do {
             _ = try await send(.patch, path(.sobject(className, id: id)), body: .object(body), headers: headers)
         } catch let e as MBaaSError {
@@ -84,23 +85,9 @@ extension SalesforceBackend {
         return try SalesforceRecordCodec.body(fields)
     }
 
-    /// `If-Unmodified-Since` for a version (the record's LastModifiedDate as read), rounded up to the second.
-    static func ifUnmodifiedSince(_ version: String) throws(MBaaSError) -> String {
-        guard let date = SalesforceDateTime.parse(version) else {
-            throw MBaaSError(.invalidRequest, "'\(version)' is not a Salesforce record version (a LastModifiedDate such as 2024-01-02T03:04:05.000+0000)")
-        }
-        return SalesforceDateTime.httpDate(Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.up)))
-    }
-
     public func delete(className: String, id: String, expectedVersion: String?) async throws {
         try SalesforceWire.checkIdentifier(className)
-        if let expectedVersion {
-            let now = try await get(className: className, id: id)
-            guard now.version == expectedVersion else {
-                throw MBaaSError(.conflict, "\(className) \(id) changed since version \(expectedVersion) (now \(now.version ?? "unknown"))",
-                                 vendorCode: "PRECONDITION_FAILED").conflicting(currentVersion: now.version)
-            }
-        }
+        if expectedVersion != nil { throw Self.noOptimisticLocking(adapterName, capabilities) }
         do {
             _ = try await send(.delete, path(.sobject(className, id: id)))
         } catch let e as MBaaSError {
@@ -210,5 +197,12 @@ extension SalesforceBackend {
         let names = describe.fields.map(\.name).filter { !SalesforceRecordCodec.systemFields.contains($0) && SalesforceWire.isIdentifier($0) }
         describeCache[className] = names
         return names
+    }
+}
+
+extension SalesforceBackend {
+    /// Why an expected version is refused (see ``update(className:id:_:)``).
+    static func noOptimisticLocking(_ adapter: String, _ capabilities: Capabilities) -> MBaaSError {
+        MBaaSError.unsupported("expected versions (optimistic locking)", by: adapter, reason: capabilities.note(for: .optimisticLocking))
     }
 }

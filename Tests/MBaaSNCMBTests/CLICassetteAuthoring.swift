@@ -1,6 +1,5 @@
 import Foundation
 import MBaaSCore
-import MBaaSEmulator
 import MBaaSNCMB
 import MBaaSReplay
 import MBaaSTesting
@@ -24,47 +23,46 @@ struct CLICassetteAuthoring {
         let recorder = RecordingTransport(wrapping: sim, profile: .ncmb, secrets: [
             ("<APPLICATION_KEY>", Self.appKey), ("<BACKEND_SECRET>", Self.clientKey), ("<CLI_PASSWORD>", Self.password),
         ])
-        let handler: HandlerDialect.Handler = { request in
+        let server = try LoopbackServer { request in
             (try? await recorder.send(request)) ?? TransportResponse(status: 500)
         }
-        try await HandlerDialect.serving(handler) { port in
-            let work = FileManager.default.temporaryDirectory.appendingPathComponent("ncmb-cli-author-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: work) }
+        defer { server.stop() }
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("ncmb-cli-author-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
 
-            let url = "ncmb+http://\(Self.appKey):\(Self.clientKey)@127.0.0.1:\(port)"
-            let common = ["--format", "json", "--session-file", work.appendingPathComponent("sessions.json").path]
-            func run(_ args: [String]) throws -> JSON {
-                let (status, out, err) = try Self.runProcess(binary, args + common)
-                guard status == 0 else { throw MBaaSError(.invalidRequest, "mbaas \(args.prefix(2).joined(separator: " ")) exited \(status): \(err)") }
-                return try JSON.parse(out)
-            }
-            let created = try run(["objects", "create", url, "Memo", #"{"title":"hello from the CLI","money":5}"#])
-            let id = try #require(created["id"]?.stringValue)
-            _ = try run(["objects", "get", url, "Memo", id])
-            _ = try run(["objects", "query", url, "Memo", "--where", #"{"money":{"$gte":5}}"#])
-            let local = work.appendingPathComponent("note.txt")
-            try Data("uploaded by the mbaas CLI\n".utf8).write(to: local)
-            _ = try run(["files", "upload", url, local.path, "--name", "cli-note.txt"])
-            _ = try run(["files", "download", url, "cli-note.txt", "-o", work.appendingPathComponent("out.txt").path])
-            _ = try run(["auth", "signup", url, "cliuser", "--password", Self.password])
-            _ = try run(["auth", "logout", url])
-            _ = try run(["auth", "login", url, "cliuser", "--password", Self.password])
-            _ = try run(["auth", "whoami", url])
-
-            let cassette = recorder.cassette(
-                name: "ncmb-cli.session", adapter: "ncmb",
-                provenance: Provenance(kind: .authored, server: ConformanceCassetteTests.provenance.server,
-                                       serverVersion: "2013-09-01", facts: ConformanceCassetteTests.provenance.facts,
-                                       notes: "The mbaas CLI (objects create/get/query, files upload/download, auth signup/logout/login/whoami) against the documented-behaviour simulator behind a loopback server; replayed by Tests/mbaasTests/NCMBCLITests.swift."),
-                recordedAt: ConformanceCassetteTests.authoredAt, backendURL: "ncmb+http://\(Self.appKey):\(Self.clientKey)@127.0.0.1")
-            // The simulator named each exchange's fact (X-MBaaS-Fact); the recorder moved it into the cassette.
-            #expect(cassette.interactions.allSatisfy { $0.evidence != nil })
-            let file = ConformanceCassetteTests.fixtures.appendingPathComponent("CLICassettes/ncmb/session.json")
-            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try cassette.write(to: file)
-            #expect(cassette.interactions.count >= 9)
+        let url = "ncmb+http://\(Self.appKey):\(Self.clientKey)@127.0.0.1:\(server.port)"
+        let common = ["--format", "json", "--session-file", work.appendingPathComponent("sessions.json").path]
+        func run(_ args: [String]) throws -> JSON {
+            let (status, out, err) = try Self.runProcess(binary, args + common)
+            guard status == 0 else { throw MBaaSError(.invalidRequest, "mbaas \(args.prefix(2).joined(separator: " ")) exited \(status): \(err)") }
+            return try JSON.parse(out)
         }
+        let created = try run(["objects", "create", url, "Memo", #"{"title":"hello from the CLI","money":5}"#])
+        let id = try #require(created["id"]?.stringValue)
+        _ = try run(["objects", "get", url, "Memo", id])
+        _ = try run(["objects", "query", url, "Memo", "--where", #"{"money":{"$gte":5}}"#])
+        let local = work.appendingPathComponent("note.txt")
+        try Data("uploaded by the mbaas CLI\n".utf8).write(to: local)
+        _ = try run(["files", "upload", url, local.path, "--name", "cli-note.txt"])
+        _ = try run(["files", "download", url, "cli-note.txt", "-o", work.appendingPathComponent("out.txt").path])
+        _ = try run(["auth", "signup", url, "cliuser", "--password", Self.password])
+        _ = try run(["auth", "logout", url])
+        _ = try run(["auth", "login", url, "cliuser", "--password", Self.password])
+        _ = try run(["auth", "whoami", url])
+
+        let cassette = recorder.cassette(
+            name: "ncmb-cli.session", adapter: "ncmb",
+            provenance: Provenance(kind: .authored, server: ConformanceCassetteTests.provenance.server,
+                                   serverVersion: "2013-09-01", facts: ConformanceCassetteTests.provenance.facts,
+                                   notes: "The mbaas CLI (objects create/get/query, files upload/download, auth signup/logout/login/whoami) against the documented-behaviour simulator behind a loopback server; replayed by Tests/mbaasTests/NCMBCLITests.swift."),
+            recordedAt: ConformanceCassetteTests.authoredAt, backendURL: "ncmb+http://\(Self.appKey):\(Self.clientKey)@127.0.0.1")
+        // The simulator named each exchange's fact (X-MBaaS-Fact); the recorder moved it into the cassette.
+        #expect(cassette.interactions.allSatisfy { $0.evidence != nil })
+        let file = ConformanceCassetteTests.fixtures.appendingPathComponent("CLICassettes/ncmb/session.json")
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try cassette.write(to: file)
+        #expect(cassette.interactions.count >= 9)
     }
 
     /// The `mbaas` executable built next to the tests.

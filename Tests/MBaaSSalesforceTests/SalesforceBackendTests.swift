@@ -101,19 +101,18 @@ import Testing
         await expectError(.invalidRequest) { try await b.create(Record(className: "Memo__c; DROP", fields: [:])) }
     }
 
-    /// If-Unmodified-Since: the version read passes; after another write it is 412 → conflict with the current version.
-    @Test func optimisticLockingIs412() async throws {
+    /// An expected version is refused before anything is sent (If-Unmodified-Since compares whole seconds, so the
+    /// capability is not declared): the record is left as it was.
+    @Test func expectedVersionsAreRefusedNotApproximated() async throws {
         let sim = SalesforceSimulator()
         let b = try backend(sim)
         let r = try await b.create(Record(className: "Memo__c", fields: ["Title__c": "a"]))
         let v1 = try #require(r.version)
-        let r2 = try await b.update(className: "Memo__c", id: r.id!, .set(["Title__c": "b"], expectedVersion: v1))
-        let stale = await expectError(.conflict) { try await b.update(className: "Memo__c", id: r.id!, .set(["Title__c": "c"], expectedVersion: v1)) }
-        #expect(stale?.httpStatus == 412 && stale?.currentVersion == r2.version)
-        #expect(try await b.get(className: "Memo__c", id: r.id!).fields["Title__c"] == "b")
-        let del = await expectError(.conflict) { try await b.delete(className: "Memo__c", id: r.id!, expectedVersion: v1) }
-        #expect(del?.currentVersion == r2.version)
-        try await b.delete(className: "Memo__c", id: r.id!, expectedVersion: r2.version)
+        #expect(!b.capabilities.has(.optimisticLocking))
+        let refused = await expectError(.unsupported) { try await b.update(className: "Memo__c", id: r.id!, .set(["Title__c": "b"], expectedVersion: v1)) }
+        #expect(refused?.message.contains("one-second") == true || refused?.message.contains("whole seconds") == true)
+        await expectError(.unsupported) { try await b.delete(className: "Memo__c", id: r.id!, expectedVersion: v1) }
+        #expect(try await b.get(className: "Memo__c", id: r.id!).fields["Title__c"] == "a")
     }
 
     /// Values with quotes, backslashes and SOQL fragments select exactly the record holding them.

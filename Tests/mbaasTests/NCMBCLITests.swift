@@ -1,6 +1,5 @@
 import Foundation
 import MBaaSCore
-import MBaaSEmulator
 import MBaaSNCMB
 import MBaaSReplay
 import MBaaSTesting
@@ -49,61 +48,60 @@ struct NCMBCLITests {
     }
 
     @Test("objects, files and auth commands on an ncmb+http:// URL (replayed NCMB behaviour)")
-    func commands() async throws {
+    func commands() throws {
         let cassette = try Cassette.load(
             from: Self.root.appendingPathComponent("Fixtures/CLICassettes/ncmb/session.json"),
             substitutions: ["<APPLICATION_KEY>": Self.appKey, "<BACKEND_SECRET>": Self.clientKey, "<CLI_PASSWORD>": Self.password])
         let replay = ReplayingTransport(cassette: cassette, profile: NCMBBackendFactory().wireProfile, strict: false)
-        let handler: HandlerDialect.Handler = { request in
+        let server = try LoopbackServer { request in
             do { return try await replay.send(request) } catch {
                 return TransportResponse(status: 599, body: Data("\(error)".utf8))
             }
         }
-        try await HandlerDialect.serving(handler) { port in
-            let work = FileManager.default.temporaryDirectory.appendingPathComponent("ncmb-cli-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: work) }
-            let url = "ncmb+http://\(Self.appKey):\(Self.clientKey)@127.0.0.1:\(port)"
-            let common = ["--format", "json", "--session-file", work.appendingPathComponent("sessions.json").path]
-            func run(_ args: [String]) throws -> JSON {
-                let (status, out, err) = try Self.run(args + common)
-                #expect(status == 0, "mbaas \(args.prefix(2).joined(separator: " ")): \(err)")
-                return (try? JSON.parse(out)) ?? .null
-            }
-
-            let created = try run(["objects", "create", url, "Memo", #"{"title":"hello from the CLI","money":5}"#])
-            let id = try #require(created["id"]?.stringValue)
-            #expect(created["class"] == "Memo")
-            #expect(created["fields"]?["money"] == 5)
-            let got = try run(["objects", "get", url, "Memo", id])
-            #expect(got["fields"]?["title"] == "hello from the CLI")
-            #expect(got["createdAt"] == created["createdAt"])
-            let found = try run(["objects", "query", url, "Memo", "--where", #"{"money":{"$gte":5}}"#])
-            #expect(found["results"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == [id])
-
-            let local = work.appendingPathComponent("note.txt")
-            let content = Data("uploaded by the mbaas CLI\n".utf8)
-            try content.write(to: local)
-            let uploaded = try run(["files", "upload", url, local.path, "--name", "cli-note.txt"])
-            #expect(uploaded["name"] == "cli-note.txt")
-            #expect(uploaded["size"] == .int(Int64(content.count)))
-            let out = work.appendingPathComponent("out.txt")
-            _ = try run(["files", "download", url, "cli-note.txt", "-o", out.path])
-            #expect(try Data(contentsOf: out) == content)
-
-            let signedUp = try run(["auth", "signup", url, "cliuser", "--password", Self.password])
-            #expect(signedUp["username"] == "cliuser")
-            _ = try run(["auth", "logout", url])
-            let loggedIn = try run(["auth", "login", url, "cliuser", "--password", Self.password])
-            #expect(loggedIn["userId"] == signedUp["userId"])
-            let me = try run(["auth", "whoami", url])
-            #expect(me["username"] == "cliuser")
-            #expect(me["id"] == signedUp["userId"])
-            // The session is kept in the session file, never printed.
-            #expect(FileManager.default.fileExists(atPath: work.appendingPathComponent("sessions.json").path))
-            #expect(loggedIn["token"] == nil)
-            #expect(replay.unusedInteractions.isEmpty, "unused: \(replay.unusedInteractions)")
+        defer { server.stop() }
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("ncmb-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let url = "ncmb+http://\(Self.appKey):\(Self.clientKey)@127.0.0.1:\(server.port)"
+        let common = ["--format", "json", "--session-file", work.appendingPathComponent("sessions.json").path]
+        func run(_ args: [String]) throws -> JSON {
+            let (status, out, err) = try Self.run(args + common)
+            #expect(status == 0, "mbaas \(args.prefix(2).joined(separator: " ")): \(err)")
+            return (try? JSON.parse(out)) ?? .null
         }
+
+        let created = try run(["objects", "create", url, "Memo", #"{"title":"hello from the CLI","money":5}"#])
+        let id = try #require(created["id"]?.stringValue)
+        #expect(created["class"] == "Memo")
+        #expect(created["fields"]?["money"] == 5)
+        let got = try run(["objects", "get", url, "Memo", id])
+        #expect(got["fields"]?["title"] == "hello from the CLI")
+        #expect(got["createdAt"] == created["createdAt"])
+        let found = try run(["objects", "query", url, "Memo", "--where", #"{"money":{"$gte":5}}"#])
+        #expect(found["results"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == [id])
+
+        let local = work.appendingPathComponent("note.txt")
+        let content = Data("uploaded by the mbaas CLI\n".utf8)
+        try content.write(to: local)
+        let uploaded = try run(["files", "upload", url, local.path, "--name", "cli-note.txt"])
+        #expect(uploaded["name"] == "cli-note.txt")
+        #expect(uploaded["size"] == .int(Int64(content.count)))
+        let out = work.appendingPathComponent("out.txt")
+        _ = try run(["files", "download", url, "cli-note.txt", "-o", out.path])
+        #expect(try Data(contentsOf: out) == content)
+
+        let signedUp = try run(["auth", "signup", url, "cliuser", "--password", Self.password])
+        #expect(signedUp["username"] == "cliuser")
+        _ = try run(["auth", "logout", url])
+        let loggedIn = try run(["auth", "login", url, "cliuser", "--password", Self.password])
+        #expect(loggedIn["userId"] == signedUp["userId"])
+        let me = try run(["auth", "whoami", url])
+        #expect(me["username"] == "cliuser")
+        #expect(me["id"] == signedUp["userId"])
+        // The session is kept in the session file, never printed.
+        #expect(FileManager.default.fileExists(atPath: work.appendingPathComponent("sessions.json").path))
+        #expect(loggedIn["token"] == nil)
+        #expect(replay.unusedInteractions.isEmpty, "unused: \(replay.unusedInteractions)")
     }
 
     /// Runs the built `mbaas` (located by ``CLIHarness``) with exactly these arguments.

@@ -74,10 +74,9 @@ public enum SalesforceRecordCodec {
             return .double(d)
         case .string(let s): return .string(s)
         case .date(let d): return .string(SalesforceDateTime.format(d))
-        case .bytes(let b): return .string(b.base64EncodedString())
-        case .array, .object, .pointer, .file, .geoPoint:
+        case .array, .object, .pointer, .file, .geoPoint, .bytes:
             throw .unsupported("\(value.typeName) values (field '\(field)')", by: "salesforce",
-                               reason: "an sObject field holds a scalar (text, number, checkbox, date/time); store an id or JSON text instead")
+                               reason: "an sObject field holds a scalar (text, number, checkbox, date/time); store an id or JSON text instead (bytes: a base64 field reads back as a URL to its blob, not the bytes, so it is refused rather than approximated)")
         }
     }
 

@@ -27,6 +27,8 @@ public enum SalesforceWire {
         let features: Set<Capabilities.Feature> = Set(valueTypes).union([
             .objects, .count, .skip, .multiKeySort, .selectKeys, .batch, .atomicBatch, .files,
             .auth, .serverLogout, .queryValue("Date"),
+            // ContentVersion Title and PathOnClient are text fields: a name outside ASCII is kept [inferred: string fields are UTF-8].
+            .unicodeFileNames,
             // SOQL compares text without regard to case (= and LIKE) [doc: SOQL reference, "Comparison Operators"].
             .textCaseInsensitive,
             // Every field of an sObject exists: one never set, or set to null, reads back null [doc: REST API
