@@ -24,7 +24,7 @@ struct OpenDatabasesTests {
         let parent = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: parent) }
         let suite = try ConformanceSuite.bundled()
-        let scenarios = suite.scenarios.filter { $0.id.hasPrefix("objects.") || $0.id.hasPrefix("queries.") || $0.id.hasPrefix("auth.") }
+        let scenarios = suite.scenarios
         let results = await ConformanceRunner.liveOnFreshDatabases(
             adapter: "local", factory: LocalBackendFactory(options: LocalBackend.Options(passwordHashing: .light)),
             scenarios: scenarios, in: parent) { file in BackendURL(scheme: "sqlite", path: file.path) }
