@@ -22,7 +22,9 @@ struct SalesforcePythonClientTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let tls = try EmulatorTLS.selfSigned(directory: dir.path)
         let store = try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .light))
-        let lifetime = 6
+        // Long enough for every phase of drive.py on a loaded two-core CI machine (6 s expired a token between a
+        // create and the get that followed, in CI); the expired-session step sleeps past it once.
+        let lifetime = 90
         var configuration = SalesforceDialect.Configuration(clientId: "3MVG9-python-client", clientSecret: "python-client-secret")
         configuration.tokenLifetime = .seconds(lifetime)
         let dialect = SalesforceDialect(store: store, configuration: configuration)
