@@ -64,6 +64,9 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
+                // Server stores' shared secrets (ServerStore+Secrets.swift): random ids, token digests, scrypt.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             path: "Sources/MBaaSCore"
         ),
@@ -137,7 +140,7 @@ let package = Package(
             dependencies: [
                 "MBaaSBuiltins",
                 "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSMigration", "MBaaSEmulator",
-                "MBaaSLocal", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot", "MBaaSParse", "MBaaSSync",
+                "MBaaSLocal", "MBaaSPostgres", "MBaaSPocketBase", "MBaaSNCMB", "MBaaSKii", "MBaaSAppPot", "MBaaSParse", "MBaaSSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -255,8 +258,6 @@ let package = Package(
             name: "MBaaSNCMBTests",
             dependencies: [
                 "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSNCMB", "MBaaSTesting",
-                // Loopback HTTP tests serve the simulator through EmulatorServer (Hummingbird) with a HandlerDialect.
-                "MBaaSEmulator",
                 // The simulator checks request signatures with its own HMAC code, not the adapter's signer.
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -289,7 +290,7 @@ let package = Package(
         ),
         // Depends on the executable so that `swift test` builds the `mbaas` binary the CLI tests run.
         // ArgumentParser: ReadmeLinkTests parses the README's commands with the CLI's own parser.
-        .testTarget(name: "mbaasTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSMigration", "MBaaSNCMB", "MBaaSTesting", "MBaaSEmulator", "mbaas",
+        .testTarget(name: "mbaasTests", dependencies: ["MBaaSCore", "MBaaSReplay", "MBaaSMigration", "MBaaSNCMB", "MBaaSTesting", "MBaaSEmulator", "MBaaSPostgres", "mbaas",
                                                         .product(name: "ArgumentParser", package: "swift-argument-parser")]),
     ],
     swiftLanguageModes: [.v6]

@@ -29,8 +29,11 @@ WAIT="${POCKETBASE_WAIT:-30}"
 EMAIL="${POCKETBASE_EMAIL:-admin@example.com}"
 BIN="$VENV/bin/pocketbase"
 
-log() { printf 'pocketbase.sh: %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
+NAME=pocketbase.sh KIND=pocketbase STATE_VAR=POCKETBASE_STATE URL_VAR=MBAAS_POCKETBASE_URL HELP_LAST=14
+# shellcheck source=server-lib.sh
+. "$ROOT/.ci/server-lib.sh"
+# The installed binary, for tests that start a private server of their own.
+extra_exports() { echo "MBAAS_POCKETBASE_BIN=$BIN"; }
 
 install() {
   mkdir -p "$TOOLS"
@@ -47,10 +50,6 @@ install() {
   "$BIN" --version | grep -q " $VERSION\$" || die "expected PocketBase $VERSION, got: $("$BIN" --version)"
 }
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
-
 urlencode() {
   python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"
 }
@@ -63,8 +62,8 @@ running() { # true when the state file names a live server
   [ -f "$STATE" ] || return 1
   # shellcheck disable=SC1090
   local pid port
-  pid=$(sed -n 's/^POCKETBASE_PID=//p' "$STATE")
-  port=$(sed -n 's/^POCKETBASE_PORT=//p' "$STATE")
+  pid=$(state_get POCKETBASE_PID)
+  port=$(state_get POCKETBASE_PORT)
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && health "$port"
 }
 
@@ -82,7 +81,7 @@ start() {
   dir="$base/pb_data"
   mkdir -p "$dir"
   port=$(free_port)
-  pass=$(python3 -c 'import secrets, string; a=string.ascii_letters+string.digits; print("".join(secrets.choice(a) for _ in range(24)))')
+  pass=$(random_password)
   "$BIN" superuser upsert "$EMAIL" "$pass" --dir "$dir" >"$base/superuser.log" 2>&1 \
     || { cat "$base/superuser.log" >&2; rm -rf "$base"; die "superuser upsert failed"; }
   # --automigrate=false: API schema changes must not write migration files; hooks/migrations/public dirs point
@@ -127,13 +126,9 @@ stop() {
     return 0
   fi
   local pid dir
-  pid=$(sed -n 's/^POCKETBASE_PID=//p' "$STATE")
-  dir=$(sed -n 's/^POCKETBASE_DIR=//p' "$STATE")
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null || true
-  fi
+  pid=$(state_get POCKETBASE_PID)
+  dir=$(state_get POCKETBASE_DIR)
+  stop_pid "$pid"
   case "$dir" in
     */mbaas-pocketbase.*) rm -rf "$dir" ;;
   esac
@@ -141,37 +136,4 @@ stop() {
   log "stopped"
 }
 
-cmd="${1:-}"
-[ $# -gt 0 ] && shift
-case "$cmd" in
-  start) start ;;
-  stop) stop ;;
-  status) running && cat "$STATE" | sed 's/:[^:@]*@/:***@/' || { log "not running"; exit 1; } ;;
-  env)
-    running || die "not running (start it with: $0 start)"
-    echo "export MBAAS_POCKETBASE_URL='$(sed -n 's/^MBAAS_POCKETBASE_URL=//p' "$STATE")'"
-    echo "export MBAAS_POCKETBASE_BIN='$BIN'"
-    ;;
-  run)
-    [ "${1:-}" = "--" ] && shift
-    [ $# -gt 0 ] || die "usage: $0 run -- COMMAND [ARGS...]"
-    # A run gets its own state file so it never stops a server a developer started with `start`.
-    export POCKETBASE_STATE="$TOOLS/pocketbase-run-$$.env"
-    STATE="$POCKETBASE_STATE"
-    trap 'stop >/dev/null 2>&1 || true' EXIT INT TERM
-    start >/dev/null
-    MBAAS_POCKETBASE_URL=$(sed -n 's/^MBAAS_POCKETBASE_URL=//p' "$STATE")
-    export MBAAS_POCKETBASE_URL
-    MBAAS_POCKETBASE_BIN="$BIN"
-    export MBAAS_POCKETBASE_BIN
-    set +e
-    "$@"
-    status=$?
-    set -e
-    exit "$status"
-    ;;
-  *)
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
-    exit 2
-    ;;
-esac
+server_main "$@"

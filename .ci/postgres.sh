@@ -23,8 +23,9 @@ TOOLS="$ROOT/.tools"
 STATE="${POSTGRES_STATE:-$TOOLS/postgres.env}"
 WAIT="${POSTGRES_WAIT:-30}"
 
-log() { printf 'postgres.sh: %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 1; }
+NAME=postgres.sh KIND=postgres STATE_VAR=POSTGRES_STATE URL_VAR=MBAAS_POSTGRES_URL HELP_LAST=10
+# shellcheck source=server-lib.sh
+. "$ROOT/.ci/server-lib.sh"
 
 bindir() {
   if [ -n "${POSTGRES_BIN:-}" ]; then echo "$POSTGRES_BIN"; return 0; fi
@@ -39,16 +40,12 @@ as_owner() {
   if [ "$(id -u)" = "0" ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
-
 running() {
   [ -f "$STATE" ] || return 1
   local pid dir port
-  pid=$(sed -n 's/^POSTGRES_PID=//p' "$STATE")
-  dir=$(sed -n 's/^POSTGRES_DIR=//p' "$STATE")
-  port=$(sed -n 's/^POSTGRES_PORT=//p' "$STATE")
+  pid=$(state_get POSTGRES_PID)
+  dir=$(state_get POSTGRES_DIR)
+  port=$(state_get POSTGRES_PORT)
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && "$(bindir)/pg_isready" -q -h "$dir" -p "$port" 2>/dev/null
 }
 
@@ -65,7 +62,7 @@ start() {
   chmod 755 "$base"
   data="$base/data"
   port=$(free_port)
-  pass=$(python3 -c 'import secrets, string; a=string.ascii_letters+string.digits; print("".join(secrets.choice(a) for _ in range(24)))')
+  pass=$(random_password)
   pwfile="$base/pw"
   printf '%s\n' "$pass" >"$pwfile"
   if [ "$(id -u)" = "0" ]; then chown -R postgres "$base"; fi
@@ -106,48 +103,15 @@ stop() {
     return 0
   fi
   local pid dir
-  pid=$(sed -n 's/^POSTGRES_PID=//p' "$STATE")
-  dir=$(sed -n 's/^POSTGRES_DIR=//p' "$STATE")
+  pid=$(state_get POSTGRES_PID)
+  dir=$(state_get POSTGRES_DIR)
   if [ -n "$dir" ] && [ -d "$dir/data" ]; then
     stop_dir "$(bindir)" "$dir/data" "$dir"
   fi
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  fi
+  stop_pid "$pid"
   case "$dir" in */mbaas-postgres.*) rm -rf "$dir" ;; esac
   rm -f "$STATE"
   log "stopped"
 }
 
-cmd="${1:-}"
-[ $# -gt 0 ] && shift
-case "$cmd" in
-  start) start ;;
-  stop) stop ;;
-  status) running && sed 's/:[^:@]*@/:***@/' "$STATE" || { log "not running"; exit 1; } ;;
-  env)
-    running || die "not running (start it with: $0 start)"
-    echo "export MBAAS_POSTGRES_URL='$(sed -n 's/^MBAAS_POSTGRES_URL=//p' "$STATE")'"
-    ;;
-  run)
-    [ "${1:-}" = "--" ] && shift
-    [ $# -gt 0 ] || die "usage: $0 run -- COMMAND [ARGS...]"
-    # A run gets its own state file so it never stops a cluster a developer started with `start`.
-    export POSTGRES_STATE="$TOOLS/postgres-run-$$.env"
-    STATE="$POSTGRES_STATE"
-    trap 'stop >/dev/null 2>&1 || true' EXIT INT TERM
-    start >/dev/null
-    MBAAS_POSTGRES_URL=$(sed -n 's/^MBAAS_POSTGRES_URL=//p' "$STATE")
-    export MBAAS_POSTGRES_URL
-    set +e
-    "$@"
-    status=$?
-    set -e
-    exit "$status"
-    ;;
-  *)
-    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
-    exit 2
-    ;;
-esac
+server_main "$@"

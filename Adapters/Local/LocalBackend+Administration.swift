@@ -55,7 +55,7 @@ extension LocalBackend {
     /// `invalidRequest`. Scans the users (there is no index on fields): a migration calls it only for users an
     /// interrupted run may have imported.
     public func findUser(field: String, equals value: String) async throws -> DirectoryUser? {
-        try LocalValidation.fieldName(field)
+        try StoreValidation.fieldName(field)
         let path = "$.\"\(field)\""   // a valid field name has no '"' or '.'
         return try await directRead { db in
             try Row.fetchOne(db.cachedStatement(sql: """
@@ -70,21 +70,19 @@ extension LocalBackend {
     /// and timestamps are kept as fields (`emailVerified`) and as the row's times.
     public func importUser(_ user: DirectoryUser, password: ImportedPassword) async throws -> DirectoryUser {
         let username = user.username ?? user.email ?? user.id
-        guard !username.isEmpty, username.count <= 128, !username.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
-            throw MBaaSError(.invalidRequest, "user \(user.id): the user name must be 1 to 128 characters without control characters")
-        }
-        for name in user.roles { try LocalValidation.principalName(name, kind: "role") }
-        for name in user.groups { try LocalValidation.principalName(name, kind: "group") }
+        do { try StoreValidation.userName(username) } catch { throw MBaaSError(.invalidRequest, "user \(user.id): \(error.message)") }
+        for name in user.roles { try StoreValidation.principalName(name, kind: "role") }
+        for name in user.groups { try StoreValidation.principalName(name, kind: "group") }
         var fields = user.fields
         for key in fields.keys where Record.reservedFieldNames.contains(key) { fields[key] = nil }
         if let verified = user.emailVerified { fields["emailVerified"] = .bool(verified) }
-        try LocalValidation.fields(fields)
+        try StoreValidation.fields(fields)
         let hash: String
         switch password {
-        case .unusable: hash = Self.unusablePasswordPrefix + LocalRandom.alphanumeric(16)
+        case .unusable: hash = Self.unusablePasswordPrefix + SecureRandom.alphanumeric(16)
         case .temporary(let p):
             guard !p.isEmpty else { throw MBaaSError(.invalidRequest, "a temporary password must not be empty") }
-            hash = try await LocalPasswordHasher.hash(p, parameters: store.options.passwordHashing)
+            hash = try ScryptPasswordHash.hash(p, parameters: store.options.passwordHashing)
         }
         let store = self.store
         let email = user.email, roles = user.roles, groups = user.groups, wanted = user.id
@@ -96,8 +94,8 @@ extension LocalBackend {
             }
             var id = wanted
             let taken = try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS(SELECT 1 FROM users WHERE id = ?)"), arguments: [wanted]) == true
-            if (try? LocalValidation.recordId(wanted)) == nil || taken {
-                id = LocalRandom.id()
+            if (try? StoreValidation.recordId(wanted)) == nil || taken {
+                id = SecureRandom.id()
             }
             let now = store.nowMillis
             try db.cachedStatement(sql: """
@@ -116,7 +114,7 @@ extension LocalBackend {
 
     /// Adds the role to each member (ids of this database); unknown members are `notFound`.
     public func importRole(_ role: DirectoryRole) async throws {
-        try LocalValidation.principalName(role.name, kind: "role")
+        try StoreValidation.principalName(role.name, kind: "role")
         let store = self.store, name = role.name, members = role.users
         try await directWrite { db in
             for member in members {

@@ -12,25 +12,23 @@ extension LocalBackend {
     /// Creates a user (scrypt-hashed password) and logs it in. A taken user name or e-mail is `duplicate`.
     /// User names are 1 to 128 characters without control characters; passwords must not be empty.
     public func signUp(username: String, password: String, email: String?, fields: [String: Value]) async throws -> Session {
-        guard !username.isEmpty, username.count <= 128, !username.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
-            throw MBaaSError(.invalidRequest, "the user name must be 1 to 128 characters without control characters")
-        }
+        try StoreValidation.userName(username)
         guard !password.isEmpty else { throw MBaaSError(.invalidRequest, "the password must not be empty") }
         if let email, !email.contains("@") { throw MBaaSError(.invalidRequest, "'\(email)' is not an e-mail address") }
-        try LocalValidation.fields(fields)
+        try StoreValidation.fields(fields)
         let store = self.store
         // Fail fast before the (deliberately slow) hash.
         if let which = try await directRead({ db in try Self.isTaken(db, username: username, email: email) }) {
             throw Self.takenError(username: username, email: email, which: which)
         }
-        let hash = try await LocalPasswordHasher.hash(password, parameters: store.options.passwordHashing)
-        let token = LocalTokens.newToken()
+        let hash = try ScryptPasswordHash.hash(password, parameters: store.options.passwordHashing)
+        let token = SessionTokens.newToken()
         let session = try await directWrite { db in
             if let which = try Self.isTaken(db, username: username, email: email) {
                 throw Self.takenError(username: username, email: email, which: which)
             }
             let now = store.nowMillis
-            let id = LocalRandom.id()
+            let id = SecureRandom.id()
             try db.cachedStatement(sql: """
                 INSERT INTO users(id, username, email, password, fields, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
                 """).execute(arguments: [id, username, email, hash, LocalStore.encodeFields(fields), now, now])
@@ -52,11 +50,11 @@ extension LocalBackend {
         // does not reveal which user names exist.
         let usable = row.map { !$0[1].hasPrefix(LocalBackend.unusablePasswordPrefix) } ?? false
         let stored = usable ? row![1] : Self.dummyHash(store.options.passwordHashing)
-        let matches = password.isEmpty ? false : try await LocalPasswordHasher.verify(password, against: stored)
+        let matches = password.isEmpty ? false : try ScryptPasswordHash.verify(password, against: stored)
         guard let row, usable, matches else {
             throw MBaaSError(.unauthorized, "wrong user name or password")
         }
-        let token = LocalTokens.newToken()
+        let token = SessionTokens.newToken()
         let session = try await directWrite { db in
             try store.newSession(db, userId: row[0], username: username, token: token, now: store.nowMillis)
         }
@@ -71,7 +69,7 @@ extension LocalBackend {
     public func logOut(confirmWithServer: Bool) async throws {
         guard let session = currentSession else { return }
         currentSession = nil
-        let tokenHash = LocalTokens.hash(session.token)
+        let tokenHash = SessionTokens.hash(session.token)
         let deleted: Int
         do {
             deleted = try await directWrite { db in
@@ -131,7 +129,7 @@ extension LocalBackend {
     }
 
     private func setList(_ column: String, _ names: [String], kind: String, userId: String) async throws {
-        for n in names { try LocalValidation.principalName(n, kind: kind) }
+        for n in names { try StoreValidation.principalName(n, kind: kind) }
         var unique: [String] = []
         for n in names where !unique.contains(n) { unique.append(n) }
         let text = JSON.array(unique.map(JSON.string)).printed()
@@ -146,7 +144,7 @@ extension LocalBackend {
     // MARK: Helpers
 
     /// A hash with the configured cost that no password matches, verified against when the user name is unknown.
-    private static func dummyHash(_ p: LocalPasswordHasher.Parameters) -> String {
+    private static func dummyHash(_ p: ScryptPasswordHash.Parameters) -> String {
         "scrypt$\(p.logN)$\(p.blockSize)$\(p.parallelism)$AAAAAAAAAAAAAAAAAAAAAA==$" + Data(count: 32).base64EncodedString()
     }
 
@@ -189,7 +187,7 @@ extension LocalStore {
         // Expired sessions (of every user) are pruned as new ones are made.
         try db.cachedStatement(sql: "DELETE FROM sessions WHERE expires_at <= ?").execute(arguments: [now])
         try db.cachedStatement(sql: "INSERT INTO sessions(token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
-            .execute(arguments: [LocalTokens.hash(token), userId, now, expires])
+            .execute(arguments: [SessionTokens.hash(token), userId, now, expires])
         return Session(token: token, userId: userId, username: username, expiresAt: LocalTime.date(expires))
     }
 

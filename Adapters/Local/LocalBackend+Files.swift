@@ -24,10 +24,10 @@ import Darwin
 ///   record needs write access to it, and attaching replaces a plain file that squats the name.
 extension LocalBackend {
     public func upload(_ upload: FileUpload) async throws -> FileReference {
-        try LocalValidation.fileName(upload.name)
+        try StoreValidation.fileName(upload.name)
         if let a = upload.attachment {
-            try LocalValidation.className(a.className)
-            try LocalValidation.fieldName(a.field)
+            try StoreValidation.className(a.className)
+            try StoreValidation.fieldName(a.field)
         }
         try checkWritable()
         let store = self.store
@@ -196,7 +196,7 @@ extension LocalStore {
                 throw MBaaSError(.duplicate, "a file named '\(name)' already exists; delete it first or choose another name")
             }
             let parts = name.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false).map(String.init)
-            if parts.count == 4, (try? LocalValidation.className(parts[0])) != nil,
+            if parts.count == 4, (try? StoreValidation.className(parts[0])) != nil,
                try load(db, className: parts[0], id: parts[1]) != nil {
                 _ = try loadForWrite(db, className: parts[0], id: parts[1], principal: principal, expectedVersion: nil)
             }
@@ -271,7 +271,7 @@ extension LocalFileArea {
         -> (String, Int64)
     {
         try ensureDirectory()
-        let storage = LocalRandom.alphanumeric(24)
+        let storage = SecureRandom.alphanumeric(24)
         let partial = directory.appendingPathComponent(".partial-" + storage)
         // Created 0600 and locked at once: the lock tells a later sweep (``sweepPartialFiles(logger:)``) that the
         // upload is alive; it is released when the descriptor closes or the process dies.

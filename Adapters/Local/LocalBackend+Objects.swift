@@ -17,8 +17,8 @@ extension LocalBackend {
     /// Checks the class name and every record's fields as ``create(_:)`` does (``MBaaSCore/ObjectStore/preflight(className:records:)``),
     /// without opening a transaction. Given ids are not checked: a migration lets the store draw one for an id it refuses.
     public nonisolated func preflight(className: String, records: [MBaaSCore.Record]) async throws {
-        try LocalValidation.className(className)
-        for r in records { try LocalValidation.fields(r.fields) }
+        try StoreValidation.className(className)
+        for r in records { try StoreValidation.fields(r.fields) }
     }
 
     /// The record, or `notFound` (also when the session's user may not read it).
@@ -28,7 +28,7 @@ extension LocalBackend {
     /// record is read by one statement, which SQLite runs in its own snapshot (the session check, when there is a
     /// session, is a statement of its own).
     public nonisolated func get(className: String, id: String) async throws -> MBaaSCore.Record {
-        try LocalValidation.className(className)
+        try StoreValidation.className(className)
         try checkExists()
         let store = self.store, token = sessionTokenHash
         do {
@@ -64,7 +64,7 @@ extension LocalBackend {
     }
 
     public func queryPage(_ query: Query) async throws -> RecordPage {
-        try LocalValidation.className(query.className)
+        try StoreValidation.className(query.className)
         try query.validate(against: capabilities, backend: adapterName)
         try query.validateComplexity()
         let plan = try LocalQueryPlan(query: query, capabilities: capabilities)
@@ -72,7 +72,7 @@ extension LocalBackend {
     }
 
     public func count(_ query: Query) async throws -> Int {
-        try LocalValidation.className(query.className)
+        try StoreValidation.className(query.className)
         let q = query.forCounting
         try q.validate(against: capabilities, backend: adapterName)
         try q.validateComplexity()
@@ -134,7 +134,7 @@ extension LocalBackend {
     /// repair-acl` command also checks that the caller owns the database file. The new ACL must be usable
     /// (`invalidRequest` otherwise); the record's version is bumped. `notFound` if the record does not exist.
     public func repairACL(className: String, id: String, acl: ACL) async throws -> MBaaSCore.Record {
-        try LocalValidation.className(className)
+        try StoreValidation.className(className)
         try checkWritable()
         let store = self.store
         do {
@@ -159,9 +159,9 @@ extension LocalBackend {
     /// expression queries use), so equality, range and sort on that key avoid a full scan of the class. One index
     /// serves every class; calling again is a no-op.
     public func createIndex(className: String, key: String) async throws {
-        try LocalValidation.className(className)
+        try StoreValidation.className(className)
         let expression = try LocalQueryCompiler.sortExpression(forKey: key, qualified: false)
-        let name = "records_idx_" + LocalTokens.hash(key).prefix(16)
+        let name = "records_idx_" + SessionTokens.hash(key).prefix(16)
         let store = self.store
         _ = try await writing { db, _ in
             try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(name) ON records(class, \(expression))")

@@ -36,7 +36,7 @@ public actor LocalBackend: Backend {
         /// How long a session lasts after log-in.
         public var sessionLifetime: TimeInterval
         /// The scrypt cost of new password hashes (stored hashes keep their own parameters).
-        public var passwordHashing: LocalPasswordHasher.Parameters
+        public var passwordHashing: ScryptPasswordHash.Parameters
         /// Where file bytes go; by default `<database path>-files/`, or a temporary directory for `:memory:`.
         public var filesDirectory: URL?
         /// How long a write waits for another connection's lock before failing with `unavailable`.
@@ -48,7 +48,7 @@ public actor LocalBackend: Backend {
         public var openMode: OpenMode
 
         public init(
-            sessionLifetime: TimeInterval = 30 * 86400, passwordHashing: LocalPasswordHasher.Parameters = .default,
+            sessionLifetime: TimeInterval = 30 * 86400, passwordHashing: ScryptPasswordHash.Parameters = .default,
             filesDirectory: URL? = nil, busyTimeout: TimeInterval = 10, openMode: OpenMode = .create,
             publicReadByDefault: Bool = false
         ) {
@@ -126,7 +126,7 @@ public actor LocalBackend: Backend {
                     files = LocalFileArea(directory: dir, isTemporary: false)
                 } else {
                     let base = context.dataDirectory ?? FileManager.default.temporaryDirectory
-                    let directory = base.appendingPathComponent("mbaas-local-memory-\(LocalRandom.alphanumeric(12))")
+                    let directory = base.appendingPathComponent("mbaas-local-memory-\(SecureRandom.alphanumeric(12))")
                     files = LocalFileArea(directory: directory, isTemporary: true,
                                           temporaryOwner: LocalTemporaryDirectory(directory))
                 }
@@ -325,7 +325,7 @@ final class LocalSessionState: @unchecked Sendable {
     var session: Session? {
         get { lock.withLock { current } }
         set {
-            let h = newValue.map { LocalTokens.hash($0.token) }
+            let h = newValue.map { SessionTokens.hash($0.token) }
             lock.withLock { current = newValue; hash = h }
         }
     }

@@ -133,7 +133,7 @@ public struct LocalBenchmark: Sendable {
     }
 
     public func run() async throws -> Result {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-bench-\(LocalRandom.alphanumeric(10))")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-bench-\(SecureRandom.alphanumeric(10))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let inputs = (0..<records).map(Self.fields)

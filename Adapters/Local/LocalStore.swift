@@ -132,7 +132,7 @@ struct LocalStore: Sendable {
     /// `forbidden` when it may read but not write it.
     func loadForWrite(_ db: Database, className: String, id: String, principal: LocalPrincipal,
                       expectedVersion: String?) throws -> StoredRecord {
-        if let expectedVersion { try LocalValidation.version(expectedVersion) }
+        if let expectedVersion { try StoreValidation.version(expectedVersion) }
         guard let stored = try load(db, className: className, id: id),
               principal.canRead(stored.record.acl) || principal.canWrite(stored.record.acl) else {
             throw MBaaSError(.notFound, "record \(className)/\(id) not found")
@@ -196,12 +196,12 @@ struct LocalStore: Sendable {
     /// wrong with it (kept as a result, so that the error is raised where the insert would have raised it).
     static func encodeInsert(_ record: Record) -> Result<EncodedInsert, MBaaSError> {
         do throws(MBaaSError) {
-            try LocalValidation.className(record.className)
-            try LocalValidation.fields(record.fields)
+            try StoreValidation.className(record.className)
+            try StoreValidation.fields(record.fields)
             var record = record
             var idProblem: MBaaSError?
             if let id = record.id {
-                do throws(MBaaSError) { try LocalValidation.recordId(id) } catch { idProblem = error }
+                do throws(MBaaSError) { try StoreValidation.recordId(id) } catch { idProblem = error }
             } else {
                 record.id = LocalRecordIds.next()
             }
@@ -239,14 +239,14 @@ struct LocalStore: Sendable {
     /// Applies a partial update (after the ACL and version checks) and returns the whole record.
     func update(_ db: Database, className: String, id: String, _ update: RecordUpdate, principal: LocalPrincipal,
                 now: Int64) throws -> Record {
-        try LocalValidation.className(className)
+        try StoreValidation.className(className)
         var stored = try loadForWrite(db, className: className, id: id, principal: principal,
                                       expectedVersion: update.expectedVersion)
         var fields = stored.record.fields
         for (name, op) in update.changes.sorted(by: { $0.key < $1.key }) {
-            try LocalValidation.fieldName(name)
+            try StoreValidation.fieldName(name)
             fields[name] = try op.applied(to: fields[name], field: name)
-            if let v = fields[name] { try LocalValidation.value(v, path: name) }
+            if let v = fields[name] { try StoreValidation.value(v, path: name) }
         }
         // Changing the ACL needs write access, which loadForWrite checked.
         if let newACL = update.acl, !principal.isAdministrator { try checkACL(db, newACL) }
@@ -268,7 +268,7 @@ struct LocalStore: Sendable {
     /// Deletes a record and the files attached to it; returns the storage names to unlink after commit.
     func delete(_ db: Database, className: String, id: String, expectedVersion: String?,
                 principal: LocalPrincipal) throws -> [String] {
-        try LocalValidation.className(className)
+        try StoreValidation.className(className)
         let stored = try loadForWrite(db, className: className, id: id, principal: principal,
                                       expectedVersion: expectedVersion)
         let attached = try String.fetchAll(
@@ -325,7 +325,7 @@ func sqliteCodeName(_ extended: Int32) -> String {
     return Int(extended) == primary ? name : "\(name) (\(extended))"
 }
 
-/// Record ids: 16 random alphanumerics (as ``LocalRandom/id()`` makes them), drawn from a buffer of random bytes
+/// Record ids: 16 random alphanumerics (as ``MBaaSCore/SecureRandom/id()`` makes them), drawn from a buffer of random bytes
 /// refilled 4 KiB at a time from the kernel's CSPRNG (`/dev/urandom`, or swift-crypto), instead of a `getrandom`
 /// call and a key object per 32 bytes: at batch-insert rates that was half of the Swift-side cost of an insert.
 enum LocalRecordIds {
@@ -344,7 +344,7 @@ enum LocalRecordIds {
         /// 4 KiB from `/dev/urandom`, or from swift-crypto when the device cannot be read.
         private static func refill() -> [UInt8] {
             if let data = try? device?.read(upToCount: 4096), data.count == 4096 { return [UInt8](data) }
-            return LocalRandom.bytes(4096)
+            return SecureRandom.bytes(4096)
         }
 
         func withLock<T>(_ body: (RandomPool) -> T) -> T {

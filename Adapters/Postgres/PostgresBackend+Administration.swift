@@ -8,7 +8,7 @@ extension PostgresBackend {
     public func listClasses() async throws -> [String] {
         let store = self.store
         return try await store.direct { conn in
-            try await conn.rows(PGSQL("SELECT DISTINCT class FROM \(store.s)records ORDER BY class COLLATE \"C\""), logger: store.logger)
+            try await conn.rows(PGSQL("SELECT DISTINCT class COLLATE \"C\" AS class FROM \(store.s)records ORDER BY 1"), logger: store.logger)
                 .map { try $0.text(0) }
         }
     }
@@ -53,7 +53,7 @@ extension PostgresBackend {
     }
 
     public func findUser(field: String, equals value: String) async throws -> DirectoryUser? {
-        try PostgresValidation.fieldName(field)
+        try StoreValidation.fieldName(field)
         let store = self.store
         return try await store.direct { conn in
             var q = PGSQL()
@@ -67,22 +67,22 @@ extension PostgresBackend {
     /// without a user name gets its e-mail, else its id; `emailVerified` is kept as a field.
     public func importUser(_ user: DirectoryUser, password: ImportedPassword) async throws -> DirectoryUser {
         let username = user.username ?? user.email ?? user.id
-        do { try PostgresValidation.userName(username) } catch {
+        do { try StoreValidation.userName(username) } catch {
             throw MBaaSError(.invalidRequest, "user \(user.id): the user name must be 1 to 128 characters without control characters")
         }
-        for name in user.roles { try PostgresValidation.principalName(name, kind: "role") }
-        for name in user.groups { try PostgresValidation.principalName(name, kind: "group") }
+        for name in user.roles { try StoreValidation.principalName(name, kind: "role") }
+        for name in user.groups { try StoreValidation.principalName(name, kind: "group") }
         var fields = user.fields
         for key in fields.keys where Record.reservedFieldNames.contains(key) { fields[key] = nil }
         if let verified = user.emailVerified { fields["emailVerified"] = .bool(verified) }
-        try PostgresValidation.fields(fields)
+        try StoreValidation.fields(fields, limits: .postgres)
         let store = self.store
         let hash: String
         switch password {
-        case .unusable: hash = Self.unusablePasswordPrefix + PostgresRandom.alphanumeric(16)
+        case .unusable: hash = Self.unusablePasswordPrefix + SecureRandom.alphanumeric(16)
         case .temporary(let p):
             guard !p.isEmpty else { throw MBaaSError(.invalidRequest, "a temporary password must not be empty") }
-            hash = try PostgresPasswordHasher.hash(p, parameters: store.options.passwordHashing)
+            hash = try ScryptPasswordHash.hash(p, parameters: store.options.passwordHashing)
         }
         let email = user.email, roles = user.roles, groups = user.groups, wanted = user.id
         let created = user.createdAt.map(ISO8601.millis), updated = user.updatedAt.map(ISO8601.millis)
@@ -95,8 +95,8 @@ extension PostgresBackend {
             var exists = PGSQL()
             exists.sql("SELECT 1 FROM \(store.s)users WHERE id = \(exists.bind(wanted))")
             let taken = try await conn.first(exists, logger: store.logger) != nil
-            if (try? PostgresValidation.recordId(wanted)) == nil || taken {
-                id = PostgresRandom.id()
+            if (try? StoreValidation.recordId(wanted)) == nil || taken {
+                id = SecureRandom.id()
             }
             let now = store.nowMillis
             var q = PGSQL()
@@ -117,7 +117,7 @@ extension PostgresBackend {
 
     /// Adds the role to each member (ids of this store); unknown members are `notFound`.
     public func importRole(_ role: DirectoryRole) async throws {
-        try PostgresValidation.principalName(role.name, kind: "role")
+        try StoreValidation.principalName(role.name, kind: "role")
         let store = self.store, name = role.name, members = role.users
         try await store.directWrite { conn in
             for member in members {

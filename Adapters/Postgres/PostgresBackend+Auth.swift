@@ -12,22 +12,22 @@ extension PostgresBackend {
 
     /// Creates a user (scrypt hash in the Local store's format) and logs it in. A taken user name or e-mail is `duplicate`.
     public func signUp(username: String, password: String, email: String?, fields: [String: Value]) async throws -> Session {
-        try PostgresValidation.userName(username)
+        try StoreValidation.userName(username)
         guard !password.isEmpty else { throw MBaaSError(.invalidRequest, "the password must not be empty") }
         if let email, !email.contains("@") { throw MBaaSError(.invalidRequest, "'\(email)' is not an e-mail address") }
-        try PostgresValidation.fields(fields)
+        try StoreValidation.fields(fields, limits: .postgres)
         try self.store.checkWritable()
         let store = self.store
         if let which = try await store.direct({ conn in try await store.isTaken(conn, username: username, email: email) }) {
             throw Self.takenError(username: username, email: email, which: which)
         }
-        let hash = try PostgresPasswordHasher.hash(password, parameters: store.options.passwordHashing)
-        let token = PostgresTokens.newToken()
+        let hash = try ScryptPasswordHash.hash(password, parameters: store.options.passwordHashing)
+        let token = SessionTokens.newToken()
         let session: Session
         do {
             session = try await store.directWrite { conn in
                 let now = store.nowMillis
-                let id = PostgresRandom.id()
+                let id = SecureRandom.id()
                 var q = PGSQL()
                 q.sql("""
                     INSERT INTO \(store.s)users (id, username, email, password, fields, created_at, updated_at)
@@ -55,9 +55,9 @@ extension PostgresBackend {
         }
         let usable = row.map { !$0[1].hasPrefix(PostgresBackend.unusablePasswordPrefix) } ?? false
         let stored = usable ? row![1] : Self.dummyHash(store.options.passwordHashing)
-        let matches = password.isEmpty ? false : try PostgresPasswordHasher.verify(password, against: stored)
+        let matches = password.isEmpty ? false : try ScryptPasswordHash.verify(password, against: stored)
         guard let row, usable, matches else { throw MBaaSError(.unauthorized, "wrong user name or password") }
-        let token = PostgresTokens.newToken()
+        let token = SessionTokens.newToken()
         let session = try await store.directWrite { conn in
             try await store.newSession(conn, userId: row[0], username: username, token: token, now: store.nowMillis)
         }
@@ -69,7 +69,7 @@ extension PostgresBackend {
     public func logOut(confirmWithServer: Bool) async throws {
         guard let session = sessionState.session else { return }
         sessionState.session = nil
-        let tokenHash = PostgresTokens.hash(session.token)
+        let tokenHash = SessionTokens.hash(session.token)
         let store = self.store
         let deleted: Int
         do {
@@ -107,7 +107,7 @@ extension PostgresBackend {
     }
 
     private func setList(_ column: String, _ names: [String], kind: String, userId: String) async throws {
-        for n in names { try PostgresValidation.principalName(n, kind: kind) }
+        for n in names { try StoreValidation.principalName(n, kind: kind) }
         var unique: [String] = []
         for n in names where !unique.contains(n) { unique.append(n) }
         let store = self.store, list = unique
@@ -122,7 +122,7 @@ extension PostgresBackend {
 
     static let unusablePasswordPrefix = "!"
 
-    private static func dummyHash(_ p: PostgresPasswordHasher.Parameters) -> String {
+    private static func dummyHash(_ p: ScryptPasswordHash.Parameters) -> String {
         "scrypt$\(p.logN)$\(p.blockSize)$\(p.parallelism)$AAAAAAAAAAAAAAAAAAAAAA==$" + Data(count: 32).base64EncodedString()
     }
 
@@ -153,7 +153,7 @@ extension PostgresStore {
         prune.sql("DELETE FROM \(s)sessions WHERE expires_at <= \(prune.bind(now))")
         try await conn.run(prune, logger: logger)
         var q = PGSQL()
-        q.sql("INSERT INTO \(s)sessions (token_hash, user_id, created_at, expires_at) VALUES (\(q.bind(PostgresTokens.hash(token))), \(q.bind(userId)), \(q.bind(now)), \(q.bind(expires)))")
+        q.sql("INSERT INTO \(s)sessions (token_hash, user_id, created_at, expires_at) VALUES (\(q.bind(SessionTokens.hash(token))), \(q.bind(userId)), \(q.bind(now)), \(q.bind(expires)))")
         try await conn.run(q, logger: logger)
         return Session(token: token, userId: userId, username: username, expiresAt: PostgresTime.date(expires))
     }

@@ -17,10 +17,10 @@ extension PostgresBackend {
     static let chunkSize = 1 << 20
 
     public func upload(_ upload: FileUpload) async throws -> FileReference {
-        try PostgresValidation.fileName(upload.name)
+        try StoreValidation.fileName(upload.name)
         if let a = upload.attachment {
-            try PostgresValidation.className(a.className)
-            try PostgresValidation.fieldName(a.field)
+            try StoreValidation.className(a.className)
+            try StoreValidation.fieldName(a.field)
         }
         try self.store.checkWritable()
         let store = self.store
@@ -166,7 +166,7 @@ extension PostgresStore {
                 throw MBaaSError(.duplicate, "a file named '\(name)' already exists; delete it first or choose another name")
             }
             let parts = name.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false).map(String.init)
-            if parts.count == 4, (try? PostgresValidation.className(parts[0])) != nil,
+            if parts.count == 4, (try? StoreValidation.className(parts[0])) != nil,
                try await load(conn, className: parts[0], id: parts[1]) != nil {
                 _ = try await loadForWrite(conn, className: parts[0], id: parts[1], principal: principal, expectedVersion: nil)
             }

@@ -21,13 +21,13 @@ extension PostgresBackend {
     }
 
     public func preflight(className: String, records: [MBaaSCore.Record]) async throws {
-        try PostgresValidation.className(className)
-        for r in records { try PostgresValidation.fields(r.fields) }
+        try StoreValidation.className(className)
+        for r in records { try StoreValidation.fields(r.fields, limits: .postgres) }
     }
 
     /// The record, or `notFound` (also when the session's user may not read it).
     public func get(className: String, id: String) async throws -> MBaaSCore.Record {
-        try PostgresValidation.className(className)
+        try StoreValidation.className(className)
         let store = self.store
         return try await reading { conn, principal in
             guard let stored = try await store.load(conn, className: className, id: id), principal.canRead(stored.record.acl) else {
@@ -55,7 +55,7 @@ extension PostgresBackend {
     }
 
     public func queryPage(_ query: Query) async throws -> RecordPage {
-        try PostgresValidation.className(query.className)
+        try StoreValidation.className(query.className)
         try query.validate(against: capabilities, backend: adapterName)
         try query.validateComplexity()
         let plan = try PostgresQueryPlan(query: query, capabilities: capabilities)
@@ -64,7 +64,7 @@ extension PostgresBackend {
     }
 
     public func count(_ query: Query) async throws -> Int {
-        try PostgresValidation.className(query.className)
+        try StoreValidation.className(query.className)
         let q = query.forCounting
         try q.validate(against: capabilities, backend: adapterName)
         try q.validateComplexity()
@@ -156,7 +156,9 @@ extension PostgresStore {
         return PostgresStoredRecord(seq: try row.int(0), record: record, versionNumber: version)
     }
 
-    static func encodeFields(_ fields: [String: Value]) -> String { Value.object(fields).jsonText }
+    /// The fields as `jsonb` input. Whole doubles go in fixed notation with `.0`: `jsonb` keeps a number's scale but
+    /// prints `1e+16` back as `10000000000000000`, which would read back as an int.
+    static func encodeFields(_ fields: [String: Value]) -> String { Value.object(fields).jsonText(.fixedWholeDoubles) }
     static func encodeACL(_ acl: ACL?) -> String? { acl.map { $0.json.printed() } }
 
     func load(_ conn: PostgresConnection, className: String, id: String, forUpdate: Bool = false) async throws -> PostgresStoredRecord? {
@@ -171,7 +173,7 @@ extension PostgresStore {
     /// `forbidden` when readable only, `conflict` on a stale expected version.
     func loadForWrite(_ conn: PostgresConnection, className: String, id: String, principal: PostgresPrincipal,
                       expectedVersion: String?) async throws -> PostgresStoredRecord {
-        if let expectedVersion { try PostgresValidation.version(expectedVersion) }
+        if let expectedVersion { try StoreValidation.version(expectedVersion) }
         guard let stored = try await load(conn, className: className, id: id, forUpdate: true),
               principal.canRead(stored.record.acl) || principal.canWrite(stored.record.acl) else {
             throw MBaaSError(.notFound, "record \(className)/\(id) not found")
@@ -219,14 +221,14 @@ extension PostgresStore {
 
     static func encodeInsert(_ record: Record) -> Result<EncodedInsert, MBaaSError> {
         do throws(MBaaSError) {
-            try PostgresValidation.className(record.className)
-            try PostgresValidation.fields(record.fields)
+            try StoreValidation.className(record.className)
+            try StoreValidation.fields(record.fields, limits: .postgres)
             var record = record
             var idProblem: MBaaSError?
             if let id = record.id {
-                do throws(MBaaSError) { try PostgresValidation.recordId(id) } catch { idProblem = error }
+                do throws(MBaaSError) { try StoreValidation.recordId(id) } catch { idProblem = error }
             } else {
-                record.id = PostgresRandom.id()
+                record.id = SecureRandom.id()
             }
             return .success(EncodedInsert(record: record, fieldsText: encodeFields(record.fields), idProblem: idProblem))
         } catch {
@@ -261,13 +263,13 @@ extension PostgresStore {
 
     func update(_ conn: PostgresConnection, className: String, id: String, _ update: RecordUpdate, principal: PostgresPrincipal,
                 now: Int64) async throws -> Record {
-        try PostgresValidation.className(className)
+        try StoreValidation.className(className)
         var stored = try await loadForWrite(conn, className: className, id: id, principal: principal, expectedVersion: update.expectedVersion)
         var fields = stored.record.fields
         for (name, op) in update.changes.sorted(by: { $0.key < $1.key }) {
-            try PostgresValidation.fieldName(name)
+            try StoreValidation.fieldName(name)
             fields[name] = try op.applied(to: fields[name], field: name)
-            if let v = fields[name] { try PostgresValidation.value(v, path: name) }
+            if let v = fields[name] { try StoreValidation.value(v, path: name, limits: .postgres) }
         }
         if let newACL = update.acl, !principal.isAdministrator { try await checkACL(conn, newACL) }
         let acl = update.acl ?? stored.record.acl
@@ -287,7 +289,7 @@ extension PostgresStore {
 
     func delete(_ conn: PostgresConnection, className: String, id: String, expectedVersion: String?,
                 principal: PostgresPrincipal) async throws {
-        try PostgresValidation.className(className)
+        try StoreValidation.className(className)
         let stored = try await loadForWrite(conn, className: className, id: id, principal: principal, expectedVersion: expectedVersion)
         var f = PGSQL()
         f.sql("DELETE FROM \(s)files WHERE att_class = \(f.bind(className)) AND att_id = \(f.bind(id))")

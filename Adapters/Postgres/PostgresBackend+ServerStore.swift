@@ -28,7 +28,7 @@ extension PostgresBackend: ServerStore {
 
     /// Replaces a record's ACL whatever it grants (the row locked); the new ACL must be usable; bumps the version.
     public func repairACL(className: String, id: String, acl: ACL) async throws -> Record {
-        try PostgresValidation.className(className)
+        try StoreValidation.className(className)
         let store = self.store
         return try await store.directWrite { conn in
             try await store.checkACL(conn, acl)

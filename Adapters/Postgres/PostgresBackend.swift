@@ -26,13 +26,13 @@ public final class PostgresBackend: Backend, Sendable {
         /// How long a session lasts after log-in.
         public var sessionLifetime: TimeInterval
         /// The scrypt cost of new password hashes (stored hashes keep their own, in the Local store's format).
-        public var passwordHashing: PostgresPasswordHasher.Parameters
+        public var passwordHashing: ScryptPasswordHash.Parameters
         /// Whether records and files a logged-in user creates without an ACL are also readable by everyone.
         public var publicReadByDefault: Bool
         /// The most connections the pool opens.
         public var maximumConnections: Int
 
-        public init(sessionLifetime: TimeInterval = 30 * 86400, passwordHashing: PostgresPasswordHasher.Parameters = .default,
+        public init(sessionLifetime: TimeInterval = 30 * 86400, passwordHashing: ScryptPasswordHash.Parameters = .default,
                     publicReadByDefault: Bool = false, maximumConnections: Int = 20) {
             self.sessionLifetime = sessionLifetime
             self.passwordHashing = passwordHashing
@@ -49,6 +49,8 @@ public final class PostgresBackend: Backend, Sendable {
     public var schema: String { store.schema }
 
     let store: PostgresStore
+    /// The options this backend was opened with (shared by every view of the store).
+    public var options: Options { store.options }
     let sessionState = PostgresSessionState()
     /// Whether ``close()`` stops the pool (the instance that opened it; views made by ``sharing(session:administrative:)`` do not).
     private let ownsStore: Bool
@@ -278,7 +280,7 @@ final class PostgresSessionState: @unchecked Sendable {
     var session: Session? {
         get { lock.withLock { current } }
         set {
-            let h = newValue.map { PostgresTokens.hash($0.token) }
+            let h = newValue.map { SessionTokens.hash($0.token) }
             lock.withLock { current = newValue; hash = h }
         }
     }

@@ -7,7 +7,7 @@ import MBaaSMigration
 import MBaaSNCMB
 import MBaaSParse
 import MBaaSPocketBase
-import MBaaSPostgres
+public import MBaaSPostgres
 import MBaaSSalesforce
 
 /// One built-in adapter: the client factory that opens its URLs, and the emulator dialect that serves the same
@@ -45,8 +45,10 @@ public struct BuiltinAdapter: Sendable {
 ///
 /// A new vendor adds one line: its client factory, its dialect factory if the emulator serves it, and its kind.
 public enum Builtins {
-    /// Every built-in adapter, in the order reports show them. `local` sets how `sqlite:` databases open.
-    public static func adapters(local: LocalBackend.Options = LocalBackend.Options()) -> [BuiltinAdapter] {
+    /// Every built-in adapter, in the order reports show them. `local` sets how `sqlite:` databases open, `postgres`
+    /// how `postgres://` ones do (the server stores: `mbaas serve --password-cost` sets both).
+    public static func adapters(local: LocalBackend.Options = LocalBackend.Options(),
+                                postgres: PostgresBackend.Options = PostgresBackend.Options()) -> [BuiltinAdapter] {
         [
             BuiltinAdapter(LocalBackendFactory(options: local), kind: .embedded),
             BuiltinAdapter(NCMBBackendFactory(), dialect: NCMBDialectFactory(), kind: .http),
@@ -54,7 +56,7 @@ public enum Builtins {
             BuiltinAdapter(AppPotBackendFactory(), dialect: AppPotDialectFactory(), kind: .http),
             BuiltinAdapter(PocketBaseBackendFactory(), kind: .http),
             BuiltinAdapter(ParseBackendFactory(), dialect: ParseDialectFactory(), kind: .http),
-            BuiltinAdapter(PostgresBackendFactory(), kind: .database),
+            BuiltinAdapter(PostgresBackendFactory(options: postgres), kind: .database),
             // An HTTP client, listed as .source until its conformance cassettes are authored (the conformance
             // columns and `bench adapters` answer from cassettes): the CLI, migrations and `mbaas serve` open it already.
             BuiltinAdapter(SalesforceBackendFactory(), dialect: SalesforceDialectFactory(), kind: .source),
@@ -64,8 +66,9 @@ public enum Builtins {
     }
 
     /// A registry of every built-in client factory.
-    public static func registry(local: LocalBackend.Options = LocalBackend.Options()) -> BackendRegistry {
-        BackendRegistry(adapters(local: local).map(\.factory))
+    public static func registry(local: LocalBackend.Options = LocalBackend.Options(),
+                                postgres: PostgresBackend.Options = PostgresBackend.Options()) -> BackendRegistry {
+        BackendRegistry(adapters(local: local, postgres: postgres).map(\.factory))
     }
 
     /// A registry of every built-in dialect (what `mbaas serve URL` starts).

@@ -596,7 +596,7 @@ extension MigrationState {
     /// redacted URLs so that different apps on one host get different folders.
     static func folderName(from: String, to: String) -> String {
         func part(_ text: String) -> String {
-            let redacted = BackendURL.redact(text)
+            let redacted = BackendURL.redactingUserSecret(text)
             var s = redacted
             if let q = s.firstIndex(of: "?") { s = String(s[..<q]) }
             if let at = s.lastIndex(of: "@"), let scheme = s.range(of: "://") { s = String(s[..<scheme.upperBound]) + s[s.index(after: at)...] }
@@ -604,7 +604,7 @@ extension MigrationState {
             return String(String(cleaned).trimmingCharacters(in: CharacterSet(charactersIn: "_")).suffix(48))
         }
         var hash: UInt64 = 0xcbf29ce484222325
-        for b in (BackendURL.redact(from) + "\u{1}" + BackendURL.redact(to)).utf8 { hash = (hash ^ UInt64(b)) &* 0x100000001b3 }
+        for b in (BackendURL.redactingUserSecret(from) + "\u{1}" + BackendURL.redactingUserSecret(to)).utf8 { hash = (hash ^ UInt64(b)) &* 0x100000001b3 }
         return "\(part(from))__\(part(to))-\(String(hash, radix: 16).prefix(10))"
     }
 }

@@ -4,6 +4,7 @@ import MBaaSBuiltins
 import MBaaSCore
 import MBaaSEmulator
 import MBaaSLocal
+import MBaaSPostgres
 import Logging
 
 /// `mbaas serve ncmb+http://KEY:CLIENT@127.0.0.1:8080` (or `mbaas serve --dialect ncmb …`): a local server that
@@ -146,7 +147,7 @@ struct ServeCommand: AsyncParsableCommand {
     enum PasswordCost: String, ExpressibleByArgument, CaseIterable { case light, strong }
 
     @Option(name: .customLong("password-cost"),
-            help: "scrypt cost of new password hashes: light (fast, for throwaway data) or strong (default with --data; light in memory).")
+            help: "scrypt cost of new password hashes in the --data store (sqlite: or postgres://): light (fast, for throwaway data) or strong (default with --data; light in memory).")
     var passwordCost: PasswordCost?
 
     @OptionGroup var global: GlobalOptions
@@ -279,14 +280,16 @@ struct ServeCommand: AsyncParsableCommand {
     /// unknown scheme or an adapter whose backend cannot serve (a client of a remote service) is a usage error
     /// (exit status 64) naming the problem; nothing is written.
     func openStore(logger: Logger) async throws -> any ServerStore {
+        // --password-cost applies to whichever server store --data opens (sqlite: or postgres://).
+        let hashing: ScryptPasswordHash.Parameters = (passwordCost ?? (data == nil ? .light : .strong)) == .light ? .light : .default
         var options = LocalBackend.Options()
-        options.passwordHashing = (passwordCost ?? (data == nil ? .light : .strong)) == .light ? .light : .default
+        options.passwordHashing = hashing
         guard let data, Self.namesBackendURL(data) else {
             return try LocalBackend(path: data ?? ":memory:", context: BackendContext(logger: logger), options: options)
         }
         let backend: any Backend
         do {
-            backend = try await Builtins.registry(local: options).open(try BackendURL(parsing: data), context: BackendContext(logger: logger))
+            backend = try await Builtins.registry(local: options, postgres: PostgresBackend.Options(passwordHashing: hashing)).open(try BackendURL(parsing: data), context: BackendContext(logger: logger))
         } catch let error as MBaaSError where error.kind == .invalidRequest {
             throw ValidationError("--data \(BackendURL.redact(data)): \(error.message)")
         }

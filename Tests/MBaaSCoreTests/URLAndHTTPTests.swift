@@ -51,6 +51,15 @@ struct BackendURLTests {
     @Test func redactsSecretsInFreeText() {
         #expect(BackendURL.redact("ncmb://k:secret@host/x") == "ncmb://k:***@host/x")
         #expect(BackendURL.redact("sqlite:x") == "sqlite:x")
+        // Secret options too (a Salesforce password grant's password= was printed in migration reports).
+        #expect(BackendURL.redact("salesforce+http://cid:cs@127.0.0.1:8443?username=ada%40example.com&password=pw1&Password=x")
+                == "salesforce+http://cid:***@127.0.0.1:8443?username=ada%40example.com&password=***&Password=***")
+        #expect(BackendURL.redact("parse://app@h/parse?masterKey=mk&timeout=5") == "parse://app@h/parse?masterKey=***&timeout=5")
+        #expect(BackendURL.redact("sqlite:x.db?files=dir") == "sqlite:x.db?files=dir")
+        // The state folder's hash keeps the earlier form: only the user secret goes.
+        #expect(BackendURL.redactingUserSecret("s://c:s@h?password=p") == "s://c:***@h?password=p")
+        let url = try? BackendURL(parsing: "salesforce://cid:cs@login.example.com?username=u&password=pw1&securityToken=t")
+        #expect(url?.description == "salesforce://cid:***@login.example.com?password=***&securityToken=***&username=u")
     }
 
     struct FakeFactory: BackendFactory {

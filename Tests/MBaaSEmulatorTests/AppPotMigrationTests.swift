@@ -222,7 +222,8 @@ struct AppPotSourceMigrationTests {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-apppot-source-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let target = try LocalBackend(path: dir.appendingPathComponent("app.db").path, context: BackendContext(administrative: true))
+        let target = try LocalBackend(path: dir.appendingPathComponent("app.db").path, context: BackendContext(administrative: true),
+                                      options: LocalBackend.Options(passwordHashing: .light))
         var options = MigrationOptions()
         options.classes = ["Diary"]
         let report = try await Migration(source: source, target: target, options: options,

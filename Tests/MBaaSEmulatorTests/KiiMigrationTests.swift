@@ -31,7 +31,8 @@ struct KiiMigrationTests {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-kii-migration-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let target = try LocalBackend(path: dir.appendingPathComponent("app.db").path, context: BackendContext(administrative: true))
+        let target = try LocalBackend(path: dir.appendingPathComponent("app.db").path, context: BackendContext(administrative: true),
+                                      options: LocalBackend.Options(passwordHashing: .light))
         var options = MigrationOptions()
         options.classes = [bucket]
         let report = try await Migration(source: source, target: target, options: options,

@@ -29,7 +29,12 @@ struct Scratch {
 
 let admin = BackendContext(administrative: true)
 
-func openLocal(_ url: URL) throws -> LocalBackend { try LocalBackend(path: url.path, context: admin) }
+/// The Local store the migration tests write to: administrative, with the cheap scrypt cost (`.light`). The default
+/// cost (2^15, p = 3), with BoringSSL unoptimised in a debug build, took seconds a hash and was a third of the whole
+/// test run's CPU; what these tests check does not depend on it.
+func openLocal(_ url: URL) throws -> LocalBackend {
+    try LocalBackend(path: url.path, context: admin, options: LocalBackend.Options(passwordHashing: .light))
+}
 
 func migrate(
     _ source: any Backend, _ target: any Backend, state: URL, options: MigrationOptions = MigrationOptions()

@@ -38,6 +38,27 @@ extension LiveTests {
             #expect(try await backend.count(Query("Memo")) == 1)
         }
 
+        @Test("numbers keep their type through jsonb: whole doubles of any size stay doubles, ints stay ints, at the top level, in arrays and objects")
+        func numbersKeepTheirType() async throws {
+            let backend = try await Live.fresh()
+            defer { Task { await Live.drop(backend) } }
+            // jsonb prints 1e+16 back as 10000000000000000 (an int to every JSON reader): found by the issue 37 review.
+            let doubles: [Double] = [1e15, 1e16, -2e20, 9007199254740993, 1.7976931348623157e308, 5, -0.0, 1e-7, 0.1, 123456789.125]
+            var fields: [String: Value] = ["ints": .array([.int(Int64.max), .int(Int64.min), .int(0)]),
+                                           "nested": .object(["big": .double(1e300), "n": .int(7)])]
+            for (i, d) in doubles.enumerated() { fields["d\(i)"] = .double(d) }
+            let stored = try await backend.create(Record(className: "Numbers", fields: fields))
+            let read = try await backend.get(className: "Numbers", id: try #require(stored.id))
+            for (i, d) in doubles.enumerated() {
+                #expect(read["d\(i)"] == .double(d), "d\(i) = \(d) read back as \(String(describing: read["d\(i)"]))")
+            }
+            #expect(read["ints"] == .array([.int(Int64.max), .int(Int64.min), .int(0)]))
+            #expect(read["nested"] == .object(["big": .double(1e300), "n": .int(7)]), "\(String(describing: read["nested"]))")
+            // Queries still compare them as numbers.
+            #expect(try await backend.count(Query("Numbers", predicate: .compare("d1", .eq, .double(1e16)))) == 1)
+            #expect(try await backend.count(Query("Numbers", predicate: .compare("d2", .lt, .int(0)))) == 1)
+        }
+
         @Test("200 concurrent increments from four instances (four pools) end exact; versioned updates lose nothing")
         func concurrentIncrements() async throws {
             let first = try await Live.fresh()

@@ -17,7 +17,7 @@ enum Live {
         "MBAAS_POSTGRES_URL is not set: run `.ci/postgres.sh run -- swift test` (or `start` and `eval \"$(.ci/postgres.sh env)\"`) to include the live PostgreSQL tests"
 
     /// Cheap password hashes: the store's behaviour is under test, not the hash's strength.
-    static let options = PostgresBackend.Options(passwordHashing: PostgresPasswordHasher.Parameters(logN: 4, blockSize: 8, parallelism: 1),
+    static let options = PostgresBackend.Options(passwordHashing: ScryptPasswordHash.Parameters(logN: 4, blockSize: 8, parallelism: 1),
                                                  maximumConnections: 8)
     static let factory = PostgresBackendFactory(options: options)
 

@@ -71,13 +71,45 @@ struct CLIHarness {
         let input = Pipe()
         process.standardInput = input
         try CLIHarness.launch(process)
+        // A child that never ends must fail its test, not hang the whole run: killed after `childTimeout`.
+        let watchdog = Self.killAfter(Self.childTimeout, process)
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
         process.waitUntilExit()
+        watchdog.cancel()
         try outHandle.close()
         try errHandle.close()
-        return Output(status: process.terminationStatus, stdout: try Data(contentsOf: out),
-                      stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self))
+        let output = Output(status: process.terminationStatus, stdout: try Data(contentsOf: out),
+                            stderr: String(decoding: try Data(contentsOf: err), as: UTF8.self))
+        if process.terminationReason == .uncaughtSignal, process.terminationStatus == SIGKILL, watchdog.fired {
+            throw MBaaSError(.unavailable, "mbaas \(arguments.joined(separator: " ")) did not end within \(Int(Self.childTimeout)) s and was killed; its stderr: \(output.stderr.suffix(2000))")
+        }
+        return output
+    }
+
+    /// How long one `mbaas` run may take before it is killed and its test fails (`MBAAS_TEST_CHILD_TIMEOUT` seconds,
+    /// default 600: generous for a loaded two-core machine, far below the CI run's own limit).
+    static let childTimeout: TimeInterval = ProcessInfo.processInfo.environment["MBAAS_TEST_CHILD_TIMEOUT"].flatMap(TimeInterval.init) ?? 600
+
+    /// Kills `process` with SIGKILL after `seconds` unless cancelled first.
+    final class Watchdog: @unchecked Sendable {
+        private let lock = NSLock()
+        private var cancelled = false
+        private(set) var fired = false
+        func cancel() { lock.lock(); cancelled = true; lock.unlock() }
+        func fire(_ pid: Int32) {
+            lock.lock(); defer { lock.unlock() }
+            guard !cancelled else { return }
+            fired = true
+            kill(pid, SIGKILL)
+        }
+    }
+
+    static func killAfter(_ seconds: TimeInterval, _ process: Process) -> Watchdog {
+        let watchdog = Watchdog()
+        let pid = process.processIdentifier
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { watchdog.fire(pid) }
+        return watchdog
     }
 
     /// A configured, not yet started `mbaas <arguments>` process (stdio inherited until set).
@@ -90,11 +122,17 @@ struct CLIHarness {
         server.standardError = FileHandle.nullDevice
         try CLIHarness.launch(server)
         var line = Data()
-        let deadline = Date().addingTimeInterval(30)
-        while !line.contains(UInt8(ascii: "\n")), Date() < deadline {
+        // A server that neither prints its line nor exits is killed at the deadline, which ends the blocking read.
+        let watchdog = Self.killAfter(120, server)
+        while !line.contains(UInt8(ascii: "\n")) {
             let chunk = out.fileHandleForReading.availableData
             if chunk.isEmpty { break }
             line.append(chunk)
+        }
+        watchdog.cancel()
+        if watchdog.fired {
+            server.waitUntilExit()
+            throw MBaaSError(.unavailable, "mbaas serve \(arguments.joined(separator: " ")) printed no start line within 120 s and was killed")
         }
         do {
             return (server, try JSON.parse(line.split(separator: UInt8(ascii: "\n")).first.map { Data($0) } ?? Data()))

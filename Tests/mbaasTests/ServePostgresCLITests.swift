@@ -1,6 +1,10 @@
 import Foundation
 import MBaaSCore
 import MBaaSNCMB
+import MBaaSPostgres
+import Logging
+import ArgumentParser
+@testable import mbaas
 import MBaaSTesting
 import Testing
 #if canImport(Glibc)
@@ -105,6 +109,21 @@ struct ServePostgresCLITests {
         second.terminate()
         second.waitUntilExit()
         #expect(second.terminationStatus == 143)
+    }
+
+    @Test("--password-cost reaches a postgres:// store (it was ignored: strong hashes made each live conformance run through a dialect take six minutes in a debug build)")
+    func passwordCostReachesPostgres() async throws {
+        let base = try #require(postgresURL)
+        for (cost, logN) in [("light", ScryptPasswordHash.Parameters.light.logN), ("strong", ScryptPasswordHash.Parameters.default.logN)] {
+            let schema = "cost_" + String(UUID().uuidString.lowercased().filter { $0.isLetter || $0.isNumber }.prefix(8))
+            let data = base + (base.contains("?") ? "&" : "?") + "schema=\(schema)"
+            let command = try ServeCommand.parse(["--dialect", "ncmb", "--application-key", "k", "--client-key", "c", "--data", data,
+                                                  "--password-cost", cost])
+            let store = try await command.openStore(logger: Logger(label: "test"))
+            let postgres = try #require(store as? PostgresBackend, "\(type(of: store))")
+            #expect(postgres.options.passwordHashing.logN == logN, "\(cost): \(postgres.options.passwordHashing)")
+            await store.close()
+        }
     }
 
     @Test("the conformance suite passes live against the NCMB and Parse dialects on PostgreSQL (no failed or errored scenario)",

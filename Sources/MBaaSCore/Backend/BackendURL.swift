@@ -109,11 +109,33 @@ public struct BackendURL: Sendable, Hashable, CustomStringConvertible {
     }
 
     private var optionString: String {
-        options.keys.sorted().map { "\($0)=\(options[$0]!)" }.joined(separator: "&")
+        options.keys.sorted().map { "\($0)=\(Self.isSecretOption($0) ? "***" : options[$0]!)" }.joined(separator: "&")
     }
 
-    /// Removes a `user:secret@` secret from a URL-looking string, for error messages.
+    /// Option names whose values are secrets (compared without case): `password=` (Salesforce's password grant),
+    /// `masterKey=`, `securityToken=`, and every name ``HTTPLogging/secretQueryNames`` lists. Printed as `***`.
+    public static let secretOptionNames: Set<String> = HTTPLogging.secretQueryNames
+        .union(["masterkey", "securitytoken", "clientsecret", "restkey"])
+
+    /// Whether an option's value is a secret (``secretOptionNames``).
+    public static func isSecretOption(_ name: String) -> Bool { secretOptionNames.contains(name.lowercased()) }
+
+    /// Removes the secrets from a URL-looking string, for reports and messages: a `user:secret@` secret, and the
+    /// value of every secret option (`?username=u&password=***`).
     public static func redact(_ text: String) -> String {
+        let withoutUserSecret = redactingUserSecret(text)
+        guard let question = withoutUserSecret.firstIndex(of: "?") else { return withoutUserSecret }
+        let query = withoutUserSecret[withoutUserSecret.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false).map { item -> String in
+            guard let equals = item.firstIndex(of: "=") else { return String(item) }
+            let name = String(item[..<equals])
+            return isSecretOption(name.removingPercentEncoding ?? name) ? name + "=***" : String(item)
+        }
+        return String(withoutUserSecret[...question]) + query.joined(separator: "&")
+    }
+
+    /// Removes only a `user:secret@` secret. Kept for the migration's default state folder, whose name hashes URLs
+    /// redacted this way: a folder made by an earlier version must still be found (``redact(_:)`` for display).
+    public static func redactingUserSecret(_ text: String) -> String {
         guard let at = text.lastIndex(of: "@"), let slashes = text.range(of: "://"),
               slashes.upperBound < at, let colon = text[slashes.upperBound..<at].firstIndex(of: ":")
         else { return text }

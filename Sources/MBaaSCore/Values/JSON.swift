@@ -606,6 +606,11 @@ extension JSON {
         public static let pretty = PrintOptions(rawValue: 1)
         /// Print object keys sorted (otherwise in insertion order).
         public static let sortedKeys = PrintOptions(rawValue: 2)
+        /// Print whole doubles that Swift would print with an exponent (`1e+16`) in fixed notation with a `.0`
+        /// (`10000000000000000.0`), the exact decimal value of the double. For stores that normalise numbers and
+        /// print `1e+16` back as `10000000000000000`, an integer (PostgreSQL's `jsonb`): `.0` keeps the double a
+        /// double, since such stores keep a number's scale.
+        public static let fixedWholeDoubles = PrintOptions(rawValue: 4)
     }
 
     /// The JSON text of this value. Non-finite doubles (not representable in JSON) print as `null`.
@@ -640,10 +645,12 @@ struct JSONWriter {
     var bytes: [UInt8] = []
     let pretty: Bool
     let sortedKeys: Bool
+    let fixedWholeDoubles: Bool
 
     init(options: JSON.PrintOptions, capacity: Int = 256) {
         pretty = options.contains(.pretty)
         sortedKeys = options.contains(.sortedKeys)
+        fixedWholeDoubles = options.contains(.fixedWholeDoubles)
         bytes.reserveCapacity(capacity)
     }
 
@@ -674,6 +681,10 @@ struct JSONWriter {
     mutating func write(double d: Double) {
         guard d.isFinite else { append("null"); return }
         var text = d.description
+        if fixedWholeDoubles, d.rounded() == d, text.utf8.contains(UInt8(ascii: "e")) {
+            // Every double this large is whole; "%.1f" prints its exact decimal value, which parses back to it.
+            text = String(format: "%.1f", d)
+        }
         text.withUTF8 { bytes.append(contentsOf: $0) }
     }
 

@@ -37,8 +37,11 @@ extension Value {
 
     /// The compact JSON text of ``json`` (the same bytes as `json.printed()`), printed directly without building
     /// the intermediate ``JSON`` tree.
-    public var jsonText: String {
-        var writer = JSONWriter(options: [])
+    public var jsonText: String { jsonText([]) }
+
+    /// ``jsonText`` with print options (``JSON/PrintOptions/fixedWholeDoubles`` for a store that normalises numbers).
+    public func jsonText(_ options: JSON.PrintOptions) -> String {
+        var writer = JSONWriter(options: options)
         writer.write(self)
         return String(decoding: writer.bytes, as: UTF8.self)
     }

@@ -127,9 +127,7 @@ public struct AppPotDialect: EmulatorDialect {
 
         /// Reads the `--users` file's JSON (an array, as above).
         public static func list(json: JSON) throws(MBaaSError) -> [ProvisionedUser] {
-            guard let array = json.arrayValue else {
-                throw MBaaSError(.invalidRequest, "the users file must be a JSON array of {username, password, groups?}")
-            }
+            let array = try UsersFile.entries(json, shape: "{username, password, groups?}")
             var groupIds: [String: String] = [:]
             var nextGroup = 12
             var users: [ProvisionedUser] = []
@@ -142,9 +140,7 @@ public struct AppPotDialect: EmulatorDialect {
                 }
             }
             for (n, entry) in array.enumerated() {
-                guard let username = entry["username"]?.stringValue ?? entry["account"]?.stringValue, !username.isEmpty,
-                      let password = entry["password"]?.stringValue, !password.isEmpty
-                else { throw MBaaSError(.invalidRequest, "users file entry \(n): needs a username and a password") }
+                let (username, password) = try UsersFile.credentials(entry, index: n, usernameKeys: ["username", "account"])
                 var groups: [AppPotGroupRole] = []
                 for g in entry["groups"]?.arrayValue ?? [] {
                     if let name = g.stringValue {

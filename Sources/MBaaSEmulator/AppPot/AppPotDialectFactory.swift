@@ -52,12 +52,6 @@ extension AppPotDialect.ProvisionedUser {
     /// Reads a users file (a JSON array, see ``list(json:)``); an unreadable file or bad JSON is
     /// ``MBaaSError/Kind/invalidRequest`` naming the file.
     public static func read(file path: String) throws(MBaaSError) -> [Self] {
-        let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw MBaaSError(.invalidRequest, "cannot read the users file \(path): \(error.localizedDescription)")
-        }
-        let json: JSON
-        do { json = try JSON.parse(data) } catch { throw MBaaSError(.invalidRequest, "the users file \(path) is not JSON: \(error)") }
-        return try list(json: json)
+        try list(json: UsersFile.json(file: path))
     }
 }

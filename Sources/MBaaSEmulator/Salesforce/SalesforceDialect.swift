@@ -93,14 +93,9 @@ public struct SalesforceDialect: EmulatorDialect {
 
         /// Reads the users file's JSON, an array of objects with `username` and `password`.
         public static func list(json: JSON) throws(MBaaSError) -> [ProvisionedUser] {
-            guard let array = json.arrayValue else {
-                throw MBaaSError(.invalidRequest, "the users file must be a JSON array of {username, password, email?, firstName?, lastName?}")
-            }
             var users: [ProvisionedUser] = []
-            for (n, entry) in array.enumerated() {
-                guard let username = entry["username"]?.stringValue, !username.isEmpty,
-                      let password = entry["password"]?.stringValue, !password.isEmpty
-                else { throw MBaaSError(.invalidRequest, "users file entry \(n): needs a username and a password") }
+            for (n, entry) in try UsersFile.entries(json, shape: "{username, password, email?, firstName?, lastName?}").enumerated() {
+                let (username, password) = try UsersFile.credentials(entry, index: n)
                 users.append(ProvisionedUser(username: username, password: password, email: entry["email"]?.stringValue,
                                              firstName: entry["firstName"]?.stringValue, lastName: entry["lastName"]?.stringValue))
             }
@@ -109,13 +104,7 @@ public struct SalesforceDialect: EmulatorDialect {
 
         /// Reads a users file; an unreadable file or bad JSON is `invalidRequest` naming the file.
         public static func read(file path: String) throws(MBaaSError) -> [ProvisionedUser] {
-            let data: Data
-            do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-                throw MBaaSError(.invalidRequest, "cannot read the users file \(path): \(error.localizedDescription)")
-            }
-            let json: JSON
-            do { json = try JSON.parse(data) } catch { throw MBaaSError(.invalidRequest, "the users file \(path) is not JSON: \(error)") }
-            return try list(json: json)
+            try list(json: UsersFile.json(file: path))
         }
     }
 

@@ -1,16 +1,33 @@
-import Crypto
-import Foundation
-import MBaaSCore
+/// The input rules every server store of this package applies (the embedded SQLite store and PostgreSQL), so a
+/// record one store accepts the other accepts too and a migration between them never meets a refusal it could not
+/// foresee.
+///
+/// Each check throws ``MBaaSError/Kind/invalidRequest`` naming the problem, before anything is written. A store that
+/// cannot hold something the rules allow adds its own refusal through ``Limits`` (PostgreSQL's `jsonb` holds no NUL
+/// character), never by loosening a rule.
+public enum StoreValidation {
+    /// What a store cannot hold beyond the shared rules.
+    public struct Limits: Sendable, Hashable {
+        /// Whether strings and object member names may contain U+0000.
+        public var allowsNULInStrings: Bool
+        /// Why a NUL is refused where ``allowsNULInStrings`` is `false` (said in the error).
+        public var nulReason: String
 
-/// Input checks shared by every Local operation. Each throws ``MBaaSError/Kind/invalidRequest`` naming the
-/// problem, before anything is written.
-enum LocalValidation {
+        public init(allowsNULInStrings: Bool = true, nulReason: String = "") {
+            self.allowsNULInStrings = allowsNULInStrings
+            self.nulReason = nulReason
+        }
+
+        /// No limit beyond the shared rules.
+        public static let none = Limits()
+    }
+
     /// The longest class name accepted.
-    static let maxClassNameLength = 64
+    public static let maxClassNameLength = 64
 
     /// Class names are `[A-Za-z_][A-Za-z0-9_]*`, at most 64 characters (a leading `_` for the Parse-style names of
     /// built-in classes other backends use, such as `_Installation`).
-    static func className(_ name: String) throws(MBaaSError) {
+    public static func className(_ name: String) throws(MBaaSError) {
         let bytes = name.utf8
         guard let first = bytes.first, isLetter(first) || first == UInt8(ascii: "_"), bytes.count <= maxClassNameLength,
               bytes.allSatisfy({ isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "_") })
@@ -21,7 +38,7 @@ enum LocalValidation {
     }
 
     /// Record ids (generated or given by the client): 1 to 128 of `[A-Za-z0-9_.-]`.
-    static func recordId(_ id: String) throws(MBaaSError) {
+    public static func recordId(_ id: String) throws(MBaaSError) {
         let bytes = id.utf8
         guard !bytes.isEmpty, bytes.count <= 128, bytes.allSatisfy(isNameByte) else {
             throw MBaaSError(.invalidRequest, "invalid record id '\(id)': use 1 to 128 of [A-Za-z0-9_.-]").refusing(MBaaSError.recordIdKey)
@@ -30,7 +47,7 @@ enum LocalValidation {
 
     /// A top-level field name: not reserved, not empty, no `.` (dots address nested keys in queries), no leading
     /// `$` (query operators), no `"` or control characters, at most 128 characters.
-    static func fieldName(_ name: String) throws(MBaaSError) {
+    public static func fieldName(_ name: String) throws(MBaaSError) {
         if Record.reservedFieldNames.contains(name) {
             throw MBaaSError(.invalidRequest,
                              "field name '\(name)' is reserved for record metadata (\(Record.reservedFieldNames.sorted().joined(separator: ", ")))")
@@ -47,17 +64,18 @@ enum LocalValidation {
         }
     }
 
-    /// An expected version: this store numbers versions 1, 2, 3…, so anything else (`abc`) can never match and is
+    /// An expected version: these stores number versions 1, 2, 3…, so anything else (`abc`) can never match and is
     /// refused as input, not answered with a conflict.
-    static func version(_ text: String) throws(MBaaSError) {
-        guard let n = UInt64(text), n >= 1 else {
+    public static func version(_ text: String) throws(MBaaSError) {
+        guard let n = UInt64(text), n >= 1, n <= UInt64(Int64.max) else {
             throw MBaaSError(.invalidRequest, "expected version '\(text)' is not a version of this store (versions are whole numbers from 1, as printed in a record's \"version\")")
         }
     }
 
     /// A value that can be stored and read back exactly: finite numbers, GeoPoints in range, Pointers to a valid
-    /// class name, and no plain object with a `__type` member (it would read back as a typed value).
-    static func value(_ value: Value, path: String) throws(MBaaSError) {
+    /// class name, no plain object with a `__type` member (it would read back as a typed value), and what `limits`
+    /// adds.
+    public static func value(_ value: Value, path: String, limits: Limits = .none) throws(MBaaSError) {
         switch value {
         case .pointer(let p):
             do { try className(p.className) } catch { throw MBaaSError(.invalidRequest, "\(path): Pointer: \(error.message)") }
@@ -65,38 +83,52 @@ enum LocalValidation {
             throw MBaaSError(.invalidRequest, "\(path): \(d) cannot be stored (numbers must be finite)")
         case .geoPoint(let g) where !(-90...90).contains(g.latitude) || !(-180...180).contains(g.longitude):
             throw MBaaSError(.invalidRequest, "\(path): GeoPoint out of range (\(g.latitude), \(g.longitude))")
+        case .string(let s) where !limits.allowsNULInStrings && s.utf8.contains(0):
+            throw MBaaSError(.invalidRequest, "\(path): a string with a NUL character cannot be stored (\(limits.nulReason))")
         case .array(let items):
-            for (i, item) in items.enumerated() { try self.value(item, path: "\(path)[\(i)]") }
+            for (i, item) in items.enumerated() { try self.value(item, path: "\(path)[\(i)]", limits: limits) }
         case .object(let members):
             if members["__type"] != nil {
                 throw MBaaSError(.invalidRequest, "\(path): an object member named '__type' is reserved for typed values")
             }
-            for (k, v) in members { try self.value(v, path: "\(path).\(k)") }
+            for (k, v) in members {
+                if !limits.allowsNULInStrings && k.utf8.contains(0) {
+                    throw MBaaSError(.invalidRequest, "\(path): a member name with a NUL character cannot be stored (\(limits.nulReason))")
+                }
+                try self.value(v, path: "\(path).\(k)", limits: limits)
+            }
         default:
             break
         }
     }
 
     /// Checks every field name and value of a record's fields.
-    static func fields(_ fields: [String: Value]) throws(MBaaSError) {
+    public static func fields(_ fields: [String: Value], limits: Limits = .none) throws(MBaaSError) {
         for (name, value) in fields {
             try fieldName(name)
-            try self.value(value, path: name)
+            try self.value(value, path: name, limits: limits)
         }
     }
 
     /// Role and group names: 1 to 64 of `[A-Za-z0-9_.-]`, so they embed safely in ACL keys.
-    static func principalName(_ name: String, kind: String) throws(MBaaSError) {
-        let bytes = Array(name.utf8)
+    public static func principalName(_ name: String, kind: String) throws(MBaaSError) {
+        let bytes = name.utf8
         guard !bytes.isEmpty, bytes.count <= 64, bytes.allSatisfy(isNameByte) else {
             throw MBaaSError(.invalidRequest, "invalid \(kind) name '\(name)': use 1 to 64 of [A-Za-z0-9_.-]")
         }
     }
 
     /// File names: any Unicode, 1 to 1024 characters, no NUL.
-    static func fileName(_ name: String) throws(MBaaSError) {
+    public static func fileName(_ name: String) throws(MBaaSError) {
         guard !name.isEmpty, name.count <= 1024, !name.unicodeScalars.contains("\u{0}") else {
             throw MBaaSError(.invalidRequest, "invalid file name '\(name)': must be 1 to 1024 characters without NUL")
+        }
+    }
+
+    /// User names: 1 to 128 characters without control characters.
+    public static func userName(_ username: String) throws(MBaaSError) {
+        guard !username.isEmpty, username.count <= 128, !username.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+            throw MBaaSError(.invalidRequest, "the user name must be 1 to 128 characters without control characters")
         }
     }
 
@@ -105,41 +137,4 @@ enum LocalValidation {
     private static func isNameByte(_ b: UInt8) -> Bool {
         isLetter(b) || isDigit(b) || b == UInt8(ascii: "_") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".")
     }
-}
-
-/// Random identifiers and tokens from a cryptographically secure generator (BoringSSL's, through swift-crypto:
-/// one call per 32 bytes instead of a system call per draw).
-enum LocalRandom {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
-
-    /// `count` random alphanumerics (62 symbols; rejection sampling keeps them unbiased).
-    static func alphanumeric(_ count: Int) -> String {
-        var out = [UInt8]()
-        out.reserveCapacity(count)
-        while out.count < count {
-            for byte in bytes(32) where byte < 248 && out.count < count {   // 248 = 4 × 62
-                out.append(alphabet[Int(byte % 62)])
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// A record or user id: 16 random alphanumerics (about 95 bits).
-    static func id() -> String { alphanumeric(16) }
-
-    /// `count` random bytes.
-    static func bytes(_ count: Int) -> [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(count)
-        while out.count < count {
-            SymmetricKey(size: .bits256).withUnsafeBytes { out.append(contentsOf: $0.prefix(count - out.count)) }
-        }
-        return out
-    }
-}
-
-/// Milliseconds since 1970, the resolution of every stored timestamp.
-enum LocalTime {
-    static func millis(_ date: Date) -> Int64 { ISO8601.millis(date) }
-    static func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
 }
