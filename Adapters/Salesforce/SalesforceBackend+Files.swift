@@ -4,8 +4,9 @@ import MBaaSSalesforceWire
 
 /// Files as ContentVersion records [capture/doc: salesforce.md "Files and describe"]: an upload is
 /// `POST /sobjects/ContentVersion {Title, PathOnClient, VersionData:<base64>}` (JSON bodies hold at most 37.5 MB
-/// of base64 [doc]); with an attachment it is linked to the record with a ContentDocumentLink
-/// (`{ContentDocumentId, LinkedEntityId, ShareType:"V"}`). The reference's name is the ContentVersion id;
+/// of base64 [doc]). An upload with an attachment is refused as `unsupported` before anything is sent: a neutral
+/// attachment goes with its record (deleted with it), which a ContentDocumentLink does not do, so the capability
+/// `fileAttachment` is not declared and nothing approximates it. The reference's name is the ContentVersion id;
 /// downloads are `GET /sobjects/ContentVersion/{id}/VersionData`, the raw bytes.
 extension SalesforceBackend {
     /// The largest file a JSON upload carries (37.5 MB of base64 [doc]).
@@ -14,6 +15,9 @@ extension SalesforceBackend {
     public func upload(_ upload: FileUpload) async throws -> FileReference {
         if upload.acl != nil {
             throw MBaaSError.unsupported("file ACLs", by: adapterName, reason: "file access follows the org's sharing of the ContentDocument")
+        }
+        if upload.attachment != nil {
+            throw MBaaSError.unsupported("file attachments", by: adapterName, reason: capabilities.note(for: .fileAttachment))
         }
         let data: Data
         do { data = try upload.source.load() } catch { throw MBaaSError.wrap(error) }
@@ -28,19 +32,10 @@ extension SalesforceBackend {
             throw SalesforceErrorCodec.error(for: result.errors.first ?? SalesforceErrorItem(message: "the upload was not saved", errorCode: "UNKNOWN_EXCEPTION"),
                                              httpStatus: response.status.code)
         }
-        if let attachment = upload.attachment {
-            let version = try await send(.get, path(.sobject("ContentVersion", id: id)), query: [("fields", "ContentDocumentId")])
-            guard let documentId = try json(version)["ContentDocumentId"]?.stringValue else {
-                throw MBaaSError(.decoding, "ContentVersion \(id) has no ContentDocumentId")
-            }
-            let link: JSONObject = ["ContentDocumentId": .string(documentId), "LinkedEntityId": .string(attachment.objectId),
-                                    "ShareType": "V"]
-            _ = try await send(.post, path(.sobjects("ContentDocumentLink")), body: .object(link))
-        }
         upload.progress?(TransferProgress(completedBytes: Int64(data.count), totalBytes: Int64(data.count)))
         return FileReference(name: id, url: path(.blob("ContentVersion", id: id, field: "VersionData")),
                              contentType: upload.contentType ?? guessContentType(forFileName: upload.name),
-                             size: Int64(data.count), attachment: upload.attachment)
+                             size: Int64(data.count))
     }
 
     public func download(_ file: FileReference) async throws -> Data {

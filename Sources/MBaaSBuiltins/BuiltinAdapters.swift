@@ -57,9 +57,8 @@ public enum Builtins {
             BuiltinAdapter(PocketBaseBackendFactory(), kind: .http),
             BuiltinAdapter(ParseBackendFactory(), dialect: ParseDialectFactory(), kind: .http),
             BuiltinAdapter(PostgresBackendFactory(options: postgres), kind: .database),
-            // An HTTP client, listed as .source until its conformance cassettes are authored (the conformance
-            // columns and `bench adapters` answer from cassettes): the CLI, migrations and `mbaas serve` open it already.
-            BuiltinAdapter(SalesforceBackendFactory(), dialect: SalesforceDialectFactory(), kind: .source),
+            // Its cassettes are authored from the emulator's Salesforce dialect (labelled simulated, not an org's).
+            BuiltinAdapter(SalesforceBackendFactory(), dialect: SalesforceDialectFactory(), kind: .http),
             BuiltinAdapter(NCMBExportBackendFactory(), kind: .source),
             BuiltinAdapter(BundleBackendFactory(), kind: .source),
         ]

@@ -112,8 +112,9 @@ public enum SecretScanner {
             out.append(Finding(file: nil, location: location, kind: kind, excerpt: redact(match)))
         }
         let lowerKey = key?.lowercased() ?? ""
-        // A request path is scanned segment by segment: `/2013-09-01/classes/Memo/<id>` is not one long key.
-        if lowerKey == "path", s.hasPrefix("/") {
+        // A request path is scanned segment by segment: `/2013-09-01/classes/Memo/<id>` is not one long key. So is a
+        // relative URL where a URL is expected (a `Location` header, Salesforce's `nextRecordsUrl`).
+        if ["path", "location", "nextrecordsurl", "url"].contains(lowerKey), s.hasPrefix("/"), !s.hasPrefix("//") {
             return s.split(separator: "/").flatMap { scan(string: String($0), key: nil, location: location) }
         }
         // So is a URL (a `Location` header, a file's `url`): its path segments are ids, not one long key; its query

@@ -43,6 +43,7 @@ struct MBaaSCommand: AsyncParsableCommand {
         let command: any ParsableCommand
         do {
             command = try parseAsRoot()
+            _ = try BuiltinAdapters.passwordHashing()
         } catch {
             fail(error)
         }

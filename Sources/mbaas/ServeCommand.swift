@@ -281,7 +281,13 @@ struct ServeCommand: AsyncParsableCommand {
     /// (exit status 64) naming the problem; nothing is written.
     func openStore(logger: Logger) async throws -> any ServerStore {
         // --password-cost applies to whichever server store --data opens (sqlite: or postgres://).
-        let hashing: ScryptPasswordHash.Parameters = (passwordCost ?? (data == nil ? .light : .strong)) == .light ? .light : .default
+        let hashing: ScryptPasswordHash.Parameters = switch passwordCost {
+        case .light?: .light
+        case .strong?: .default
+        // Without the flag: $MBAAS_PASSWORD_COST when set, else light in memory and strong with --data.
+        case nil: ProcessInfo.processInfo.environment["MBAAS_PASSWORD_COST"].flatMap { $0.isEmpty ? nil : $0 } != nil
+            ? ((try? BuiltinAdapters.passwordHashing()) ?? .default) : (data == nil ? .light : .default)
+        }
         var options = LocalBackend.Options()
         options.passwordHashing = hashing
         guard let data, Self.namesBackendURL(data) else {

@@ -24,7 +24,7 @@ import Testing
         // A cheaper scrypt cost than the default keeps the auth scenarios fast in debug builds; what the
         // scenarios check does not depend on it.
         Builtins.adapters(local: LocalBackend.Options(
-            passwordHashing: LocalPasswordHasher.Parameters(logN: 10, blockSize: 8, parallelism: 1)))
+            passwordHashing: .testing))
         // Database servers (postgres://) run live only: MBaaSPostgresTests runs the suite against a real server.
         .filter { $0.kind == .embedded || $0.kind == .http }.map { ($0.name, $0.factory) })
 

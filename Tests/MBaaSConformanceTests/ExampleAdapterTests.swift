@@ -3,6 +3,7 @@ import MBaaSConformance
 import MBaaSCore
 import MBaaSExampleAdapter
 import MBaaSLocal
+import MBaaSTesting
 import Testing
 import MBaaSReplay
 
@@ -71,7 +72,7 @@ import MBaaSReplay
     /// A backend without a server (an embedded database, a JSON file) gets a report from the suite, as `run` gives.
     @Test func freshDatabasesReportLikeRun() async throws {
         let suite = try ConformanceSuite.bundled().selecting(["objects.crud.basic", "queries.regex", "errors.invalidClassName"])
-        let factory = LocalBackendFactory(options: LocalBackend.Options(passwordHashing: .light))
+        let factory = LocalBackendFactory(options: LocalBackend.Options(passwordHashing: .testing))
         let report = await suite.runOnFreshDatabases(adapter: "local", factory: factory) { file in
             BackendURL(scheme: "sqlite", path: file.path)
         }

@@ -26,7 +26,7 @@ struct OpenDatabasesTests {
         let suite = try ConformanceSuite.bundled()
         let scenarios = suite.scenarios
         let results = await ConformanceRunner.liveOnFreshDatabases(
-            adapter: "local", factory: LocalBackendFactory(options: LocalBackend.Options(passwordHashing: .light)),
+            adapter: "local", factory: LocalBackendFactory(options: LocalBackend.Options(passwordHashing: .testing)),
             scenarios: scenarios, in: parent) { file in BackendURL(scheme: "sqlite", path: file.path) }
         #expect(results.count == scenarios.count)
         #expect(results.filter { $0.outcome == .passed }.count >= 20)

@@ -5,6 +5,7 @@ import MBaaSConformance
 import MBaaSCore
 import MBaaSEmulator
 import MBaaSLocal
+import MBaaSTesting
 import Testing
 
 /// The company directory the AppPot tests provision: alice (20) and bob (21) share group 12 (bob is also in 13,
@@ -22,7 +23,7 @@ let appPotFixtureUsersJSON = """
 func makeAppPotDialect(appKey: String = "emulator-apppot-key", company: String = "24", appId: String = "jp.co.example.App",
                        clock: @escaping @Sendable () -> Date = { Date() },
                        configure: (inout AppPotDialect.Configuration) -> Void = { _ in }) async throws -> AppPotDialect {
-    let store = try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .light))
+    let store = try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .testing))
     var configuration = AppPotDialect.Configuration(appKey: appKey, companyId: company, appId: appId)
     configure(&configuration)
     let dialect = AppPotDialect(store: store, configuration: configuration, clock: clock)

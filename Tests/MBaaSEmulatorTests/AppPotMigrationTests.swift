@@ -5,6 +5,7 @@ import MBaaSEmulator
 import MBaaSLocal
 import MBaaSMigration
 import MBaaSNCMB
+import MBaaSTesting
 import Testing
 
 /// Migrations into the AppPot dialect (the emulator's AppPot on the embedded store, driven by the AppPot client
@@ -223,7 +224,7 @@ struct AppPotSourceMigrationTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let target = try LocalBackend(path: dir.appendingPathComponent("app.db").path, context: BackendContext(administrative: true),
-                                      options: LocalBackend.Options(passwordHashing: .light))
+                                      options: LocalBackend.Options(passwordHashing: .testing))
         var options = MigrationOptions()
         options.classes = ["Diary"]
         let report = try await Migration(source: source, target: target, options: options,

@@ -6,6 +6,7 @@ import MBaaSKii
 import MBaaSLocal
 import MBaaSNCMB
 import MBaaSParse
+import MBaaSTesting
 import Testing
 
 /// Each dialect factory reads the URL its client opens: the URL a dialect made from a URL prints is the same URL
@@ -14,7 +15,7 @@ import Testing
     static let registry = DialectRegistry([NCMBDialectFactory(), KiiDialectFactory(), AppPotDialectFactory(), ParseDialectFactory()])
 
     func dialect(_ text: String) async throws -> any EmulatorDialect {
-        let store = try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .light))
+        let store = try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .testing))
         return try await Self.registry.makeDialect(url: try BackendURL(parsing: text), store: store, options: DialectOptions())
     }
 

@@ -5,6 +5,7 @@ import MBaaSEmulator
 import MBaaSKii
 import MBaaSKiiWire
 import MBaaSLocal
+import MBaaSTesting
 import Testing
 
 /// A fresh Kii dialect on an in-memory store, with cheap password hashing.
@@ -12,7 +13,7 @@ func makeKiiDialect(appID: String = "emuapp", appKey: String = "emu-app-key", cl
                     clientSecret: String? = nil, storeClock: (@Sendable () -> Date)? = nil,
                     configure: (inout KiiDialect.Configuration) -> Void = { _ in }) throws -> KiiDialect {
     let store = try LocalBackend.inMemory(context: BackendContext(clock: storeClock ?? { Date() }),
-                                          options: LocalBackend.Options(passwordHashing: .light))
+                                          options: LocalBackend.Options(passwordHashing: .testing))
     var configuration = KiiDialect.Configuration(appID: appID, appKey: appKey, clientID: clientID, clientSecret: clientSecret)
     configure(&configuration)
     return KiiDialect(store: store, configuration: configuration)

@@ -5,6 +5,7 @@ import MBaaSKii
 import MBaaSLocal
 import MBaaSMigration
 import MBaaSNCMB
+import MBaaSTesting
 import Testing
 
 /// A migration whose source is a live Kii app: the Kii dialect served over HTTP, read through the Kii client.
@@ -32,7 +33,7 @@ struct KiiMigrationTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let target = try LocalBackend(path: dir.appendingPathComponent("app.db").path, context: BackendContext(administrative: true),
-                                      options: LocalBackend.Options(passwordHashing: .light))
+                                      options: LocalBackend.Options(passwordHashing: .testing))
         var options = MigrationOptions()
         options.classes = [bucket]
         let report = try await Migration(source: source, target: target, options: options,

@@ -10,7 +10,7 @@ import Testing
 /// Two openings of one SQLite file (as two `mbaas serve --data app.db` processes would have), cheap hashing.
 private func twoStores(_ directory: URL) throws -> (LocalBackend, LocalBackend) {
     let path = directory.appendingPathComponent("app.db").path
-    let options = LocalBackend.Options(passwordHashing: .light)
+    let options = LocalBackend.Options(passwordHashing: .testing)
     return (try LocalBackend(path: path, options: options), try LocalBackend(path: path, options: options))
 }
 

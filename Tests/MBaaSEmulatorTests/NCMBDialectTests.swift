@@ -4,6 +4,7 @@ import MBaaSCore
 import MBaaSEmulator
 import MBaaSLocal
 import MBaaSNCMB
+import MBaaSTesting
 import Testing
 
 /// A fresh NCMB dialect on an in-memory store, with cheap password hashing.
@@ -11,7 +12,7 @@ func makeDialect(applicationKey: String = "emulator-app-key", clientKey: String 
                  clock: @escaping @Sendable () -> Date = { Date() }, storeClock: (@Sendable () -> Date)? = nil,
                  configure: (inout NCMBDialect.Configuration) -> Void = { _ in }) throws -> NCMBDialect {
     let store = try LocalBackend.inMemory(context: BackendContext(clock: storeClock ?? { Date() }),
-                                          options: LocalBackend.Options(passwordHashing: .light))
+                                          options: LocalBackend.Options(passwordHashing: .testing))
     var configuration = NCMBDialect.Configuration(applicationKey: applicationKey, clientKey: clientKey)
     configure(&configuration)
     return NCMBDialect(store: store, configuration: configuration, clock: clock)

@@ -67,7 +67,7 @@ struct NCMBMigrationTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let target = try LocalBackend(path: dir.appendingPathComponent("app.db").path, context: BackendContext(administrative: true),
-                                      options: LocalBackend.Options(passwordHashing: .light))
+                                      options: LocalBackend.Options(passwordHashing: .testing))
         let report = try await Self.migrate(app, to: target, state: dir.appendingPathComponent("state"))
         let memo = try #require(report.classes.first { $0.source == app.className })
         #expect(memo.read == 5 && memo.written == 5 && memo.failed == 0 && memo.verified == 5 && memo.mismatched == 0, "\(report.mismatches)")

@@ -82,7 +82,7 @@ struct ParseConformanceTests {
         let start = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
         let ticks = TestClock(start, tick: 0.001)
         let store = try LocalBackend.inMemory(context: BackendContext(clock: ticks.function),
-                                              options: LocalBackend.Options(passwordHashing: .light))
+                                              options: LocalBackend.Options(passwordHashing: .testing))
         // File prefixes from a known list, scrubbed into placeholders (32 hex digits look like a key to the scanner).
         let prefixes = (1...200).map { n in String(format: "%032x", n * 7_919) }
         let next = Collector<Int>()

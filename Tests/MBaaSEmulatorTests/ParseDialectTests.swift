@@ -5,12 +5,13 @@ import MBaaSEmulator
 import MBaaSLocal
 import MBaaSParse
 import MBaaSParseWire
+import MBaaSTesting
 import Testing
 
 /// A fresh Parse dialect on an in-memory store, with cheap password hashing.
 func makeParseDialect(masterKey: String? = "emu-master-key",
                       configure: (inout ParseDialect.Configuration) -> Void = { _ in }) throws -> ParseDialect {
-    let store = try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .light))
+    let store = try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .testing))
     var configuration = ParseDialect.Configuration(applicationId: "emuapp", restKey: "emu-rest-key", masterKey: masterKey)
     configure(&configuration)
     return ParseDialect(store: store, configuration: configuration)

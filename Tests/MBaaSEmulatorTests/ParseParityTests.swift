@@ -5,6 +5,7 @@ import MBaaSEmulator
 import MBaaSLocal
 import MBaaSParseWire
 import MBaaSReplay
+import MBaaSTesting
 import Testing
 
 /// Parity: every request of every Parse cassette is sent to a fresh Parse dialect, and its answer is compared with
@@ -26,7 +27,7 @@ struct ParseParityTests {
     static func check(_ cassette: Cassette, name: String) async throws -> ([ParityDivergence], Int) {
         let url = try BackendURL(parsing: cassette.backendURL ?? "")
         let appId = try #require(url.user), restKey = try #require(url.secret)
-        let store = try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .light))
+        let store = try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .testing))
         let dialect = ParseDialect(store: store, configuration: .init(applicationId: appId, restKey: restKey))
         return try await Parity.replay(cassette, name: name, base: "http://\(url.host ?? "127.0.0.1"):\(url.port ?? 80)",
                                        transport: EmulatorTransport(dialect), shape: shapeDifference,

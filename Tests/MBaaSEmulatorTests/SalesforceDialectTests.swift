@@ -45,7 +45,7 @@ struct SalesforceDialectTests {
     }
 
     static func org(lifetime: Int = 7200) async throws -> Org {
-        let store = try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .light))
+        let store = try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .testing))
         let clock = Clock()
         var configuration = SalesforceDialect.Configuration(clientId: "client-1", clientSecret: "secret-1")
         configuration.tokenLifetime = .seconds(lifetime)

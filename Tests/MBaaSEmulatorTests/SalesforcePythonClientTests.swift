@@ -21,7 +21,7 @@ struct SalesforcePythonClientTests {
         let dir = try temporaryDirectory("salesforce-python")
         defer { try? FileManager.default.removeItem(at: dir) }
         let tls = try EmulatorTLS.selfSigned(directory: dir.path)
-        let store = try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .light))
+        let store = try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .testing))
         // Long enough for every phase of drive.py on a loaded two-core CI machine (6 s expired a token between a
         // create and the get that followed, in CI); the expired-session step sleeps past it once.
         let lifetime = 90

@@ -84,7 +84,7 @@ struct ServerStoreWrapperTests {
     @Test("the NCMB dialect on a store that is not LocalBackend passes the conformance suite as on Local")
     func ncmbConformanceOnAWrapper() async throws {
         let calls = CallCounter()
-        let store = ForwardingServerStore(inner: try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .light)), calls: calls)
+        let store = ForwardingServerStore(inner: try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .testing)), calls: calls)
         let dialect = NCMBDialect(store: store, configuration: NCMBDialect.Configuration(applicationKey: "wrap-key", clientKey: "wrap-client"))
         let url = try BackendURL(parsing: "ncmb+http://wrap-key:wrap-client@127.0.0.1:8080")
         let suite = try ConformanceSuite.bundled()

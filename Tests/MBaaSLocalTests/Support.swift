@@ -7,7 +7,7 @@ import Testing
 
 /// Cheap password hashing: scrypt's C code runs unoptimised in debug builds, where the default cost takes about
 /// a second per hash. One test checks the default parameters.
-let testOptions = LocalBackend.Options(passwordHashing: .init(logN: 10, blockSize: 8, parallelism: 1))
+let testOptions = LocalBackend.Options(passwordHashing: .testing)
 
 /// A fresh in-memory backend.
 func memoryBackend() throws -> LocalBackend { try LocalBackend.inMemory(options: testOptions) }

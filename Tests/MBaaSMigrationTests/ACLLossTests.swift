@@ -137,7 +137,7 @@ struct ACLLossTests {
         await owner.close()
         // Opened as an app would (not administrative): the caller reads what ACLs grant everyone.
         let anonymous = try LocalBackend(path: scratch.path("s.db").path, context: BackendContext(),
-                                         options: LocalBackend.Options(passwordHashing: .light))
+                                         options: LocalBackend.Options(passwordHashing: .testing))
         let said = "partial source: local enforces ACLs and this caller has no administrative identity there, so only what it may read is moved; records and files others keep private are neither copied nor counted, and verification cannot see them (to move everything: calls without a session read what ACLs grant everyone; open the database administrative (as mbaas migrate does) to read every record)"
         let target = try openLocal(scratch.path("t.db"))
         let plan = try await Migration(source: anonymous, target: target, options: MigrationOptions(classes: ["Note"], dryRun: true, users: false), state: nil).run()

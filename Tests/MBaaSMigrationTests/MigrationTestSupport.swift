@@ -33,7 +33,7 @@ let admin = BackendContext(administrative: true)
 /// cost (2^15, p = 3), with BoringSSL unoptimised in a debug build, took seconds a hash and was a third of the whole
 /// test run's CPU; what these tests check does not depend on it.
 func openLocal(_ url: URL) throws -> LocalBackend {
-    try LocalBackend(path: url.path, context: admin, options: LocalBackend.Options(passwordHashing: .light))
+    try LocalBackend(path: url.path, context: admin, options: LocalBackend.Options(passwordHashing: .testing))
 }
 
 func migrate(

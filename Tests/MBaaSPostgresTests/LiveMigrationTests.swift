@@ -44,7 +44,7 @@ extension LiveTests {
             let outState = try temporaryDirectory("mbaas-postgres-migration-out")
             defer { try? FileManager.default.removeItem(at: outState) }
             let local = try LocalBackend.inMemory(context: BackendContext(administrative: true),
-                                                  options: LocalBackend.Options(passwordHashing: .light))
+                                                  options: LocalBackend.Options(passwordHashing: .testing))
             let out = try await Migration(source: target, target: local, state: try MigrationState(directory: outState)).run()
             #expect(out.ok && out.verified, "\(out.problems) \(out.mismatches)")
             let outMemo = try #require(out.classes.first { $0.source == "MemoClass" })

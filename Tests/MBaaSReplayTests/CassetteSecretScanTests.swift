@@ -34,6 +34,12 @@ import Testing
         #expect(SecretScanner.scan(string: leaky, key: "url", location: "$").map(\.kind) == ["long key"])
         let segment = "http://h/files/" + String(repeating: "0f9e", count: 8)
         #expect(SecretScanner.scan(string: segment, key: "url", location: "$").map(\.kind) == ["long key"])
+        // Relative URLs too (Salesforce's Location and nextRecordsUrl): segments, not one 42-character run.
+        #expect(SecretScanner.scan(string: "/services/data/v62.0/sobjects/ContentVersion/AQZvWP4xgRnq85jM", key: "Location", location: "$").isEmpty)
+        #expect(SecretScanner.scan(string: "/services/data/v62.0/query/01g000000000000001-2000", key: "nextRecordsUrl", location: "$").isEmpty)
+        #expect(SecretScanner.scan(string: "/x/" + String(repeating: "0f9e", count: 8), key: "Location", location: "$").map(\.kind) == ["long key"])
+        // Elsewhere a leading slash changes nothing.
+        #expect(SecretScanner.scan(string: "/" + String(repeating: "aB3", count: 14), key: "note", location: "$").map(\.kind) == ["long key"])
     }
 
     @Test func missingDirectoryHasNoFindings() throws {

@@ -37,7 +37,7 @@ struct OutboxTests {
     func coalescedUpdates() async throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let store = try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .light))
+        let store = try LocalBackend.inMemory(options: LocalBackend.Options(passwordHashing: .testing))
         let dialect = ParseDialect(store: store, configuration: .init(applicationId: "app", restKey: "rest", masterKey: "master"))
         let counting = MethodCountingTransport(base: EmulatorTransport(dialect))
         let remote = try await ParseBackendFactory().open(try BackendURL(parsing: dialect.backendURL(host: "127.0.0.1", port: 8080)),

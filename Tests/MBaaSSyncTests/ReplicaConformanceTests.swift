@@ -4,6 +4,7 @@ import MBaaSCore
 import MBaaSLocal
 import MBaaSEmulator
 import MBaaSParse
+import MBaaSTesting
 import Testing
 @testable import MBaaSSync
 
@@ -15,7 +16,7 @@ struct ConformanceReplicaFactory: BackendFactory {
 
     func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
         let remote = try LocalBackend(path: url.path + ".remote.db", context: context,
-                                      options: LocalBackend.Options(passwordHashing: .light))
+                                      options: LocalBackend.Options(passwordHashing: .testing))
         return try await ReplicaBackend.open(
             path: url.path, remote: remote,
             configuration: ReplicaConfiguration(defaultPolicy: ReplicaPolicy(persistence: .localAndServer)), context: context)
@@ -30,7 +31,7 @@ struct ReplicaConformanceTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let localResults = await ConformanceRunner.liveOnFreshDatabases(
-            adapter: "local", factory: LocalBackendFactory(options: LocalBackend.Options(passwordHashing: .light)),
+            adapter: "local", factory: LocalBackendFactory(options: LocalBackend.Options(passwordHashing: .testing)),
             scenarios: suite.scenarios, in: dir) { file in BackendURL(scheme: "sqlite", path: file.path) }
         let replicaResults = await ConformanceRunner.live(adapter: "replica", factory: ConformanceReplicaFactory(),
                                                           scenarios: suite.scenarios) { scenario in
@@ -60,7 +61,7 @@ struct DialectReplicaFactory: BackendFactory {
 
     func dialect(for path: String, clock: @escaping @Sendable () -> Date) throws -> ParseDialect {
         if let known = Self.dialects.withLock({ $0[path] }) { return known }
-        let store = try LocalBackend.inMemory(context: BackendContext(clock: clock), options: LocalBackend.Options(passwordHashing: .light))
+        let store = try LocalBackend.inMemory(context: BackendContext(clock: clock), options: LocalBackend.Options(passwordHashing: .testing))
         let made = ParseDialect(store: store, configuration: .init(applicationId: "app", restKey: "rest", masterKey: "master"), clock: clock)
         return Self.dialects.withLock { dialects in
             if let raced = dialects[path] { return raced }

@@ -2,6 +2,7 @@ import Foundation
 import MBaaSCore
 import MBaaSLocal
 @testable import MBaaSSync
+import MBaaSTesting
 
 /// A fresh temporary directory, removed by the caller.
 func temporaryDirectory() throws -> URL {
@@ -13,7 +14,7 @@ func temporaryDirectory() throws -> URL {
 /// A Local remote with cheap password hashing.
 func localRemote(_ directory: URL, name: String = "remote.db") throws -> LocalBackend {
     try LocalBackend(path: directory.appendingPathComponent(name).path,
-                     options: LocalBackend.Options(passwordHashing: .light))
+                     options: LocalBackend.Options(passwordHashing: .testing))
 }
 
 let memoConfiguration = ReplicaConfiguration(classes: ["Memo": ReplicaPolicy(persistence: .localAndServer)])

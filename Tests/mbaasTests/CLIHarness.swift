@@ -149,6 +149,9 @@ struct CLIHarness {
         var env = ProcessInfo.processInfo.environment
         env["XDG_CONFIG_HOME"] = directory.appendingPathComponent("xdg").path
         env["MBAAS_BACKEND_URL"] = nil
+        // Cheap password hashes in the stores the children open (what the tests check does not depend on the cost;
+        // the default took over a second a hash in a debug build). A test may set it back through `environment`.
+        env["MBAAS_PASSWORD_COST"] = "light"
         for (k, v) in environment { env[k] = v }
         process.environment = env
         process.currentDirectoryURL = directory

@@ -198,7 +198,7 @@ struct BenchCLITests {
         #expect(out.status == 0, "\(out.stderr)")
         let results = try out.json()["results"]?.arrayValue ?? []
         // Every built-in HTTP adapter, from the one built-in list (Parse was missing while the bench kept its own).
-        #expect(results.compactMap { $0["adapter"]?.stringValue } == ["ncmb", "kii", "apppot", "pocketbase", "parse"])
+        #expect(results.compactMap { $0["adapter"]?.stringValue } == ["ncmb", "kii", "apppot", "pocketbase", "parse", "salesforce"])
         for r in results {
             #expect((r["get"]?.doubleValue ?? 0) > 0 && (r["create"]?.doubleValue ?? 0) > 0, "\(r.printed())")
         }

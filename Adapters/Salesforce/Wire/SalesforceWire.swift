@@ -52,7 +52,8 @@ public enum SalesforceWire {
             .skip: "SOQL OFFSET is at most 2000; further pages follow nextRecordsUrl (the cursor)",
             .fileDelete: "a ContentVersion is not deleted alone (its ContentDocument is); not offered",
             .fileList: "listing files would be a query of ContentVersion; not offered",
-            .fileAttachment: "files are ContentVersion records linked with ContentDocumentLink, not record fields",
+            .fileAttachment: "a ContentDocumentLink ties a file to a record but is not deleted with it, as a neutral "
+                + "attachment is; uploads with an attachment are refused",
             .operator(.prefix): "SOQL LIKE compares without regard to case, so a case-sensitive prefix cannot be "
                 + "expressed; it is refused rather than approximated",
             .operator(.regex): "SOQL has no regular expressions",
