@@ -112,8 +112,7 @@ extension SalesforceBackend {
             }
         }
         guard [creates.isEmpty, updates.isEmpty, deletes.isEmpty].filter({ !$0 }).count == 1 else {
-            throw MBaaSError.unsupported("a batch mixing creates, updates and deletes", by: adapterName,
-                                         reason: "one sObject Collections call takes one verb, and only one call is atomic (allOrNone)")
+            return try await compositeBatch(operations)
         }
         var records: [JSONObject] = []
         var targets: [(className: String, id: String?)] = []
@@ -172,6 +171,92 @@ extension SalesforceBackend {
         }
         return ids.map { c, id in
             stored[id].map(BatchResult.success) ?? .failure(MBaaSError(.notFound, "\(c) \(id) was saved but cannot be read back"))
+        }
+    }
+
+    /// A batch mixing creates, updates and deletes: one Composite call (`POST /composite`, `allOrNone: true`) of at
+    /// most 25 subrequests, so it is atomic as a whole [doc: "Composite"]. A failing subrequest fails every result
+    /// with its error (the others answer `PROCESSING_HALTED`); created and updated records are read back as a
+    /// single-verb batch's are. More than 25 operations is `unsupported` (split the batch by verb: one collection
+    /// call takes up to 200).
+    func compositeBatch(_ operations: [BatchOperation]) async throws -> [BatchResult] {
+        guard operations.count <= SalesforceWire.maxCompositeSubrequests else {
+            throw MBaaSError.unsupported("a batch mixing creates, updates and deletes of more than \(SalesforceWire.maxCompositeSubrequests) operations",
+                                         by: adapterName, reason: "one Composite call takes at most \(SalesforceWire.maxCompositeSubrequests) subrequests, and only one call is atomic (allOrNone); a batch of one verb takes up to \(SalesforceWire.maxCollectionSize)")
+        }
+        let failAll = { (e: MBaaSError) in operations.map { _ in BatchResult.failure(e) } }
+        var subrequests: [SalesforceCompositeRequest.Subrequest] = []
+        do {
+            for (i, op) in operations.enumerated() {
+                let reference = "op\(i)"
+                switch op {
+                case .create(let r):
+                    try SalesforceWire.checkIdentifier(r.className)
+                    if r.id != nil { throw MBaaSError(.invalidRequest, "Salesforce assigns record ids; a new record cannot take one").refusing(MBaaSError.recordIdKey) }
+                    if r.acl != nil { throw MBaaSError.unsupported("record ACLs", by: adapterName, reason: capabilities.note(for: .acl)) }
+                    subrequests.append(.init(method: "POST", url: path(.sobjects(r.className)), referenceId: reference,
+                                             body: .object(try SalesforceRecordCodec.body(r.fields))))
+                case .update(let c, let id, let u):
+                    try SalesforceWire.checkIdentifier(c)
+                    if u.expectedVersion != nil {
+                        throw MBaaSError.unsupported("expected versions in a batch", by: adapterName,
+                                                     reason: "a Composite subrequest carries no conditional header here; update one by one")
+                    }
+                    if u.acl != nil { throw MBaaSError.unsupported("record ACLs", by: adapterName, reason: capabilities.note(for: .acl)) }
+                    subrequests.append(.init(method: "PATCH", url: path(.sobject(c, id: id)), referenceId: reference,
+                                             body: .object(try changesBody(u.changes))))
+                case .delete(let c, let id):
+                    try SalesforceWire.checkIdentifier(c)
+                    subrequests.append(.init(method: "DELETE", url: path(.sobject(c, id: id)), referenceId: reference))
+                }
+            }
+        } catch let e as MBaaSError {
+            return failAll(e)
+        }
+        let answer: SalesforceCompositeResponse
+        do {
+            let response = try await send(.post, path(.composite),
+                                          body: SalesforceCompositeRequest(allOrNone: true, subrequests: subrequests).json)
+            answer = try SalesforceCompositeResponse(json: try json(response))
+        } catch let e as MBaaSError {
+            return failAll(e)
+        }
+        guard answer.subresponses.count == operations.count else {
+            throw MBaaSError(.decoding, "a composite response has \(answer.subresponses.count) sub-responses for \(operations.count) subrequests")
+        }
+        if answer.subresponses.contains(where: { $0.httpStatusCode >= 300 }) {
+            let failed = answer.subresponses.filter { $0.httpStatusCode >= 300 }
+            let cause = failed.lazy.compactMap { r in
+                SalesforceCompositeResponse.errors(r.body).first { $0.errorCode != "PROCESSING_HALTED" }.map { (r, $0) }
+            }.first
+            let (status, item) = cause.map { ($0.0.httpStatusCode, $0.1) }
+                ?? (failed[0].httpStatusCode, SalesforceCompositeResponse.errors(failed[0].body).first ?? SalesforceCompositeResponse.processingHalted)
+            return failAll(SalesforceErrorCodec.error(for: item, httpStatus: status))
+        }
+        // Every subrequest succeeded: read back what was created or updated, one collection retrieve per type.
+        var ids: [(className: String, id: String)?] = []
+        for (op, r) in zip(operations, answer.subresponses) {
+            switch op {
+            case .create(let record):
+                guard let id = r.body["id"]?.stringValue else { throw MBaaSError(.decoding, "a composite create answered no id") }
+                ids.append((record.className, id))
+            case .update(let c, let id, _): ids.append((c, id))
+            case .delete: ids.append(nil)
+            }
+        }
+        var stored: [String: Record] = [:]
+        let written = ids.compactMap { $0 }
+        for className in Set(written.map(\.className)).sorted() {
+            let wanted = written.filter { $0.className == className }.map(\.id)
+            for r in try await retrieve(className: className, ids: wanted) { if let id = r.id { stored[id] = r } }
+        }
+        return zip(operations, ids).map { op, target in
+            guard let target else {
+                if case .delete(let c, let id) = op { return .success(Record(className: c, id: id)) }
+                return .failure(MBaaSError(.internal, "no target"))
+            }
+            return stored[target.id].map(BatchResult.success)
+                ?? .failure(MBaaSError(.notFound, "\(target.className) \(target.id) was saved but cannot be read back"))
         }
     }
 

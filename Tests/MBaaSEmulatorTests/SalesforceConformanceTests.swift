@@ -47,10 +47,8 @@ enum SalesforceCassettes {
 @Suite("Salesforce conformance")
 struct SalesforceConformanceTests {
     /// Scenarios the client cannot run against the dialect, each for a stated reason (asserted not to pass, so a fix
-    /// shows up): a batch mixing creates, updates and deletes needs the Composite API, which neither the client nor
-    /// the dialect speaks (one sObject Collections call takes one verb), and the atomic rollback scenario's batch
-    /// mixes them too.
-    static let knownFailures: Set<String> = ["batch.mixed", "batch.atomic.rollback"]
+    /// shows up). None now: batches that mix verbs go through the Composite API.
+    static let knownFailures: Set<String> = []
     /// Declared losses: a field that was unset reads back null (`unsetReadsNull`: every field of an sObject exists).
     static let expectedLosses: Set<String> = ["objects.update.unset"]
 

@@ -234,6 +234,67 @@ struct SalesforceDialectTests {
         let unknown = try await org.send(.get, "/services/nothing/here", token: token)
         #expect(try unknown.status.code == 404 && (try Self.json(unknown))[0]?["errorCode"] == "NOT_FOUND")
     }
+
+    @Test("Composite: a create, an update and a delete in one allOrNone call answer 201/204/204 in order; a failing subrequest keeps its error, the others PROCESSING_HALTED, nothing written; 26 subrequests or a query subrequest are refused (Composite and sObject Collections)")
+    func composite() async throws {
+        let org = try await Self.org()
+        let token = try await org.accessToken()
+        let v = "/services/data/v62.0"
+        func created(_ name: String) async throws -> String {
+            let r = try await org.send(.post, v + "/sobjects/Account", json: ["Name": .string(name)], token: token)
+            return try #require(try Self.json(r)["id"]?.stringValue)
+        }
+        func sub(_ method: String, _ url: String, _ reference: String, name: String? = nil) -> JSON {
+            var o = JSONObject()
+            o["method"] = .string(method)
+            o["url"] = .string(url)
+            o["referenceId"] = .string(reference)
+            if let name { o["body"] = .object(["Name": .string(name)]) }
+            return .object(o)
+        }
+        func call(_ subrequests: [JSON]) async throws -> TransportResponse {
+            var body = JSONObject()
+            body["allOrNone"] = .bool(true)
+            body["compositeRequest"] = .array(subrequests)
+            return try await org.send(.post, v + "/composite", json: body, token: token)
+        }
+        func count() async throws -> JSON? {
+            try Self.json(try await org.send(.get, v + "/query?q=SELECT+COUNT()+FROM+Account", token: token))["totalSize"]
+        }
+        let a = try await created("A"), b = try await created("B")
+        let ok = try await call([sub("POST", v + "/sobjects/Account", "c", name: "C"), sub("PATCH", v + "/sobjects/Account/" + a, "u", name: "A2"),
+                                 sub("DELETE", v + "/sobjects/Account/" + b, "d")])
+        #expect(ok.status.code == 200)
+        let answers = try #require(try Self.json(ok)["compositeResponse"]?.arrayValue)
+        let statuses = answers.map { $0["httpStatusCode"]?.intValue }
+        #expect(statuses == [201, 204, 204] && answers.map { $0["referenceId"]?.stringValue } == ["c", "u", "d"], "\(answers)")
+        let newId = try #require(answers.first?["body"]?["id"]?.stringValue)
+        #expect(answers.first?["httpHeaders"]?["Location"]?.stringValue == v + "/sobjects/Account/" + newId)
+        #expect(try Self.json(try await org.send(.get, v + "/sobjects/Account/" + a, token: token))["Name"] == "A2")
+        #expect(try await org.send(.get, v + "/sobjects/Account/" + b, token: token).status.code == 404)
+
+        // The delete of a deleted record fails: it keeps ENTITY_IS_DELETED, the create is PROCESSING_HALTED and not written.
+        let before = try await count()
+        let failed = try await call([sub("POST", v + "/sobjects/Account", "c2", name: "never"), sub("DELETE", v + "/sobjects/Account/" + b, "d2")])
+        let halted = try #require(try Self.json(failed)["compositeResponse"]?.arrayValue)
+        #expect(halted.map { $0["httpStatusCode"]?.intValue } == [400, 404], "\(halted)")
+        let codes = halted.map { $0["body"]?[0]?["errorCode"]?.stringValue }
+        #expect(codes == ["PROCESSING_HALTED", "ENTITY_IS_DELETED"], "\(halted)")
+        let after = try await count()
+        #expect(before == after && before?.intValue == 2)
+
+        // Beyond 25 subrequests, or a subrequest other than sObject create/update/delete: 400 before anything is written.
+        let many = (0..<26).map { sub("POST", v + "/sobjects/Account", "r\($0)", name: "x") }
+        let tooMany = try await call(many)
+        let tooManyBody = try Self.json(tooMany)
+        #expect(tooMany.status.code == 400 && tooManyBody[0]?["errorCode"]?.stringValue == "INVALID_API_INPUT", "\(tooManyBody)")
+        let query = try await call([sub("GET", v + "/query?q=SELECT+Id+FROM+Account", "q")])
+        let queried = try #require(try Self.json(query)["compositeResponse"]?.arrayValue)
+        #expect(queried.first?["httpStatusCode"]?.intValue == 400, "\(queried)")
+        #expect(queried.first?["body"]?[0]?["errorCode"]?.stringValue == "INVALID_API_INPUT", "\(queried)")
+        #expect(try await count()?.intValue == 2)
+    }
+
 }
 
 extension JSON {

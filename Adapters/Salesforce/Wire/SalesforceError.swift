@@ -69,6 +69,7 @@ public struct SalesforceOAuthError: Error, Sendable, Hashable {
 /// | INSUFFICIENT_ACCESS_OR_READONLY, INSUFFICIENT_ACCESS_ON_CROSS_REFERENCE_ENTITY, API_DISABLED_FOR_ORG | forbidden | 403 | doc |
 /// | ENTITY_IS_LOCKED, PRECONDITION_FAILED (412 without a body) | conflict | 412 | doc / inferred |
 /// | ALL_OR_NONE_OPERATION_ROLLED_BACK | invalidRequest (the batch reports the item that failed) | 400 | sdk |
+/// | PROCESSING_HALTED (a Composite subrequest rolled back by another's failure), INVALID_API_INPUT | invalidRequest (the batch reports the subrequest that failed) | 400 | doc |
 /// | UNKNOWN_EXCEPTION | unavailable | 500 | doc |
 /// | OAuth `invalid_grant`, `invalid_client_id`, `invalid_client`, `unauthorized_client` | unauthorized | 400 | capture |
 /// | OAuth `unsupported_grant_type`, `invalid_request` | invalidRequest | 400 | doc |
@@ -80,7 +81,8 @@ public enum SalesforceErrorCodec {
         for c in ["NOT_FOUND", "ENTITY_IS_DELETED"] { k[c] = .notFound }
         for c in ["INVALID_FIELD", "MALFORMED_QUERY", "MALFORMED_ID", "REQUIRED_FIELD_MISSING", "JSON_PARSER_ERROR",
                   "INVALID_TYPE", "INVALID_QUERY_LOCATOR", "STRING_TOO_LONG", "INVALID_FIELD_FOR_INSERT_UPDATE",
-                  "ALL_OR_NONE_OPERATION_ROLLED_BACK", "INVALID_CROSS_REFERENCE_KEY", "EXCEEDED_ID_LIMIT"] {
+                  "ALL_OR_NONE_OPERATION_ROLLED_BACK", "INVALID_CROSS_REFERENCE_KEY", "EXCEEDED_ID_LIMIT",
+                  "PROCESSING_HALTED", "INVALID_API_INPUT"] {
             k[c] = .invalidRequest
         }
         k["DUPLICATE_VALUE"] = .duplicate

@@ -172,3 +172,117 @@ public struct SalesforceDescribe: Sendable, Hashable {
         })
     }
 }
+
+/// The Composite API, `POST /composite` [doc: REST API Developer Guide, "Composite"; the sub-response shape is also in
+/// salesforce.md "Composite and sObject Collections" (R)]: up to 25 REST subrequests in one call; with `allOrNone` a
+/// failing one rolls back them all. The client sends a batch that mixes creates, updates and deletes this way (one
+/// sObject Collections call takes one verb); the dialect answers it atomically.
+public struct SalesforceCompositeRequest: Sendable, Hashable {
+    /// One subrequest: a method, a REST path (`/services/data/vNN.0/sobjects/…`), a reference id, a body.
+    public struct Subrequest: Sendable, Hashable {
+        public var method: String
+        public var url: String
+        public var referenceId: String
+        public var body: JSON?
+
+        public init(method: String, url: String, referenceId: String, body: JSON? = nil) {
+            self.method = method
+            self.url = url
+            self.referenceId = referenceId
+            self.body = body
+        }
+    }
+
+    public var allOrNone: Bool
+    public var subrequests: [Subrequest]
+
+    public init(allOrNone: Bool, subrequests: [Subrequest]) {
+        self.allOrNone = allOrNone
+        self.subrequests = subrequests
+    }
+
+    public var json: JSON {
+        .object(["allOrNone": .bool(allOrNone), "compositeRequest": .array(subrequests.map { r in
+            var o: JSONObject = ["method": .string(r.method), "url": .string(r.url), "referenceId": .string(r.referenceId)]
+            if let body = r.body { o["body"] = body }
+            return .object(o)
+        })])
+    }
+
+    /// Reads a body; `invalidRequest` (JSON_PARSER_ERROR) when it is not this shape, beyond 25 subrequests too.
+    public init(json: JSON) throws(MBaaSError) {
+        guard let o = json.objectValue, let items = o["compositeRequest"]?.arrayValue else {
+            throw MBaaSError(.invalidRequest, "the body must be an object with a compositeRequest array", vendorCode: "JSON_PARSER_ERROR")
+        }
+        guard !items.isEmpty, items.count <= SalesforceWire.maxCompositeSubrequests else {
+            throw MBaaSError(.invalidRequest, "a composite request holds 1 to \(SalesforceWire.maxCompositeSubrequests) subrequests, got \(items.count)",
+                             vendorCode: "INVALID_API_INPUT")
+        }
+        var subrequests: [Subrequest] = []
+        for item in items {
+            guard let method = item["method"]?.stringValue, let url = item["url"]?.stringValue,
+                  let reference = item["referenceId"]?.stringValue
+            else {
+                throw MBaaSError(.invalidRequest, "each subrequest needs method, url and referenceId", vendorCode: "JSON_PARSER_ERROR")
+            }
+            subrequests.append(Subrequest(method: method, url: url, referenceId: reference, body: item["body"]))
+        }
+        self.init(allOrNone: o["allOrNone"]?.boolValue ?? false, subrequests: subrequests)
+    }
+}
+
+/// The answer of ``SalesforceCompositeRequest``: HTTP 200 with `{compositeResponse:[{body, httpHeaders,
+/// httpStatusCode, referenceId}]}` in request order; an error body is the REST error array [R]. With `allOrNone`,
+/// the subrequests rolled back because another failed answer 400 `PROCESSING_HALTED` [doc].
+public struct SalesforceCompositeResponse: Sendable, Hashable {
+    public struct Subresponse: Sendable, Hashable {
+        public var body: JSON
+        public var httpHeaders: [String: String]
+        public var httpStatusCode: Int
+        public var referenceId: String
+
+        public init(body: JSON, httpHeaders: [String: String] = [:], httpStatusCode: Int, referenceId: String) {
+            self.body = body
+            self.httpHeaders = httpHeaders
+            self.httpStatusCode = httpStatusCode
+            self.referenceId = referenceId
+        }
+    }
+
+    public var subresponses: [Subresponse]
+
+    public init(subresponses: [Subresponse]) { self.subresponses = subresponses }
+
+    /// The error of a subrequest rolled back because another one failed [doc].
+    public static let processingHalted = SalesforceErrorItem(
+        message: "The transaction was rolled back since another operation in the same transaction failed.",
+        errorCode: "PROCESSING_HALTED")
+
+    public var json: JSON {
+        .object(["compositeResponse": .array(subresponses.map { r in
+            .object(["body": r.body, "httpHeaders": .object(JSONObject(r.httpHeaders.sorted { $0.key < $1.key }.map { ($0.key, JSON.string($0.value)) })),
+                     "httpStatusCode": .int(Int64(r.httpStatusCode)), "referenceId": .string(r.referenceId)])
+        })])
+    }
+
+    public init(json: JSON) throws(MBaaSError) {
+        guard let items = json["compositeResponse"]?.arrayValue else {
+            throw MBaaSError(.decoding, "a composite response must be an object with a compositeResponse array")
+        }
+        var out: [Subresponse] = []
+        for item in items {
+            guard let status = item["httpStatusCode"]?.intValue, let reference = item["referenceId"]?.stringValue else {
+                throw MBaaSError(.decoding, "each composite sub-response needs httpStatusCode and referenceId")
+            }
+            var headers: [String: String] = [:]
+            for (k, v) in item["httpHeaders"]?.objectValue ?? [:] { if let s = v.stringValue { headers[k] = s } }
+            out.append(Subresponse(body: item["body"] ?? .null, httpHeaders: headers, httpStatusCode: Int(status), referenceId: reference))
+        }
+        self.init(subresponses: out)
+    }
+
+    /// The REST error items of a failed sub-response's body (an array of `{message, errorCode}`).
+    public static func errors(_ body: JSON) -> [SalesforceErrorItem] {
+        (body.arrayValue ?? []).compactMap(SalesforceErrorItem.init(json:))
+    }
+}

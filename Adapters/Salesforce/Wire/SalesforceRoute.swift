@@ -19,6 +19,7 @@ public import MBaaSCore
 /// | ``queryMore(locator:all:)`` | GET | `/services/data/vNN.0/query/{locator}`, the `nextRecordsUrl` |
 /// | ``collections`` | POST (create), PATCH (update), DELETE (`?ids=a,b&allOrNone=`) | `/services/data/vNN.0/composite/sobjects` |
 /// | ``collectionRetrieve(_:)`` | POST `{ids,fields}` | `/services/data/vNN.0/composite/sobjects/{Type}` |
+/// | ``composite`` | POST `{allOrNone, compositeRequest}` | `/services/data/vNN.0/composite` |
 public enum SalesforceRoute: Sendable, Hashable {
     case token
     case revoke
@@ -31,6 +32,7 @@ public enum SalesforceRoute: Sendable, Hashable {
     case queryMore(locator: String, all: Bool)
     case collections
     case collectionRetrieve(String)
+    case composite
 
     /// `/services/data/v62.0`, the REST base of an API version given as `62.0` (a leading `v` is accepted).
     public static func dataPath(version: String) -> String {
@@ -53,6 +55,7 @@ public enum SalesforceRoute: Sendable, Hashable {
         case .queryMore(let locator, let all): return base + (all ? "/queryAll/" : "/query/") + percentEncode(locator)
         case .collections: return base + "/composite/sobjects"
         case .collectionRetrieve(let t): return base + "/composite/sobjects/" + percentEncode(t)
+        case .composite: return base + "/composite"
         }
     }
 
@@ -89,6 +92,7 @@ public enum SalesforceRoute: Sendable, Hashable {
         case ("queryAll", 1): route = .query(all: true)
         case ("query", 2): route = .queryMore(locator: rest[1], all: false)
         case ("queryAll", 2): route = .queryMore(locator: rest[1], all: true)
+        case ("composite", 1): route = .composite
         case ("composite", 2) where rest[1] == "sobjects": route = .collections
         case ("composite", 3) where rest[1] == "sobjects": route = .collectionRetrieve(rest[2])
         default: route = nil

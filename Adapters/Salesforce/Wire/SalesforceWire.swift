@@ -16,6 +16,8 @@ public enum SalesforceWire {
     public static let defaultAPIVersion = "62.0"
     /// Records per sObject Collections call [doc; sdk: jsforce MAX_DML_COUNT, MobileSync batches].
     public static let maxCollectionSize = 200
+    /// The most subrequests one Composite call takes [doc: REST API Developer Guide, "Composite": 25].
+    public static let maxCompositeSubrequests = 25
     /// Rows per query page [capture: 2000-row pages; `Sforce-Query-Options: batchSize` 200–2000].
     public static let maxQueryPageSize = 2000
     /// The largest SOQL OFFSET [doc: SOQL reference, "OFFSET"].

@@ -16,8 +16,8 @@ extension SalesforceCall {
 
     /// The fields of a create or update body (the Wire module's reading: `Id` and names that are not identifiers are
     /// INVALID_FIELD [doc]); a blob must be base64.
-    func bodyFields(_ type: String) throws -> [String: Value] {
-        let fields = try SalesforceRecordCodec.fields(ofBody: try jsonObject())
+    func bodyFields(_ type: String, body: JSONObject? = nil) throws -> [String: Value] {
+        let fields = try SalesforceRecordCodec.fields(ofBody: try body ?? jsonObject())
         if let blob = Self.blobFields[type], let value = fields[blob] {
             guard let text = value.stringValue, Data(base64Encoded: text) != nil else {
                 throw MBaaSError(.invalidRequest, "\(blob): value not of required type: base64", vendorCode: "INVALID_FIELD")

@@ -38,6 +38,8 @@ struct SalesforceCall {
             return (Facts(.collections), { _ = try await authenticate(); return try await retrieve(type) })
         case (.collections, .post), (.collections, .patch), (.collections, .delete):
             return (Facts(.collections), { _ = try await authenticate(); return try await collection() })
+        case (.composite, .post):
+            return (Facts(.composite), { _ = try await authenticate(); return try await composite() })
         default:
             return (Facts(.unknownPath), {
                 // Salesforce checks the session before the method [inferred]: an unknown method with a bad token is 401.

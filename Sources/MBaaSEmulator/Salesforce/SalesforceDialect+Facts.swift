@@ -9,7 +9,7 @@ extension SalesforceDialect {
     /// MBaaSReplay's recorder moves into the recorded exchange (so cassettes recorded from the dialect are
     /// `simulated` and say why); without it (the default, `mbaas serve`) nothing is added.
     enum Fact: Sendable {
-        case token, userinfo, records, recordErrors, query, queryErrors, collections, files, tooLarge, unknownPath
+        case token, userinfo, records, recordErrors, query, queryErrors, collections, composite, files, tooLarge, unknownPath
 
         static let header = "X-MBaaS-Fact"
         static let reference = "salesforce.md"
@@ -24,6 +24,7 @@ extension SalesforceDialect {
             case .query: return "[capture] \(r) Query: {totalSize,done,nextRecordsUrl?,records}, pages of at most 2000 rows, totalSize on every page; COUNT() answers records []"
             case .queryErrors: return "[capture] \(r) Query: 400 [{message,errorCode:MALFORMED_QUERY}] for SOQL that does not parse; 401 INVALID_SESSION_ID"
             case .collections: return "[sdk] \(r) Composite and sObject Collections: 200 with one {id?,success,errors:[{statusCode,message,fields}]} per record; allOrNone rolls back with ALL_OR_NONE_OPERATION_ROLLED_BACK"
+            case .composite: return "[doc] \(r) Composite and sObject Collections: POST /composite {allOrNone, compositeRequest:[{method,url,referenceId,body}]} (at most 25) answers 200 {compositeResponse:[{body,httpHeaders,httpStatusCode,referenceId}]}; [doc] with allOrNone a failure rolls back the others, which answer PROCESSING_HALTED"
             case .files: return "[capture] \(r) Files and describe: ContentVersion VersionData as base64 on create; GET …/VersionData answers the raw bytes"
             case .tooLarge: return "[inferred] \(r) Files and describe: JSON bodies are capped (50 MB); the answer to a larger one is not recorded"
             case .unknownPath: return "[capture] \(r) REST error shape and codes: 404 NOT_FOUND \"The requested resource does not exist\""
