@@ -606,10 +606,8 @@ extension JSON {
         public static let pretty = PrintOptions(rawValue: 1)
         /// Print object keys sorted (otherwise in insertion order).
         public static let sortedKeys = PrintOptions(rawValue: 2)
-        /// Print whole doubles that Swift would print with an exponent (`1e+16`) in fixed notation with a `.0`
-        /// (`10000000000000000.0`), the exact decimal value of the double. For stores that normalise numbers and
-        /// print `1e+16` back as `10000000000000000`, an integer (PostgreSQL's `jsonb`): `.0` keeps the double a
-        /// double, since such stores keep a number's scale.
+        /// Whole doubles Swift prints with an exponent (`1e+16`) in fixed notation with `.0`, their exact value: for
+        /// stores that print `1e+16` back as an integer but keep a number's scale (PostgreSQL's `jsonb`).
         public static let fixedWholeDoubles = PrintOptions(rawValue: 4)
     }
 
@@ -681,10 +679,7 @@ struct JSONWriter {
     mutating func write(double d: Double) {
         guard d.isFinite else { append("null"); return }
         var text = d.description
-        if fixedWholeDoubles, d.rounded() == d, text.utf8.contains(UInt8(ascii: "e")) {
-            // Every double this large is whole; "%.1f" prints its exact decimal value, which parses back to it.
-            text = String(format: "%.1f", d)
-        }
+        if fixedWholeDoubles, d.rounded() == d, text.utf8.contains(UInt8(ascii: "e")) { text = String(format: "%.1f", d) }
         text.withUTF8 { bytes.append(contentsOf: $0) }
     }
 
