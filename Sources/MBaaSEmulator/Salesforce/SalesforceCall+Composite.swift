@@ -12,7 +12,6 @@ extension SalesforceCall {
     /// One checked subrequest: the neutral operation, and how its success is answered.
     struct CompositeItem {
         var referenceId: String
-        var type: String
         var operation: BatchOperation?
         var error: MBaaSError?
     }
@@ -21,32 +20,27 @@ extension SalesforceCall {
         let composite = try SalesforceCompositeRequest(json: .object(try jsonObject()))
         var items: [CompositeItem] = []
         for sub in composite.subrequests {
-            var item = CompositeItem(referenceId: sub.referenceId, type: "")
+            var item = CompositeItem(referenceId: sub.referenceId)
+            let notServed = MBaaSError(.invalidRequest, "subrequest \(sub.referenceId): only sObject create, update and delete subrequests are served here, got \(sub.method) \(sub.url)",
+                                       vendorCode: "INVALID_API_INPUT")
             do {
                 let path = String(sub.url.split(separator: "?", maxSplits: 1).first ?? "")
-                guard !sub.url.contains("@{"), let parsed = SalesforceRoute.parse(path: path) else {
-                    throw MBaaSError(.invalidRequest, "subrequest \(sub.referenceId): only sObject create, update and delete subrequests are served here, got \(sub.method) \(sub.url)",
-                                     vendorCode: "INVALID_API_INPUT")
-                }
+                guard !sub.url.contains("@{"), let parsed = SalesforceRoute.parse(path: path) else { throw notServed }
                 switch (parsed.route, sub.method.uppercased()) {
                 case (.sobjects(let type), "POST"):
                     try checkType(type)
-                    item.type = type
                     item.operation = .create(Record(className: type, fields: try bodyFields(type, body: try Self.object(sub.body))))
                 case (.sobject(let type, let id), "PATCH"):
                     try checkType(type)
-                    item.type = type
                     let fields = try bodyFields(type, body: try Self.object(sub.body))
                     _ = try await existing(type, id)
                     item.operation = .update(className: type, id: id, .set(fields))
                 case (.sobject(let type, let id), "DELETE"):
                     try checkType(type)
-                    item.type = type
                     _ = try await existing(type, id)
                     item.operation = .delete(className: type, id: id)
                 default:
-                    throw MBaaSError(.invalidRequest, "subrequest \(sub.referenceId): only sObject create, update and delete subrequests are served here, got \(sub.method) \(sub.url)",
-                                     vendorCode: "INVALID_API_INPUT")
+                    throw notServed
                 }
             } catch {
                 item.error = MBaaSError.wrap(error)
@@ -59,8 +53,7 @@ extension SalesforceCall {
                 return Self.halted(item.referenceId)
             }).json)
         }
-        var responses: [SalesforceCompositeResponse.Subresponse?] = items.map { $0.error.map { e in Self.failed("", e) } }
-        for i in responses.indices where responses[i] != nil { responses[i]?.referenceId = items[i].referenceId }
+        var responses = items.map { item in item.error.map { Self.failed(item.referenceId, $0) } }
         let writable = items.indices.filter { items[$0].operation != nil }
         if composite.allOrNone {
             let results = try await owner.batch(writable.map { items[$0].operation! })
@@ -92,11 +85,11 @@ extension SalesforceCall {
         case .failure(let e): return Self.failed(item.referenceId, e)
         case .success(let record):
             switch item.operation {
-            case .create?:
+            case .create(let created)?:
                 let id = record.id ?? ""
-                await dialect.state.remember(id, type: item.type)
+                await dialect.state.remember(id, type: created.className)
                 return .init(body: SalesforceSaveResult(id: id, success: true).json(),
-                             httpHeaders: ["Location": SalesforceRoute.sobject(item.type, id: id).path(version: version)],
+                             httpHeaders: ["Location": SalesforceRoute.sobject(created.className, id: id).path(version: version)],
                              httpStatusCode: 201, referenceId: item.referenceId)
             case .delete(let c, let id)?:
                 await dialect.state.markDeleted(c + "/" + id)
