@@ -278,7 +278,7 @@ let package = Package(
             dependencies: [
                 "MBaaSCore", "MBaaSReplay", "MBaaSConformance", "MBaaSEmulator", "MBaaSLocal", "MBaaSNCMBWire", "MBaaSNCMB",
                 "MBaaSKiiWire", "MBaaSKii", "MBaaSMigration", "MBaaSPocketBase", "MBaaSTesting", "MBaaSAppPotWire",
-                "MBaaSAppPot", "MBaaSParseWire", "MBaaSParse", "MBaaSSalesforce",
+                "MBaaSAppPot", "MBaaSParseWire", "MBaaSParse", "MBaaSSalesforceWire", "MBaaSSalesforce",
             ]
         ),
         .testTarget(

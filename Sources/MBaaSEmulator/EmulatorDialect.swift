@@ -23,6 +23,10 @@ public protocol EmulatorDialect: Sendable {
     func respond(to request: TransportRequest) async -> TransportResponse
     /// The vendor's answer to a body over ``maxRequestBodySize``.
     func requestTooLarge(limit: Int) -> TransportResponse
+    /// The vendor's error answer to `request` for an error raised outside ``respond(to:)``: the server's request
+    /// deadline (``EmulatorServer/requestTimeout``, an ``MBaaSCore/MBaaSError/Kind/unavailable`` error with a
+    /// ``MBaaSCore/QueryTimeLimitExceeded`` of scope `request` underneath) answers the vendor's timeout-style error.
+    func answer(_ error: MBaaSError, to request: TransportRequest) -> TransportResponse
     /// The backend URL a client uses to reach this dialect at `host:port` (`ncmb+http://KEY:SECRET@127.0.0.1:8080`).
     func backendURL(host: String, port: Int) -> String
 }

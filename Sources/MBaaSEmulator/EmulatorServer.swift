@@ -37,6 +37,11 @@ import Darwin
 /// - Requests are logged at debug level (method, path, status), never with headers or bodies.
 /// - A connection with no request under way (just opened and silent, half-open, or kept alive between requests) is
 ///   closed after ``idleTimeout`` (30 s by default), so idle sockets cannot pile up.
+/// - A request still under way after ``requestTimeout`` (30 s by default) is cancelled: the store interrupts the
+///   statement it runs (GRDB and postgres-nio stop on cancellation). If the work still ends in a success (it committed
+///   before it noticed), that success is the answer; otherwise the answer is the dialect's timeout-style error
+///   (``EmulatorDialect/answer(_:to:)`` with a ``MBaaSCore/QueryTimeLimitExceeded`` of scope `request`). A client is
+///   therefore never told that a write failed when it was made. Other requests are served meanwhile.
 @available(macOS 14, iOS 17, tvOS 17, *)
 public struct EmulatorServer: Sendable {
     public let dialect: any EmulatorDialect
@@ -47,6 +52,12 @@ public struct EmulatorServer: Sendable {
     public let idleTimeout: Duration
     /// The certificate and key served over HTTPS; `nil` for plain HTTP.
     public let tls: EmulatorTLS?
+    /// How long one request may run before it is cancelled and answered with the dialect's timeout-style error;
+    /// `nil`: no deadline.
+    public let requestTimeout: Duration?
+
+    /// The default ``requestTimeout``: 30 seconds.
+    public static let defaultRequestTimeout: Duration = .seconds(30)
 
     /// The default ``idleTimeout``: 30 seconds.
     public static let defaultIdleTimeout: Duration = .seconds(30)
@@ -61,14 +72,17 @@ public struct EmulatorServer: Sendable {
     ///   - port: the port; 0 picks a free one (read it from ``RunningEmulator/port``).
     ///   - idleTimeout: how long a connection may stay open with no request under way.
     ///   - tls: serve HTTPS with this certificate and key (`nil`: plain HTTP).
+    ///   - requestTimeout: how long one request may run (`nil`: no deadline).
     public init(dialect: any EmulatorDialect, host: String = "127.0.0.1", port: Int = 0,
                 idleTimeout: Duration = EmulatorServer.defaultIdleTimeout, tls: EmulatorTLS? = nil,
+                requestTimeout: Duration? = EmulatorServer.defaultRequestTimeout,
                 logger: Logger = Logger(label: "mbaas.emulator")) {
         self.dialect = dialect
         self.host = host
         self.port = port
         self.idleTimeout = idleTimeout
         self.tls = tls
+        self.requestTimeout = requestTimeout
         self.logger = logger
     }
 
@@ -143,7 +157,7 @@ public struct EmulatorServer: Sendable {
     public var scheme: String { tls == nil ? "http" : "https" }
 
     func application(onRunning: @escaping @Sendable (Int) async -> Void) throws -> some ApplicationProtocol {
-        let responder = DialectResponder(dialect: dialect, scheme: scheme, logger: logger)
+        let responder = DialectResponder(dialect: dialect, scheme: scheme, requestTimeout: requestTimeout, logger: logger)
         let nanoseconds = idleTimeout.components.seconds * 1_000_000_000 + idleTimeout.components.attoseconds / 1_000_000_000
         let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: .nanoseconds(max(1, nanoseconds))))
         let server = try tls.map { try HTTPServerBuilder.tls(http1, tlsConfiguration: $0.configuration) } ?? http1
@@ -169,6 +183,8 @@ struct DialectResponder: HTTPResponder {
     let dialect: any EmulatorDialect
     /// `http` or `https`: the scheme of the URLs handed to the dialect.
     let scheme: String
+    /// The request deadline (``EmulatorServer/requestTimeout``).
+    let requestTimeout: Duration?
     let logger: Logger
 
     func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
@@ -187,7 +203,7 @@ struct DialectResponder: HTTPResponder {
             if tooLarge {
                 answer = dialect.requestTooLarge(limit: limit)
             } else {
-                answer = await dialect.respond(to: coreRequest(request, body: body))
+                answer = await RequestDeadline.answer(coreRequest(request, body: body), by: dialect, within: requestTimeout)
             }
         }
         logger.debug("emulator", metadata: [

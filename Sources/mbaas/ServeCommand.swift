@@ -60,7 +60,8 @@ struct ServeCommand: AsyncParsableCommand {
             service (pocketbase://, ncmb://…) is refused (exit status 64). The keys may come from MBAAS_NCMB_APPLICATION_KEY \
             and MBAAS_NCMB_CLIENT_KEY instead of the command line. It listens on loopback; another --host needs \
             --allow-remote (it speaks plain HTTP) and warns on start. A connection with no request under way is closed \
-            after --idle-timeout seconds (30). It logs requests with --verbose (method, path, status; never headers or bodies), and stops on \
+            after --idle-timeout seconds (30); a request still running after --request-timeout seconds (30; 0: none) is \
+            stopped and answered with the dialect's timeout error (a write that completed is answered as done). It logs requests with --verbose (method, path, status; never headers or bodies), and stops on \
             Ctrl-C or SIGTERM (exit status 130 or 143 after a graceful shutdown).
 
             The emulator is MBaaSKit's own reading of each vendor: a pass against it proves consistency with that \
@@ -84,6 +85,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may stay open with no request under way (default 30).")
     var idleTimeout: Int = 30
+
+    @Option(name: .customLong("request-timeout"), help: "Seconds one request may run before it is stopped and answered with the dialect's timeout error (default 30; 0: no deadline).")
+    var requestTimeout: Double = 30
 
     @Option(help: "The port (default 0: a free port, printed on start).")
     var port = 0
@@ -157,6 +161,9 @@ struct ServeCommand: AsyncParsableCommand {
         if let maxFileSize, maxFileSize <= 0 { throw ValidationError("--max-file-size must be positive") }
         if let tokenLifetime, tokenLifetime <= 0 { throw ValidationError("--token-lifetime must be a positive number of seconds") }
         guard (1...86_400).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be between 1 and 86400 seconds") }
+        guard requestTimeout == 0 || (0.01...86_400).contains(requestTimeout) else {
+            throw ValidationError("--request-timeout must be 0 (no deadline) or between 0.01 and 86400 seconds, got \(requestTimeout)")
+        }
         if (tlsCert == nil) != (tlsKey == nil) {
             throw ValidationError(tlsCert == nil ? "--tls-key needs --tls-cert (the certificate it belongs to)" : "--tls-cert needs --tls-key (its private key)")
         }
@@ -244,7 +251,9 @@ struct ServeCommand: AsyncParsableCommand {
         if !EmulatorServer.isLoopback(host) && tls == nil {
             Terminal.writeErr("mbaas serve: warning: listening on \(host) over plain HTTP (--allow-remote): anyone who can reach it sees keys, session tokens and data in the clear; put TLS in front of it\n")
         }
-        let server = EmulatorServer(dialect: dialect, host: host, port: port, idleTimeout: .seconds(idleTimeout), tls: tls, logger: logger)
+        let server = EmulatorServer(dialect: dialect, host: host, port: port, idleTimeout: .seconds(idleTimeout), tls: tls,
+                                    requestTimeout: requestTimeout == 0 ? nil : .milliseconds(Int64((requestTimeout * 1000).rounded())),
+                                    logger: logger)
         let format = global.resolvedFormat
         let data = self.data.map(BackendURL.redact)
         do {

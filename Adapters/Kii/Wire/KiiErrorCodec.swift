@@ -188,10 +188,14 @@ extension KiiErrorBody {
         statuses[code(forKind: kind)] ?? 400
     }
 
-    /// The error body a server answers for an ``MBaaSError`` (server direction): its vendor code when it is a Kii
-    /// code (one of ``statuses``), else the code of its kind (``code(forKind:)``). The message is the error's own.
+    /// The error body a server answers for an ``MBaaSError`` (server direction): `QUERY_TIMEOUT` (503) for work
+    /// stopped for time (``MBaaSCore/QueryTimeLimitExceeded``: a query's matching budget or the server's request
+    /// deadline) [doc: kii.md §4.3, the query reference's errors], else its vendor code when it is a Kii code (one of
+    /// ``statuses``), else the code of its kind (``code(forKind:)``). The message is the error's own.
     public init(_ error: MBaaSError, extras: JSONObject = [:]) {
-        if let code = error.vendorCode, KiiErrorBody.statuses[code] != nil {
+        if QueryTimeLimitExceeded.isTimeLimit(error) {
+            self.init(errorCode: "QUERY_TIMEOUT", message: error.message, extras: extras)
+        } else if let code = error.vendorCode, KiiErrorBody.statuses[code] != nil {
             self.init(errorCode: code, message: error.message, extras: extras)
         } else {
             self.init(errorCode: KiiErrorBody.code(forKind: error.kind), message: error.message, extras: extras)

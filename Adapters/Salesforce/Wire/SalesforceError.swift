@@ -90,7 +90,7 @@ public enum SalesforceErrorCodec {
         for c in ["INSUFFICIENT_ACCESS_OR_READONLY", "INSUFFICIENT_ACCESS_ON_CROSS_REFERENCE_ENTITY",
                   "API_DISABLED_FOR_ORG"] { k[c] = .forbidden }
         for c in ["ENTITY_IS_LOCKED", "PRECONDITION_FAILED"] { k[c] = .conflict }
-        k["UNKNOWN_EXCEPTION"] = .unavailable
+        for c in ["UNKNOWN_EXCEPTION", "QUERY_TIMEOUT", "REQUEST_RUNNING_TOO_LONG"] { k[c] = .unavailable }
         k["FEATURE_NOT_ENABLED"] = .unsupported
         for c in ["invalid_grant", "invalid_client_id", "invalid_client", "unauthorized_client"] { k[c] = .unauthorized }
         for c in ["unsupported_grant_type", "invalid_request"] { k[c] = .invalidRequest }
@@ -157,7 +157,16 @@ public enum SalesforceErrorCodec {
     /// kept; otherwise the kind decides (`invalidRequest` → 400 INVALID_FIELD, `duplicate` → 400 DUPLICATE_VALUE,
     /// `conflict` → 412 PRECONDITION_FAILED, `unsupported` → 400 FEATURE_NOT_ENABLED, `unavailable`/`internal` →
     /// 500 UNKNOWN_EXCEPTION [inferred: the codes are Salesforce's, the choice per kind is ours]).
+    ///
+    /// Work stopped for time (``MBaaSCore/QueryTimeLimitExceeded``) answers 400 `QUERY_TIMEOUT` for a query's
+    /// budget and 400 `REQUEST_RUNNING_TOO_LONG` for the server's request deadline [sdk: restforce's `ErrorCode`
+    /// names both; doc: the Bulk API guide names `QUERY_TIMEOUT` for a query past its time limit; the status is
+    /// inferred].
     public static func restError(for error: MBaaSError) -> (status: Int, item: SalesforceErrorItem) {
+        if let limit = QueryTimeLimitExceeded.of(error) {
+            let code = limit.scope == .request ? "REQUEST_RUNNING_TOO_LONG" : "QUERY_TIMEOUT"
+            return (400, SalesforceErrorItem(message: error.message, errorCode: code))
+        }
         if let code = error.vendorCode, let kind = kinds[code], kind == error.kind, code == code.uppercased() {
             let fields = error.refusedField.map { [$0] }
             return (statuses[code] ?? 400, SalesforceErrorItem(message: error.message, errorCode: code, fields: fields))

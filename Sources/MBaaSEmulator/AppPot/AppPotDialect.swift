@@ -211,6 +211,12 @@ public struct AppPotDialect: EmulatorDialect {
         AppPotErrorBody(code: 109, description: "Input data not valid: the request is larger than \(limit) bytes", httpStatus: 413).response()
     }
 
+    /// The error body of `error` (``EmulatorDialect/answer(_:to:)``): AppPot documents no timeout-style code, so the
+    /// server's request deadline answers errCode 131 ("Process error") [inferred from the reference's code list].
+    public func answer(_ error: MBaaSError, to request: TransportRequest) -> TransportResponse {
+        AppPotErrorBody(error).response()
+    }
+
     /// `apppot+http://KEY@host:port/apppot?company=N&app=ID&version=V`.
     public func backendURL(host: String, port: Int) -> String {
         let h = host.contains(":") ? "[\(host)]" : host

@@ -108,6 +108,11 @@ public struct KiiDialect: EmulatorDialect {
         KiiErrorBody(errorCode: "REQUEST_ENTITY_TOO_LARGE", message: "The request is larger than \(limit) bytes").response()
     }
 
+    /// The error body of `error` (``EmulatorDialect/answer(_:to:)``): work stopped for time is 503 `QUERY_TIMEOUT`.
+    public func answer(_ error: MBaaSError, to request: TransportRequest) -> TransportResponse {
+        KiiErrorBody(error).response()
+    }
+
     /// `kii+http://APP_ID:APP_KEY@host:port` (the Kii client's URL for a plain-HTTP server; add
     /// `?clientID=` with the client secret as the URL's secret for admin mode).
     public func backendURL(host: String, port: Int) -> String {

@@ -88,6 +88,12 @@ public struct NCMBDialect: EmulatorDialect {
         NCMBErrorBody(code: "E413002", error: "Document size limit exceeded (at most \(limit) bytes).").response()
     }
 
+    /// The error body of `error` (``EmulatorDialect/answer(_:to:)``): NCMB documents no timeout-style code, so the
+    /// server's request deadline answers 503 E503001 (service unavailable) [inferred from the error table].
+    public func answer(_ error: MBaaSError, to request: TransportRequest) -> TransportResponse {
+        NCMBErrorBody(error).response()
+    }
+
     public func backendURL(host: String, port: Int) -> String {
         "ncmb+http://\(percentEncode(configuration.applicationKey)):\(percentEncode(configuration.clientKey))@\(host.contains(":") ? "[\(host)]" : host):\(port)"
     }

@@ -103,6 +103,11 @@ public struct ParseDialect: EmulatorDialect {
         return response
     }
 
+    /// The error body of `error` (``EmulatorDialect/answer(_:to:)``): work stopped for time is code 124 (TIMEOUT).
+    public func answer(_ error: MBaaSError, to request: TransportRequest) -> TransportResponse {
+        ParseErrorBody(error).response()
+    }
+
     /// `parse+http://APP_ID:REST_KEY@host:port/parse`.
     public func backendURL(host: String, port: Int) -> String {
         "parse+http://\(percentEncode(configuration.applicationId)):\(percentEncode(configuration.restKey))@"

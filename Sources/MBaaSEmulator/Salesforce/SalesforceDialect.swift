@@ -148,6 +148,18 @@ public struct SalesforceDialect: EmulatorDialect {
             message: "The request body is larger than \(limit) bytes.", errorCode: "REQUEST_ENTITY_TOO_LARGE")]))
     }
 
+    /// The error answer of `error` on `request`'s route (``EmulatorDialect/answer(_:to:)``): the REST error array
+    /// (`REQUEST_RUNNING_TOO_LONG` for the server's request deadline), the OAuth form on the OAuth routes.
+    public func answer(_ error: MBaaSError, to request: TransportRequest) -> TransportResponse {
+        let path = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? request.url.path
+        guard let parsed = SalesforceRoute.parse(path: path) else {
+            let (status, item) = SalesforceErrorCodec.restError(for: error)
+            return SalesforceCall.errors(status, [item])
+        }
+        return SalesforceCall(dialect: self, request: request, route: parsed.route,
+                              version: parsed.version ?? SalesforceWire.defaultAPIVersion).errorResponse(error)
+    }
+
     /// `salesforce+http://CLIENT_ID:CLIENT_SECRET@host:port`.
     public func backendURL(host: String, port: Int) -> String {
         "salesforce+http://\(percentEncode(configuration.clientId)):\(percentEncode(configuration.clientSecret))@"
