@@ -33,9 +33,12 @@ public struct LocalBenchmark: Sendable {
     public var baselineScript: URL?
     /// The Python interpreter for ``baselineScript``, looked up in `PATH` when it has no slash.
     public var python: String
+    /// Point reads per side (`nil`: `min(records, 5000)`); the ids repeat when it is above `records`.
+    public var gets: Int?
 
     public init(records: Int = 20_000, chunkSize: Int = 500, pageSize: Int = 500, baselineScript: URL? = nil,
-                python: String = "python3") {
+                python: String = "python3", gets: Int? = nil) {
+        self.gets = gets
         self.records = records
         self.chunkSize = chunkSize
         self.pageSize = pageSize
@@ -83,11 +86,13 @@ public struct LocalBenchmark: Sendable {
         public var build: String
         public var measurements: [Measurement]
         public var script: ScriptRun
+        /// How many runs the figures are the median of (``LocalBenchmark/median(of:)``); 1 for one run.
+        public var runs: Int = 1
 
         public var json: JSON {
             .object([
                 "records": .int(Int64(records)), "chunkSize": .int(Int64(chunkSize)), "pageSize": .int(Int64(pageSize)),
-                "build": .string(build), "goalRatio": 0.5, "scriptGoalRatio": 1.0,
+                "build": .string(build), "runs": .int(Int64(runs)), "goalRatio": 0.5, "scriptGoalRatio": 1.0,
                 "results": .array(measurements.map { m in
                     .object(["name": .string(m.name), "detail": .string(m.detail), "unit": "records/s",
                              "local": .double(m.local.rounded()), "raw": .double(m.raw.rounded()),
@@ -109,8 +114,8 @@ public struct LocalBenchmark: Sendable {
                 f.maximumFractionDigits = 0
                 return f.string(from: NSNumber(value: x)) ?? String(Int(x))
             }
-            var lines = ["Local backend vs raw GRDB vs a plain Python script: \(records) records, \(build) build "
-                + "(goals: local/raw >= 0.5, local/script >= 1)", ""]
+            var lines = ["Local backend vs raw GRDB vs a plain Python script: \(records) records, \(build) build"
+                + (runs > 1 ? ", median of \(runs) runs " : " ") + "(goals: local/raw >= 0.5, local/script >= 1)", ""]
             let rows = measurements.map {
                 [$0.name, n($0.local), n($0.raw), $0.script.map(n) ?? "-", String(format: "%.2f", $0.ratio),
                  $0.scriptRatio.map { String(format: "%.2f", $0) } ?? "-", $0.detail]
@@ -137,7 +142,7 @@ public struct LocalBenchmark: Sendable {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let inputs = (0..<records).map(Self.fields)
-        let gets = min(records, 5000)
+        let gets = self.gets ?? min(records, 5000)
 
         // Local backend through its public API.
         let local = try LocalBackend(path: dir.appendingPathComponent("local.db").path)
@@ -239,6 +244,29 @@ public struct LocalBenchmark: Sendable {
             Measurement(name: "get", detail: "\(sample.count) point reads by id",
                         local: Double(sample.count) / localGet, raw: Double(rawSample.count) / rawGet, script: script["get"]),
         ], script: scriptRun)
+    }
+
+    /// One result from several runs of the same benchmark: per workload and column, the median of the runs (the
+    /// middle one for an odd count, the mean of the two middle ones for an even count). The runs alternate the sides
+    /// by construction (each runs Local, then raw GRDB, then the script), so a slow spell of the machine weighs on
+    /// every side. `nil` for no runs.
+    public static func median(of results: [Result]) -> Result? {
+        guard var first = results.first else { return nil }
+        func median(_ xs: [Double]) -> Double {
+            let s = xs.sorted()
+            return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+        }
+        first.measurements = first.measurements.map { m in
+            let same = results.compactMap { $0.measurements.first { $0.name == m.name } }
+            var out = m
+            out.local = median(same.map(\.local))
+            out.raw = median(same.map(\.raw))
+            let scripts = same.compactMap(\.script)
+            out.script = scripts.count == same.count ? median(scripts) : nil
+            return out
+        }
+        first.runs = results.count
+        return first
     }
 
     /// Runs the baseline script and parses the JSON object it prints. Foundation's `Process` exists on macOS and

@@ -134,9 +134,16 @@ public actor NCMBBackend: Backend, ParseFamilyClient {
 
     var currentSession: Session?
 
+    /// The core's HTTP client for this application (made once: its base URL and error decoder do not change).
+    nonisolated let http: HTTPAdapterClient
+    /// The request signer (made once: it holds the client key's HMAC state).
+    nonisolated let signer: NCMBSigner
+
     public init(configuration: NCMBConfiguration, context: BackendContext = BackendContext()) {
         self.configuration = configuration
         self.context = context
+        self.http = Self.httpClient(configuration, context)
+        self.signer = configuration.signer
     }
 
     /// What NCMB can do, with the reason for each thing it cannot (``NCMBWire/capabilities``, shared with the
@@ -163,7 +170,7 @@ public actor NCMBBackend: Backend, ParseFamilyClient {
     /// every request. Every vendor client sends it, GET and DELETE included: [sdk] ncmb_swift NCMBRequest.swift,
     /// ncmb_android NCMBRequest.java, ncmb_js lib/request.js; [doc] rest/common/query.html (its curl GET sends it).
     /// E415001 is NCMB's "unsupported Content-Type".
-    nonisolated var http: HTTPAdapterClient {
+    static func httpClient(_ configuration: NCMBConfiguration, _ context: BackendContext) -> HTTPAdapterClient {
         HTTPAdapterClient(name: "ncmb", displayName: "NCMB", baseURL: configuration.baseURL, timeout: configuration.timeout,
                           context: context, contentTypeWithoutBody: "application/json") { response, now, what in
             NCMBErrorBody.error(from: response, now: now, context: what)
@@ -177,7 +184,7 @@ public actor NCMBBackend: Backend, ParseFamilyClient {
         useSession: Bool = true, token explicitToken: String? = nil, timeout: TimeInterval? = nil,
         context what: String? = nil
     ) async throws(MBaaSError) -> TransportResponse {
-        try await sendSigned(method, base: configuration.baseURL, path: "/\(configuration.apiVersion)\(path)",
+        try await sendSigned(method, base: http.baseURL, path: "/\(configuration.apiVersion)\(path)",
                              query: query, body: body, useSession: useSession, token: explicitToken, timeout: timeout,
                              context: what)
     }
@@ -194,7 +201,7 @@ public actor NCMBBackend: Backend, ParseFamilyClient {
         request.headers.append(contentsOf: extra)
         let token = explicitToken ?? (useSession ? currentSession?.token : nil)
         if let token { request.headers[NCMBSigner.Header.sessionToken] = token }
-        let stringToSign = try configuration.signer.sign(&request, timestamp: ISO8601.format(context.now))
+        let stringToSign = try signer.sign(&request, timestamp: ISO8601.format(context.now))
         let response: TransportResponse
         do {
             response = try await http.send(request, path: path, context: what)
@@ -209,7 +216,7 @@ public actor NCMBBackend: Backend, ParseFamilyClient {
         // Successful responses only, as ncmb_unity (`req.error == null`) and ncmb_js (request.js rejects before
         // validating) check them; a response without the header is not checked (NCMBSigner.verifyResponse).
         if configuration.verifyResponseSignature {
-            try configuration.signer.verifyResponse(response, stringToSign: stringToSign)
+            try signer.verifyResponse(response, stringToSign: stringToSign)
         }
         return response
     }

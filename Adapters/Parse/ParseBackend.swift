@@ -106,9 +106,13 @@ public actor ParseBackend: Backend, ParseFamilyClient {
 
     var currentSession: Session?
 
+    /// The core's HTTP client for this application (made once: its base URL and error decoder do not change).
+    nonisolated let http: HTTPAdapterClient
+
     public init(configuration: ParseConfiguration, context: BackendContext = BackendContext()) {
         self.configuration = configuration
         self.context = context
+        self.http = Self.httpClient(configuration, context)
         var capabilities = ParseBackend.capabilities
         if configuration.masterKey != nil {
             // The master key deletes files and administers users, roles and classes (ParseBackend+Administration).
@@ -131,7 +135,7 @@ public actor ParseBackend: Backend, ParseFamilyClient {
     typealias Body = HTTPRequestBody
 
     /// The core's HTTP client for this application: the mount point in the base URL and Parse's error decoder.
-    nonisolated var http: HTTPAdapterClient {
+    static func httpClient(_ configuration: ParseConfiguration, _ context: BackendContext) -> HTTPAdapterClient {
         HTTPAdapterClient(name: "parse", displayName: "Parse", baseURL: configuration.baseURL + configuration.mount,
                           timeout: configuration.timeout, context: context) { response, now, what in
             ParseErrorBody.error(from: response, now: now, context: what)

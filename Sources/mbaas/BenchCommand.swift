@@ -27,16 +27,27 @@ struct BenchCommand: AsyncParsableCommand {
         var script: String?
         @Option(help: "The Python interpreter that runs the script") var python = "python3"
         @Flag(name: .customLong("no-script"), help: "Leave the Python script column out") var noScript = false
+        @Option(help: "Run the whole benchmark this many times and report each figure's median (default 1)") var runs = 1
+        @Option(help: "Point reads per side (default: the smaller of --records and 5000; ids repeat above --records)")
+        var gets: Int?
 
         func validate() throws {
             if records < 1 || chunkSize < 1 || pageSize < 1 { throw ValidationError("--records, --chunk-size and --page-size must be >= 1") }
+            guard (1...25).contains(runs) else { throw ValidationError("--runs must be between 1 and 25") }
+            if let gets, gets < 1 { throw ValidationError("--gets must be >= 1") }
         }
 
         func run() async throws {
             try await runReportingErrors {
                 let baseline = noScript ? nil : script.map { URL(fileURLWithPath: $0) } ?? LocalBenchmark.defaultBaselineScript()
-                let result = try await LocalBenchmark(records: records, chunkSize: chunkSize, pageSize: pageSize,
-                                                      baselineScript: baseline, python: python).run()
+                let benchmark = LocalBenchmark(records: records, chunkSize: chunkSize, pageSize: pageSize,
+                                               baselineScript: baseline, python: python, gets: gets)
+                var results: [LocalBenchmark.Result] = []
+                for run in 1...runs {
+                    if runs > 1 { Terminal.writeErr("bench local: run \(run) of \(runs)\n") }
+                    results.append(try await benchmark.run())
+                }
+                let result = LocalBenchmark.median(of: results)!
                 emit(result.json, table: result.table, format: format ?? defaultFormat())
             }
         }
