@@ -12,15 +12,20 @@ import FoundationNetworking
 struct BenchMigrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
-        abstract: "Migration throughput (synthetic NCMB export) into SQLite and PocketBase, next to a per-record loop and a direct /api/batch loader.",
+        abstract: "Migration throughput (synthetic NCMB export) into SQLite, PocketBase and PostgreSQL, next to a per-record loop and a direct /api/batch loader.",
         discussion: """
             Build with -c release: swift build -c release --product mbaas && .build/release/mbaas bench migrate --records 100000. \
-            PocketBase runs only with --pocketbase URL (a superuser URL) or MBAAS_POCKETBASE_URL. Not a test.
+            PocketBase runs only with --pocketbase URL (a superuser URL) or MBAAS_POCKETBASE_URL; PostgreSQL only with \
+            --postgres URL or MBAAS_POSTGRES_URL (its baseline, Benchmarks/postgres_baseline.py, needs psycopg: --postgres-python). Not a test.
             """)
     @Option(help: "Records in the synthetic export") var records = 100_000
     @Option(name: .customLong("loop-records"), help: "Records for the per-record create loops (a rate, so fewer suffice)") var loopRecords = 2000
     @Option(help: "A PocketBase superuser URL (default: $MBAAS_POCKETBASE_URL; no PocketBase part without one)") var pocketbase: String?
     @Option(name: .customLong("loader-concurrency"), help: "Requests in flight for the direct PocketBase loader") var loaderConcurrency = 4
+    @Option(help: "A PostgreSQL URL (default: $MBAAS_POSTGRES_URL; no PostgreSQL part without one): the migration into a fresh schema next to Benchmarks/postgres_baseline.py")
+    var postgres: String?
+    @Option(name: .customLong("postgres-python"), help: "The Python interpreter with psycopg that runs Benchmarks/postgres_baseline.py (default python3)")
+    var postgresPython = "python3"
     @Option(help: "Output format: json or table") var format: OutputFormat?
 
     struct Row {
@@ -122,6 +127,9 @@ struct BenchMigrate: AsyncParsableCommand {
                                 records: created, seconds: usersSeconds))
                 await pb.close()
             }
+            if let url = postgres ?? ProcessInfo.processInfo.environment["MBAAS_POSTGRES_URL"], !url.isEmpty {
+                rows += try await postgresRows(url: url, export: export, source: source, scratch: scratch)
+            }
             let json = JSON.object([
                 "records": .int(Int64(records)),
                 "results": .array(rows.map {
@@ -133,6 +141,10 @@ struct BenchMigrate: AsyncParsableCommand {
             for r in rows {
                 table += r.target.padding(toLength: 12, withPad: " ", startingAt: 0) + r.method.padding(toLength: 58, withPad: " ", startingAt: 0)
                     + String(format: r.rate >= 100 ? "%9d %9.2f %9.0f\n" : "%9d %9.2f %9.3g\n", r.records, r.seconds, r.rate)
+            }
+            if let m = rows.first(where: { $0.target == "postgres" && $0.method == "mbaas migrate" }),
+               let p = rows.first(where: { $0.target == "postgres" && $0.method.hasPrefix("psycopg script") }), p.rate > 0 {
+                table += String(format: "postgres: migrate / psycopg script = %.2fx\n", m.rate / p.rate)
             }
             for target in ["sqlite", "pocketbase"] {
                 guard let m = rows.first(where: { $0.target == target && $0.method == "mbaas migrate" }),

@@ -248,6 +248,9 @@ struct ServeCommand: AsyncParsableCommand {
             await Self.close(store)
             throw error
         }
+        if dialect.name == "salesforce", data != nil {
+            Terminal.writeErr("mbaas serve: note: the Salesforce dialect keeps OAuth tokens and query cursors in this process: a restart ends every session, and another instance on the same --data does not accept this one's tokens (docs/emulator.md, \"Several instances, one database\")\n")
+        }
         if !EmulatorServer.isLoopback(host) && tls == nil {
             Terminal.writeErr("mbaas serve: warning: listening on \(host) over plain HTTP (--allow-remote): anyone who can reach it sees keys, session tokens and data in the clear; put TLS in front of it\n")
         }
