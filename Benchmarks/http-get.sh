@@ -24,7 +24,8 @@
 #
 # Printed per row: requests/s, the ratio to the PocketBase row, and the server's peak resident memory (VmHWM from
 # /proc, the mbaas or pocketbase process; for PostgreSQL rows the mbaas instances only, the database's own processes
-# are not counted). Stops every server on exit.
+# are not counted). Linux only (bash 4, /proc). Stops every server it started on exit, PocketBase and PostgreSQL
+# included (each with a state file of its own: a server you already run is left alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION="${1:-10}"; CONNECTIONS="${2:-32}"; THREADS="${3:-2}"
@@ -34,12 +35,12 @@ MBAAS=.build/release/mbaas
 command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2; exit 2; }
 
 tmp=$(mktemp -d)
+export POCKETBASE_STATE="$tmp/pocketbase.env" POSTGRES_STATE="$tmp/postgres.env"
 pids=()
-pg_started=
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
-  .ci/pocketbase.sh stop >/dev/null 2>&1 || true
-  [ -n "$pg_started" ] && POSTGRES_STATE="$tmp/postgres.env" .ci/postgres.sh stop >/dev/null 2>&1 || true
+  [ -f "$POCKETBASE_STATE" ] && .ci/pocketbase.sh stop >/dev/null 2>&1 || true
+  [ -f "$POSTGRES_STATE" ] && .ci/postgres.sh stop >/dev/null 2>&1 || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -51,13 +52,18 @@ json_field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[s
 peak_kb() { awk '/VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 declare -A RPS MEM
 
-# Runs wrk on URL with extra header arguments; prints requests/s; fails on any non-2xx answer.
+# Runs wrk on URL with extra header arguments; prints requests/s; fails on a wrk failure, any non-2xx answer or any
+# socket error (the caller checks that a number came out).
 load() {
   local name=$1 url=$2 threads=$3 connections=$4; shift 4
-  wrk -t"$threads" -c"$connections" -d"${DURATION}s" "$@" "$url" >"$tmp/$name.wrk"
-  if grep -q "Non-2xx" "$tmp/$name.wrk"; then echo "$name answered errors:" >&2; cat "$tmp/$name.wrk" >&2; exit 1; fi
+  if ! wrk -t"$threads" -c"$connections" -d"${DURATION}s" "$@" "$url" >"$tmp/$name.wrk" 2>&1 \
+     || grep -qE "Non-2xx|Socket errors" "$tmp/$name.wrk"; then
+    echo "$name: the load failed or the server answered errors:" >&2; cat "$tmp/$name.wrk" >&2; return 1
+  fi
   awk '/Requests\/sec/ {print $2}' "$tmp/$name.wrk"
 }
+# Fails unless $2 is a number (what load printed for row $1).
+number() { [[ "$2" =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "$1: no requests/s measured" >&2; exit 1; }; }
 
 # Starts `mbaas serve` with the given arguments; sets SERVE_PID and SERVE_JSON (the start line's file).
 serve() {
@@ -66,7 +72,11 @@ serve() {
   "$MBAAS" serve "$@" --format json >"$SERVE_JSON" 2>"$tmp/$name.err" &
   SERVE_PID=$!
   pids+=("$SERVE_PID")
-  for _ in $(seq 100); do [ -s "$SERVE_JSON" ] && return 0; sleep 0.1; done
+  for _ in $(seq 100); do
+    [ -s "$SERVE_JSON" ] && return 0
+    kill -0 "$SERVE_PID" 2>/dev/null || break
+    sleep 0.1
+  done
   echo "$name: mbaas serve did not start:" >&2; cat "$tmp/$name.err" >&2; exit 1
 }
 stop() { kill "$1"; wait "$1" 2>/dev/null || true; }
@@ -93,18 +103,16 @@ ncmb_row() {
   read -r get stamp sig < <(ncmb_get "$SERVE_JSON")
   RPS[$name]=$(load "$name" "$get" "$THREADS" "$CONNECTIONS" \
     -H "X-NCMB-Application-Key: $APP" -H "X-NCMB-Timestamp: $stamp" -H "X-NCMB-Signature: $sig")
+  number "$name" "${RPS[$name]}"
   MEM[$name]=$(peak_kb "$SERVE_PID")
   stop "$SERVE_PID"
 }
 
-postgres_url() {
-  if [ -z "$pg_started" ]; then
-    POSTGRES_STATE="$tmp/postgres.env" .ci/postgres.sh start >/dev/null
-    pg_started=1
-  fi
+# Starts the throwaway cluster once (in this shell, so that cleanup finds its state file); sets MBAAS_POSTGRES_URL.
+ensure_postgres() {
+  [ -f "$POSTGRES_STATE" ] || .ci/postgres.sh start >/dev/null
   # shellcheck disable=SC1090
-  eval "$(POSTGRES_STATE="$tmp/postgres.env" .ci/postgres.sh env)"
-  echo "$MBAAS_POSTGRES_URL"
+  eval "$(.ci/postgres.sh env)"
 }
 
 for row in $ROWS; do
@@ -128,17 +136,19 @@ PY
     pb_get="$pb_base/api/collections/bench/records/$pb_id"
     curl -fsS "$pb_get" >/dev/null
     RPS[$row]=$(load "$row" "$pb_get" "$THREADS" "$CONNECTIONS")
-    # shellcheck disable=SC1091
-    MEM[$row]=$(peak_kb "$(. .tools/pocketbase.env; echo "$POCKETBASE_PID")")
+    number "$row" "${RPS[$row]}"
+    # shellcheck disable=SC1090
+    MEM[$row]=$(peak_kb "$(. "$POCKETBASE_STATE"; echo "$POCKETBASE_PID")")
     PB_VERSION=$(.tools/venv/bin/pocketbase --version | awk '{print $3}')
     .ci/pocketbase.sh stop >/dev/null
     ;;
   ncmb-memory) ncmb_row "$row" ;;
   ncmb-memory-no-deadline) ncmb_row "$row" --request-timeout 0 ;;
   ncmb-file) ncmb_row "$row" --data "$tmp/ncmb.db" --password-cost light ;;
-  ncmb-postgres) ncmb_row "$row" --data "$(postgres_url)?schema=bench1" --password-cost light ;;
+  ncmb-postgres) ensure_postgres; ncmb_row "$row" --data "$MBAAS_POSTGRES_URL?schema=bench1" --password-cost light ;;
   ncmb-postgres-x2)
-    url="$(postgres_url)?schema=bench2"
+    ensure_postgres
+    url="$MBAAS_POSTGRES_URL?schema=bench2"
     serve "$row-a" --dialect ncmb --application-key "$APP" --client-key "$CLIENT" --data "$url" --password-cost light
     a_pid=$SERVE_PID; a_json=$SERVE_JSON
     serve "$row-b" --dialect ncmb --application-key "$APP" --client-key "$CLIENT" --data "$url" --password-cost light
@@ -152,7 +162,9 @@ PY
     la=$!
     load "$row-b" "$get_b" "$half_t" "$half_c" "${headers[@]}" >"$tmp/b.rps" &
     lb=$!
+    pids+=("$la" "$lb")
     wait "$la"; wait "$lb"
+    number "$row-a" "$(cat "$tmp/a.rps")"; number "$row-b" "$(cat "$tmp/b.rps")"
     RPS[$row]=$(python3 -c 'import sys; print(f"{float(sys.argv[1]) + float(sys.argv[2]):.2f}")' "$(cat "$tmp/a.rps")" "$(cat "$tmp/b.rps")")
     MEM[$row]="$(peak_kb "$a_pid")+$(peak_kb "$b_pid")"
     stop "$a_pid"; stop "$b_pid"
@@ -171,6 +183,7 @@ PY
     curl -fsS --cacert "$ca" "$sf_get" -H "Authorization: Bearer $token" >/dev/null
     # wrk does not verify certificates; the curl calls above did, with the printed CA.
     RPS[$row]=$(load "$row" "$sf_get" "$THREADS" "$CONNECTIONS" -H "Authorization: Bearer $token")
+    number "$row" "${RPS[$row]}"
     MEM[$row]=$(peak_kb "$SERVE_PID")
     stop "$SERVE_PID"
     ;;

@@ -247,9 +247,10 @@ public struct LocalBenchmark: Sendable {
     }
 
     /// One result from several runs of the same benchmark: per workload and column, the median of the runs (the
-    /// middle one for an odd count, the mean of the two middle ones for an even count). The runs alternate the sides
-    /// by construction (each runs Local, then raw GRDB, then the script), so a slow spell of the machine weighs on
-    /// every side. `nil` for no runs.
+    /// middle value; for an even count, the mean of the two middle ones). Each run measures the sides one after another
+    /// (Local, then raw GRDB, then the script), so a slow spell of the machine may fall on one side of one run;
+    /// repeated runs alternate the sides, and the median leaves such a run out. The ratios are of the medians.
+    /// `nil` for no runs.
     public static func median(of results: [Result]) -> Result? {
         guard var first = results.first else { return nil }
         func median(_ xs: [Double]) -> Double {

@@ -26,9 +26,22 @@ public protocol EmulatorDialect: Sendable {
     /// The vendor's error answer to `request` for an error raised outside ``respond(to:)``: the server's request
     /// deadline (``EmulatorServer/requestTimeout``, an ``MBaaSCore/MBaaSError/Kind/unavailable`` error with a
     /// ``MBaaSCore/QueryTimeLimitExceeded`` of scope `request` underneath) answers the vendor's timeout-style error.
+    /// The default answers 503 with `{"error": message}`: a dialect names its vendor's form.
     func answer(_ error: MBaaSError, to request: TransportRequest) -> TransportResponse
+    /// Whether an answer of ``respond(to:)`` is a success. The default is a 2xx status; a vendor that answers
+    /// errors with 200 (AppPot) reads its body.
+    func isSuccess(_ response: TransportResponse) -> Bool
     /// The backend URL a client uses to reach this dialect at `host:port` (`ncmb+http://KEY:SECRET@127.0.0.1:8080`).
     func backendURL(host: String, port: Int) -> String
+}
+
+extension EmulatorDialect {
+    public func answer(_ error: MBaaSError, to request: TransportRequest) -> TransportResponse {
+        TransportResponse(status: .init(code: 503), headers: [.contentType: "application/json"],
+                          body: JSON.object(["error": .string(error.message)]).data())
+    }
+
+    public func isSuccess(_ response: TransportResponse) -> Bool { (200..<300).contains(response.status.code) }
 }
 
 /// An ``HTTPTransport`` that hands each request to a dialect in-process: no socket, same answers as the server.

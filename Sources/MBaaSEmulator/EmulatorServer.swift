@@ -37,11 +37,9 @@ import Darwin
 /// - Requests are logged at debug level (method, path, status), never with headers or bodies.
 /// - A connection with no request under way (just opened and silent, half-open, or kept alive between requests) is
 ///   closed after ``idleTimeout`` (30 s by default), so idle sockets cannot pile up.
-/// - A request still under way after ``requestTimeout`` (30 s by default) is cancelled: the store interrupts the
-///   statement it runs (GRDB and postgres-nio stop on cancellation). If the work still ends in a success (it committed
-///   before it noticed), that success is the answer; otherwise the answer is the dialect's timeout-style error
-///   (``EmulatorDialect/answer(_:to:)`` with a ``MBaaSCore/QueryTimeLimitExceeded`` of scope `request`). A client is
-///   therefore never told that a write failed when it was made. Other requests are served meanwhile.
+/// - A request still under way after ``requestTimeout`` (30 s by default) is cancelled and answered with the
+///   dialect's timeout-style error once its work has stopped, unless that work still succeeded (``RequestDeadline``
+///   says what stops on cancellation and what runs to its end). Other requests are served meanwhile.
 @available(macOS 14, iOS 17, tvOS 17, *)
 public struct EmulatorServer: Sendable {
     public let dialect: any EmulatorDialect
@@ -157,7 +155,8 @@ public struct EmulatorServer: Sendable {
     public var scheme: String { tls == nil ? "http" : "https" }
 
     func application(onRunning: @escaping @Sendable (Int) async -> Void) throws -> some ApplicationProtocol {
-        let responder = DialectResponder(dialect: dialect, scheme: scheme, requestTimeout: requestTimeout, logger: logger)
+        let responder = DialectResponder(dialect: dialect, scheme: scheme, deadline: requestTimeout.map(RequestDeadline.init),
+                                         logger: logger)
         let nanoseconds = idleTimeout.components.seconds * 1_000_000_000 + idleTimeout.components.attoseconds / 1_000_000_000
         let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: .nanoseconds(max(1, nanoseconds))))
         let server = try tls.map { try HTTPServerBuilder.tls(http1, tlsConfiguration: $0.configuration) } ?? http1
@@ -183,8 +182,8 @@ struct DialectResponder: HTTPResponder {
     let dialect: any EmulatorDialect
     /// `http` or `https`: the scheme of the URLs handed to the dialect.
     let scheme: String
-    /// The request deadline (``EmulatorServer/requestTimeout``).
-    let requestTimeout: Duration?
+    /// The request deadline (``EmulatorServer/requestTimeout``), one per server.
+    let deadline: RequestDeadline?
     let logger: Logger
 
     func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
@@ -203,7 +202,8 @@ struct DialectResponder: HTTPResponder {
             if tooLarge {
                 answer = dialect.requestTooLarge(limit: limit)
             } else {
-                answer = await RequestDeadline.answer(coreRequest(request, body: body), by: dialect, within: requestTimeout)
+                let core = coreRequest(request, body: body)
+                if let deadline { answer = await deadline.answer(core, by: dialect) } else { answer = await dialect.respond(to: core) }
             }
         }
         logger.debug("emulator", metadata: [

@@ -1,46 +1,117 @@
 import Foundation
 public import MBaaSCore
 
-/// The server's deadline for one request (``EmulatorServer/requestTimeout``).
+/// The server's deadline for every request (``EmulatorServer/requestTimeout``).
 ///
 /// # Contract
-/// - The dialect's work and a timer run as two child tasks; the first to end decides.
-/// - Work that ends first is the answer, and the timer is cancelled.
-/// - When the timer ends first the work is cancelled (GRDB interrupts its SQLite statement, postgres-nio its query)
-///   and awaited: a success it still reaches (a write committed before it noticed) is the answer, so that no client is
-///   told a write failed when it was made; any other outcome is replaced by the dialect's timeout-style error for an
-///   ``MBaaSCore/MBaaSError/Kind/unavailable`` error with a ``MBaaSCore/QueryTimeLimitExceeded`` of scope `request`.
-/// - Without a deadline the dialect answers directly.
-public enum RequestDeadline {
-    /// Answers `request` with `dialect`, within `deadline` (see the type's contract).
-    public static func answer(_ request: TransportRequest, by dialect: any EmulatorDialect,
-                              within deadline: Duration?) async -> TransportResponse {
-        guard let deadline else { return await dialect.respond(to: request) }
-        return await withTaskGroup(of: TransportResponse?.self) { group in
-            group.addTask { await dialect.respond(to: request) }
-            group.addTask {
-                // nil: the deadline passed (or the work ended first and this timer was cancelled).
-                try? await Task.sleep(for: deadline)
-                return nil
+/// - Each request's work runs in a task of its own. One watchdog task per deadline (not a timer per request) wakes
+///   every tenth of the deadline (at least every millisecond, at most every 250 ms) and cancels the work of every
+///   request past its deadline; it ends by itself when no request is under way.
+/// - The answer is always the work's own outcome, awaited: the deadline never answers for work still running.
+///   Cancellation interrupts what listens for it: GRDB's asynchronous reads and writes (`sqlite3_interrupt`) and every
+///   `await` that checks for it. A synchronous step (the Local store's point read, a regular expression on one
+///   value: at most 250 ms) runs to its end first; PostgreSQL's client (postgres-nio) does not cancel a statement the
+///   server is running, so a request on PostgreSQL is answered when its statement ends.
+/// - If the work was cancelled for time and did not succeed (``EmulatorDialect/isSuccess(_:)``), the answer is the
+///   dialect's timeout-style error (``EmulatorDialect/answer(_:to:)`` for an ``MBaaSCore/MBaaSError/Kind/unavailable``
+///   error with a ``MBaaSCore/QueryTimeLimitExceeded`` of scope `request`). A success it still reached (a write that
+///   committed before it noticed) is answered as the success it is: no client is told a write failed when it was made.
+/// - A request whose own task is cancelled (the server shutting down) cancels its work, which answers as it does.
+public final class RequestDeadline: Sendable {
+    /// How long one request may run.
+    public let limit: Duration
+    private let watch: Watch
+
+    public init(_ limit: Duration) {
+        self.limit = limit
+        let nanoseconds = Self.nanoseconds(limit)
+        watch = Watch(tick: min(max(nanoseconds / 10, 1_000_000), 250_000_000))
+    }
+
+    /// Answers `request` with `dialect` within ``limit`` (see the type's contract).
+    public func answer(_ request: TransportRequest, by dialect: any EmulatorDialect) async -> TransportResponse {
+        let work = Task { await dialect.respond(to: request) }
+        let deadline = DispatchTime.now().uptimeNanoseconds &+ Self.nanoseconds(limit)
+        let key = watch.add(deadline: deadline) { work.cancel() }
+        let response = await withTaskCancellationHandler { await work.value } onCancel: { work.cancel() }
+        guard watch.remove(key), !dialect.isSuccess(response) else { return response }
+        return dialect.answer(MBaaSError(
+            .unavailable,
+            "the request did not finish within the server's deadline of \(Self.shown(limit)) (mbaas serve --request-timeout) and was stopped; narrow the query or try again",
+            underlying: QueryTimeLimitExceeded(limit: Double(Self.nanoseconds(limit)) / 1e9, scope: .request)), to: request)
+    }
+
+    /// `30 s`, `1.5 s`, `20 ms`.
+    static func shown(_ d: Duration) -> String {
+        let ns = nanoseconds(d)
+        if ns >= 1_000_000_000 {
+            let s = Double(ns) / 1e9
+            return s == s.rounded() ? "\(Int(s)) s" : String(format: "%.3g s", s)
+        }
+        return "\(Int((Double(ns) / 1e6).rounded())) ms"
+    }
+
+    static func nanoseconds(_ d: Duration) -> UInt64 {
+        let c = d.components
+        return UInt64(max(0, c.seconds)) * 1_000_000_000 + UInt64(max(0, c.attoseconds) / 1_000_000_000)
+    }
+
+    /// The requests under way, their deadlines and how to stop them; the watchdog task runs while any is listed.
+    final class Watch: @unchecked Sendable {
+        private struct Entry {
+            var deadline: UInt64
+            var cancel: @Sendable () -> Void
+            var fired = false
+        }
+        private let lock = NSLock()
+        private var entries: [UInt64: Entry] = [:]
+        private var nextKey: UInt64 = 0
+        private var watching = false
+        private let tick: UInt64
+
+        init(tick: UInt64) { self.tick = tick }
+
+        /// Lists a request; starts the watchdog when none runs.
+        func add(deadline: UInt64, cancel: @escaping @Sendable () -> Void) -> UInt64 {
+            lock.lock()
+            nextKey &+= 1
+            let key = nextKey
+            entries[key] = Entry(deadline: deadline, cancel: cancel)
+            let start = !watching
+            watching = true
+            lock.unlock()
+            if start { Task.detached { await self.run() } }
+            return key
+        }
+
+        /// Unlists a request; `true` when the watchdog cancelled it for time.
+        func remove(_ key: UInt64) -> Bool {
+            lock.lock()
+            defer { lock.unlock() }
+            return entries.removeValue(forKey: key)?.fired ?? false
+        }
+
+        private func run() async {
+            while true {
+                try? await Task.sleep(nanoseconds: tick)
+                let (due, stop) = sweep(now: DispatchTime.now().uptimeNanoseconds)
+                for cancel in due { cancel() }
+                if stop { return }
             }
-            var timedOut = false
-            while let next = await group.next() {
-                guard let answer = next else {
-                    if timedOut { continue }
-                    timedOut = true
-                    group.cancelAll()
-                    continue
-                }
-                group.cancelAll()
-                if !timedOut || (200..<300).contains(answer.status.code) { return answer }
-                break
+        }
+
+        /// Marks the requests past their deadline and returns how to cancel them; `stop` when none is listed (the
+        /// watchdog then ends, and the next request starts another).
+        private func sweep(now: UInt64) -> (due: [@Sendable () -> Void], stop: Bool) {
+            lock.lock()
+            defer { lock.unlock() }
+            var due: [@Sendable () -> Void] = []
+            for (key, entry) in entries where !entry.fired && entry.deadline <= now {
+                entries[key]?.fired = true
+                due.append(entry.cancel)
             }
-            let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
-            let shown = seconds >= 1 ? "\(Int(seconds)) s" : "\(Int((seconds * 1000).rounded())) ms"
-            return dialect.answer(MBaaSError(
-                .unavailable,
-                "the request did not finish within the server's deadline of \(shown) (mbaas serve --request-timeout) and was stopped; narrow the query or try again",
-                underlying: QueryTimeLimitExceeded(limit: seconds, scope: .request)), to: request)
+            if entries.isEmpty { watching = false }
+            return (due, entries.isEmpty)
         }
     }
 }

@@ -25,14 +25,16 @@ extension BenchMigrate {
         rows += clock.rows(target: "postgres", report: report)
         await pg.close()
 
+        let leftover = "postgres: schema bench_\(run) (the migration's \(records) records) is left in the database: DROP SCHEMA bench_\(run) CASCADE"
         guard let script = Self.postgresBaselineScript() else {
             printNote("postgres: Benchmarks/postgres_baseline.py not found; the psycopg row is left out")
+            printNote(leftover)
             return rows
         }
         do {
             let out = try Self.runScript(python: postgresPython, arguments: [
-                script.path, "--url", url.components(separatedBy: "?")[0], "--schema", "bench_py_\(run)", "--export", export.path,
-            ])
+                script.path, "--schema", "bench_py_\(run)", "--export", export.path, "--also-drop", "bench_\(run)",
+            ], environment: ["MBAAS_BASELINE_POSTGRES_URL": url.components(separatedBy: "?")[0]])
             guard let n = out["records"]?.intValue, let s = out["seconds"]?.doubleValue else {
                 throw MBaaSError(.unavailable, "the script printed no records/seconds")
             }
@@ -40,6 +42,7 @@ extension BenchMigrate {
             rows.append(Row(target: "postgres", method: "psycopg script, executemany, 500 per commit", records: Int(n), seconds: s))
         } catch {
             printNote("postgres: the psycopg script did not run (\(MBaaSError.describe(error))); its row is left out. Install psycopg for \(postgresPython): pip install 'psycopg[binary]'")
+            printNote(leftover)
         }
         return rows
     }
@@ -54,9 +57,11 @@ extension BenchMigrate {
         return FileManager.default.fileExists(atPath: source.path) ? source : nil
     }
 
-    /// Runs `python arguments…` and parses the JSON object it prints; its stderr is the error when it fails.
-    static func runScript(python: String, arguments: [String]) throws -> JSONObject {
+    /// Runs `python arguments…` with `environment` added and parses the JSON object it prints; its stderr is the
+    /// error when it fails. Standard error goes to a file, so that neither pipe can fill while the other is read.
+    static func runScript(python: String, arguments: [String], environment: [String: String] = [:]) throws -> JSONObject {
         let process = Process()
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         if python.contains("/") {
             process.executableURL = URL(fileURLWithPath: python)
             process.arguments = arguments
@@ -64,14 +69,17 @@ extension BenchMigrate {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = [python] + arguments
         }
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let errFile = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-bench-\(UUID().uuidString).err")
+        FileManager.default.createFile(atPath: errFile.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: errFile) }
         process.standardOutput = out
-        process.standardError = err
+        process.standardError = try FileHandle(forWritingTo: errFile)
         process.standardInput = FileHandle.nullDevice
         try process.run()
         let output = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        let errors = (try? Data(contentsOf: errFile)) ?? Data()
         guard process.terminationStatus == 0 else {
             let last = String(decoding: errors, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
             throw MBaaSError(.unavailable, "exit \(process.terminationStatus): \(last)")

@@ -61,7 +61,8 @@ struct ServeCommand: AsyncParsableCommand {
             and MBAAS_NCMB_CLIENT_KEY instead of the command line. It listens on loopback; another --host needs \
             --allow-remote (it speaks plain HTTP) and warns on start. A connection with no request under way is closed \
             after --idle-timeout seconds (30); a request still running after --request-timeout seconds (30; 0: none) is \
-            stopped and answered with the dialect's timeout error (a write that completed is answered as done). It logs requests with --verbose (method, path, status; never headers or bodies), and stops on \
+            cancelled and, once its work has stopped, answered with the dialect's timeout error (a write that completed \
+            is answered as done; a statement PostgreSQL runs is not interrupted). It logs requests with --verbose (method, path, status; never headers or bodies), and stops on \
             Ctrl-C or SIGTERM (exit status 130 or 143 after a graceful shutdown).
 
             The emulator is MBaaSKit's own reading of each vendor: a pass against it proves consistency with that \
@@ -86,7 +87,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may stay open with no request under way (default 30).")
     var idleTimeout: Int = 30
 
-    @Option(name: .customLong("request-timeout"), help: "Seconds one request may run before it is stopped and answered with the dialect's timeout error (default 30; 0: no deadline).")
+    @Option(name: .customLong("request-timeout"), help: "Seconds one request may run before it is cancelled and answered with the dialect's timeout error once its work stops (default 30; 0: no deadline).")
     var requestTimeout: Double = 30
 
     @Option(help: "The port (default 0: a free port, printed on start).")

@@ -189,8 +189,9 @@ extension KiiErrorBody {
     }
 
     /// The error body a server answers for an ``MBaaSError`` (server direction): `QUERY_TIMEOUT` (503) for work
-    /// stopped for time (``MBaaSCore/QueryTimeLimitExceeded``: a query's matching budget or the server's request
-    /// deadline) [doc: kii.md §4.3, the query reference's errors], else its vendor code when it is a Kii code (one of
+    /// stopped for time (``MBaaSCore/QueryTimeLimitExceeded``: a query's matching budget [doc: kii.md §4.3, the query
+    /// reference's errors] or the server's request deadline, any request [inferred: Kii documents no other timeout
+    /// code]), else its vendor code when it is a Kii code (one of
     /// ``statuses``), else the code of its kind (``code(forKind:)``). The message is the error's own.
     public init(_ error: MBaaSError, extras: JSONObject = [:]) {
         if QueryTimeLimitExceeded.isTimeLimit(error) {

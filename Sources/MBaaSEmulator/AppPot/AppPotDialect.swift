@@ -217,6 +217,13 @@ public struct AppPotDialect: EmulatorDialect {
         AppPotErrorBody(error).response()
     }
 
+    /// AppPot answers most errors with HTTP 200 and `"status":"error"` in the body: a success is a 2xx whose body
+    /// does not say so.
+    public func isSuccess(_ response: TransportResponse) -> Bool {
+        guard (200..<300).contains(response.status.code) else { return false }
+        return (try? JSON.parse(response.body))?["status"]?.stringValue != "error"
+    }
+
     /// `apppot+http://KEY@host:port/apppot?company=N&app=ID&version=V`.
     public func backendURL(host: String, port: Int) -> String {
         let h = host.contains(":") ? "[\(host)]" : host

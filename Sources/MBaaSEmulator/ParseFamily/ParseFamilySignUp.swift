@@ -35,8 +35,12 @@ struct ParseFamilySignUp {
         fields["username"] = .string(username)
         if let email { fields["email"] = .string(email) }
         if let authData { fields["authData"] = try value(authData, "authData") }
-        let profile = try await store.sharing(session: session, administrative: false).create(
-            Record(className: "_User", id: session.userId, acl: profileACL ?? ACL.publicRead(owner: session.userId), fields: fields))
+        // The account exists from here on: its profile is written even when the request is cancelled meanwhile (the
+        // server's request deadline), in a task of its own that cancellation does not reach, so that a sign-up is
+        // never half made and answered as failed.
+        let user = store.sharing(session: session, administrative: false)
+        let record = Record(className: "_User", id: session.userId, acl: profileACL ?? ACL.publicRead(owner: session.userId), fields: fields)
+        let profile = try await Task { try await user.create(record) }.value
         return (session, profile)
     }
 }

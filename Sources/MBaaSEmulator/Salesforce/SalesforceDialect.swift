@@ -152,7 +152,10 @@ public struct SalesforceDialect: EmulatorDialect {
     /// (`REQUEST_RUNNING_TOO_LONG` for the server's request deadline), the OAuth form on the OAuth routes.
     public func answer(_ error: MBaaSError, to request: TransportRequest) -> TransportResponse {
         let path = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? request.url.path
-        guard let parsed = SalesforceRoute.parse(path: path) else {
+        // userinfo answers its errors 403 Bad_OAuth_Token, on which the Mobile SDK refreshes its token: a timeout
+        // is no token problem, so it gets the REST error array there.
+        guard let parsed = SalesforceRoute.parse(path: path),
+              !(parsed.route == .userinfo && QueryTimeLimitExceeded.isTimeLimit(error)) else {
             let (status, item) = SalesforceErrorCodec.restError(for: error)
             return SalesforceCall.errors(status, [item])
         }
