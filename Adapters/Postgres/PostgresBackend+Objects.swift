@@ -85,6 +85,12 @@ extension PostgresBackend {
             if case .create(let r) = $0 { PostgresStore.encodeInsert(r) } else { nil }
         }
         do {
+            if operations.allSatisfy({ if case .create = $0 { true } else { false } }) {
+                let records = try await writing { conn, principal in
+                    try await store.insertAll(conn, encoded.map { $0! }, operations: operations, principal: principal, now: store.nowMillis)
+                }
+                return records.map(BatchResult.success)
+            }
             let records = try await writing { conn, principal in
                 let now = store.nowMillis
                 var records: [Record] = []

@@ -35,6 +35,11 @@ struct PGSQL: Sendable {
         return "$\(binds.count)"
     }
 
+    mutating func bind(_ value: [Int64]) -> String {
+        binds.append(value)
+        return "$\(binds.count)"
+    }
+
     /// Bytes as `bytea` (through a `ByteBuffer`: `Data`'s own encoding is the throwing kind).
     mutating func bind(_ value: Data) -> String {
         var buffer = ByteBufferAllocator().buffer(capacity: value.count)

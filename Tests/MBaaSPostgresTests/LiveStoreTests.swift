@@ -59,6 +59,38 @@ extension LiveTests {
             #expect(try await backend.count(Query("Numbers", predicate: .compare("d2", .lt, .int(0)))) == 1)
         }
 
+        @Test("a batch of creates is one INSERT: every record written with its ACL or none, a taken id (in the table or twice in the batch) fails that operation by index and writes nothing")
+        func batchOfCreates() async throws {
+            let backend = try await Live.fresh(administrative: true)
+            defer { Task { await Live.drop(backend) } }
+            let stamp = Date(timeIntervalSince1970: 1_700_000_000.123)
+            var ops: [BatchOperation] = (0..<300).map { i in
+                .create(Record(className: "Memo", id: "m\(i)", createdAt: stamp, updatedAt: stamp,
+                               acl: i % 2 == 0 ? nil : ACL.publicRead(owner: "u1"), fields: ["n": .int(Int64(i)), "s": .string("it's \(i)")]))
+            }
+            let results = try await backend.batch(ops)
+            #expect(results.count == 300)
+            for case .failure(let e) in results { Issue.record("\(e)") }
+            #expect(try await backend.count(Query("Memo")) == 300)
+            let odd = try await backend.get(className: "Memo", id: "m7")
+            #expect(odd.acl == ACL.publicRead(owner: "u1") && odd["n"] == .int(7) && odd["s"] == "it's 7")
+            #expect(odd.createdAt == stamp && odd.version == "1", "\(String(describing: odd.createdAt))")
+            #expect(try await backend.get(className: "Memo", id: "m8").acl == nil)
+
+            // A taken id: the whole batch fails at its index, nothing of it is written.
+            ops = [.create(Record(className: "Memo", id: "new1", fields: ["n": 1])), .create(Record(className: "Memo", id: "m5", fields: ["n": 2]))]
+            let taken = try await backend.batch(ops)
+            guard case .failure(let e) = taken[1] else { Issue.record("a taken id was written: \(taken)"); return }
+            #expect(e.kind == .duplicate && e.message.contains("operation 2 of 2"), "\(e)")
+            // The same new id twice in one batch: the second is the failure.
+            ops = [.create(Record(className: "Memo", id: "twice", fields: [:])), .create(Record(className: "Memo", id: "new2", fields: [:])),
+                   .create(Record(className: "Memo", id: "twice", fields: [:]))]
+            let twice = try await backend.batch(ops)
+            guard case .failure(let e2) = twice[2] else { Issue.record("an id given twice was written twice: \(twice)"); return }
+            #expect(e2.kind == .duplicate && e2.message.contains("operation 3 of 3"), "\(e2)")
+            #expect(try await backend.count(Query("Memo")) == 300)
+        }
+
         @Test("200 concurrent increments from four instances (four pools) end exact; versioned updates lose nothing")
         func concurrentIncrements() async throws {
             let first = try await Live.fresh()
