@@ -17,12 +17,16 @@ public struct SyncOptions: Sendable {
     public var ghostScanEvery: Int
     /// Records per page of sync down.
     public var pageSize: Int
+    /// Batch calls of queued creates sync up keeps in flight at once (runs of distinct records, none holding a
+    /// pointer; 1: one call after the other). Default 4, as the migration.
+    public var createCallsInFlight: Int
     /// Progress lines for long runs (`Memo: 1200 down`), called on any task.
     public var progress: (@Sendable (String) -> Void)?
 
     public init(direction: Direction = .both, classes: [String]? = nil, merge: ReplicaPolicy.MergeMode? = nil,
-                ghostScan: Bool = false, ghostScanEvery: Int = 10, pageSize: Int = 200,
+                ghostScan: Bool = false, ghostScanEvery: Int = 10, pageSize: Int = 200, createCallsInFlight: Int = 4,
                 progress: (@Sendable (String) -> Void)? = nil) {
+        self.createCallsInFlight = max(1, createCallsInFlight)
         self.direction = direction
         self.classes = classes
         self.merge = merge
@@ -201,18 +205,40 @@ extension ReplicaBackend {
             if waiting.contains(key) { continue }
             if listed.blocked != nil { waiting.insert(key); continue }
             if Self.batchable(listed), case let batchSize = try await createBatchSize(), batchSize > 1 {
-                // A run of queued creates (one per record, in outbox order) goes in batch calls.
-                var run = [listed]
+                // Runs of queued creates (one per record, in outbox order) go in batch calls; up to
+                // `createCallsInFlight` runs of distinct records at once when none of them points at anything (a
+                // pointer may name a record of an earlier run, which the remote may check before it exists).
+                var runs: [[OutboxEntry]] = []
                 var keys: Set<String> = [key]
-                while index < entries.count, run.count < batchSize, Self.batchable(entries[index]),
-                      case let next = "\(entries[index].className)/\(entries[index].id)", !waiting.contains(next), keys.insert(next).inserted {
-                    run.append(entries[index])
+                var run = [listed]
+                while true {
+                    while index < entries.count, run.count < batchSize, Self.batchable(entries[index]),
+                          case let next = "\(entries[index].className)/\(entries[index].id)", !waiting.contains(next), keys.insert(next).inserted {
+                        run.append(entries[index])
+                        index += 1
+                    }
+                    runs.append(run)
+                    guard runs.count < options.createCallsInFlight, run.count == batchSize, index < entries.count,
+                          Self.batchable(entries[index]), runs.allSatisfy({ $0.allSatisfy(Self.pointsNowhere) }),
+                          case let next = "\(entries[index].className)/\(entries[index].id)", !waiting.contains(next),
+                          keys.insert(next).inserted
+                    else { break }
+                    run = [entries[index]]
                     index += 1
                 }
-                if run.count > 1 {
-                    for k in try await sendCreates(run, merge: options.merge, progress: options.progress, report: &report) { waiting.insert(k) }
+                if runs.count > 1, runs.allSatisfy({ $0.allSatisfy(Self.pointsNowhere) }) {
+                    for k in try await sendCreateRuns(runs, merge: options.merge, progress: options.progress, report: &report) {
+                        waiting.insert(k)
+                    }
                     continue
                 }
+                // One run (or runs with pointers): one call after the other, in outbox order.
+                var sentAny = false
+                for r in runs where r.count > 1 || runs.count > 1 {
+                    for k in try await sendCreates(r, merge: options.merge, progress: options.progress, report: &report) { waiting.insert(k) }
+                    sentAny = true
+                }
+                if sentAny { continue }
             }
             // The entry as it is now (a local write may have coalesced into it), marked in flight.
             let marked: OutboxEntry? = try await store.write { db in
@@ -364,36 +390,51 @@ extension ReplicaBackend {
     /// Records the remote's answer: the entry leaves the outbox; when it was the record's last, the replica takes the
     /// server's copy and the record is synced.
     func applySent(_ entry: OutboxEntry, _ outcome: SentOutcome) async throws {
-        let policy = self.policy(entry.className)
+        try await applySent([(entry, outcome)])
+    }
+
+    /// Applies several answers in one transaction (a batch call's), each as ``applySent(_:_:)`` does.
+    func applySent(_ answers: [(entry: OutboxEntry, outcome: SentOutcome)]) async throws {
+        guard !answers.isEmpty else { return }
+        let policies = Dictionary(answers.map { ($0.entry.className, self.policy($0.entry.className)) }) { a, _ in a }
         let sealing = self.sealing
         let now = store.now
         try await store.write { db in
-            try ReplicaStore.removeEntry(db, seq: entry.seq)
-            let id = try ReplicaStore.resolve(db, className: entry.className, id: entry.id)
-            let remaining = try ReplicaStore.entries(db, className: entry.className, id: id)
-            switch outcome {
-            case .stored(let remoteRecord):
-                if remaining.isEmpty {
-                    let row = try ReplicaStore.loadRow(db, className: entry.className, id: id)
-                    var copy = remoteRecord
-                    copy.id = id
-                    copy.fields = try sealing.sealFields(remoteRecord.fields, encrypted: policy.encryptedFields)
-                    try ReplicaStore.saveRow(db, copy, version: (row?.localVersion ?? 0) + 1,
-                                             createdAt: remoteRecord.createdAt.map(Millis.of) ?? now,
-                                             updatedAt: remoteRecord.updatedAt.map(Millis.of) ?? now)
-                    try ReplicaStore.markSynced(db, className: entry.className, id: id, remote: remoteRecord, now: now)
-                } else {
-                    try db.execute(sql: "UPDATE replica_state SET remote_version = ?, remote_updated_at = ? WHERE class = ? AND id = ?",
-                                   arguments: [remoteRecord.version, remoteRecord.updatedAt.map(Millis.of), entry.className, id])
-                }
-            case .deleted:
-                if remaining.isEmpty { try ReplicaStore.deleteState(db, className: entry.className, id: id) }
+            for (entry, outcome) in answers {
+                try Self.applySent(db, entry, outcome, policy: policies[entry.className]!, sealing: sealing, now: now)
             }
-            try db.execute(sql: "DELETE FROM replica_conflicts WHERE class = ? AND id = ?", arguments: [entry.className, id])
-            try db.execute(sql: """
-                INSERT INTO replica_classes(class, last_up) VALUES (?, ?) ON CONFLICT(class) DO UPDATE SET last_up = excluded.last_up
-                """, arguments: [entry.className, now])
         }
+    }
+
+    /// One answer applied inside the caller's transaction: the entry leaves the outbox; a stored record becomes the
+    /// synced copy unless later entries of it still wait; its conflict, if any, is cleared.
+    static func applySent(_ db: GRDB.Database, _ entry: OutboxEntry, _ outcome: SentOutcome, policy: ReplicaPolicy,
+                          sealing: ReplicaSealing, now: Int64) throws {
+        try ReplicaStore.removeEntry(db, seq: entry.seq)
+        let id = try ReplicaStore.resolve(db, className: entry.className, id: entry.id)
+        let remaining = try ReplicaStore.entries(db, className: entry.className, id: id)
+        switch outcome {
+        case .stored(let remoteRecord):
+            if remaining.isEmpty {
+                let row = try ReplicaStore.loadRow(db, className: entry.className, id: id)
+                var copy = remoteRecord
+                copy.id = id
+                copy.fields = try sealing.sealFields(remoteRecord.fields, encrypted: policy.encryptedFields)
+                try ReplicaStore.saveRow(db, copy, version: (row?.localVersion ?? 0) + 1,
+                                         createdAt: remoteRecord.createdAt.map(Millis.of) ?? now,
+                                         updatedAt: remoteRecord.updatedAt.map(Millis.of) ?? now)
+                try ReplicaStore.markSynced(db, className: entry.className, id: id, remote: remoteRecord, now: now)
+            } else {
+                try db.execute(sql: "UPDATE replica_state SET remote_version = ?, remote_updated_at = ? WHERE class = ? AND id = ?",
+                               arguments: [remoteRecord.version, remoteRecord.updatedAt.map(Millis.of), entry.className, id])
+            }
+        case .deleted:
+            if remaining.isEmpty { try ReplicaStore.deleteState(db, className: entry.className, id: id) }
+        }
+        try db.execute(sql: "DELETE FROM replica_conflicts WHERE class = ? AND id = ?", arguments: [entry.className, id])
+        try db.execute(sql: """
+            INSERT INTO replica_classes(class, last_up) VALUES (?, ?) ON CONFLICT(class) DO UPDATE SET last_up = excluded.last_up
+            """, arguments: [entry.className, now])
     }
 
     /// Leaves an entry waiting (a conflict or a refusal), the record conflicted, and the server's copy kept; then asks
@@ -579,9 +620,19 @@ extension ReplicaBackend {
         var query = Query(className, predicate: predicate, sort: [SortKey("updatedAt")], limit: options.pageSize)
         var down = 0
         var mark = hwm
+        // The next page is fetched while this one is written (the remote's read and the replica's write overlap);
+        // pages are still applied in order, each with its high-water mark.
+        func fetch(_ q: Query) -> Task<RecordPage, any Error> {
+            Task { try await self.withRetry { try await self.remote.queryPage(q) } }
+        }
+        var fetching = fetch(query)
+        defer { fetching.cancel() }
         while true {
-            let q = query
-            let page = try await withRetry { try await remote.queryPage(q) }
+            let page = try await fetching.value
+            if let next = page.nextCursor, !page.records.isEmpty {
+                query.cursor = next
+                fetching = fetch(query)
+            }
             let kept = try await scoped(page.records, className: className, filter: filter)
             let now = store.now
             let startMark = mark
@@ -604,8 +655,7 @@ extension ReplicaBackend {
             if page.records.count >= 1000 || page.nextCursor == nil {
                 options.progress?("\(className): \(down) down")
             }
-            guard let next = page.nextCursor, !page.records.isEmpty else { break }
-            query.cursor = next
+            guard page.nextCursor != nil, !page.records.isEmpty else { break }
         }
         var summary = report.classes[className] ?? .init()
         summary.down += down

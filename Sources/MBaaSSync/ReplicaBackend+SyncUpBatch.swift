@@ -43,6 +43,42 @@ extension ReplicaBackend {
         return MBaaSCore.Record(className: entry.className, id: entry.id, acl: acl, fields: fields)
     }
 
+    /// Whether a queued create's fields hold no pointer (so its batch may go before an earlier one is answered).
+    static func pointsNowhere(_ entry: OutboxEntry) -> Bool {
+        func points(_ json: JSON) -> Bool {
+            switch json {
+            case .object(let o): return o["__type"]?.stringValue == "Pointer" || o.values.contains(where: points)
+            case .array(let a): return a.contains(where: points)
+            default: return false
+            }
+        }
+        return !(entry.payload["fields"].map(points) ?? false)
+    }
+
+    /// Sends runs of queued creates of distinct records, none holding a pointer, as concurrent batch calls (each run
+    /// as ``sendCreates(_:merge:progress:report:)`` sends it); returns the keys of records that now wait.
+    func sendCreateRuns(_ runs: [[OutboxEntry]], merge: ReplicaPolicy.MergeMode?, progress: (@Sendable (String) -> Void)?,
+                        report: inout SyncReport) async throws -> [String] {
+        let outcomes = try await withThrowingTaskGroup(of: ([String], SyncReport).self) { group in
+            for run in runs {
+                group.addTask {
+                    var part = SyncReport()
+                    let waiting = try await self.sendCreates(run, merge: merge, progress: progress, report: &part)
+                    return (waiting, part)
+                }
+            }
+            var all: [([String], SyncReport)] = []
+            for try await outcome in group { all.append(outcome) }
+            return all
+        }
+        var waiting: [String] = []
+        for (keys, part) in outcomes {
+            waiting += keys
+            for (className, summary) in part.classes { report.classes[className, default: .init()].up += summary.up }
+        }
+        return waiting
+    }
+
     /// Sends a run of queued creates of distinct records in one batch call.
     ///
     /// Every entry is marked in flight first, in one transaction, so that a run killed during the call looks each
@@ -90,14 +126,17 @@ extension ReplicaBackend {
             })) {
                 results = nil
             }
+            var answered: [(entry: OutboxEntry, outcome: SentOutcome)] = []
             for (index, item) in batch.enumerated() {
                 if let results, case .success(let stored) = results[index] {
-                    try await applySent(item.entry, .stored(stored))
-                    report.classes[item.entry.className, default: .init()].up += 1
+                    answered.append((item.entry, .stored(stored)))
                 } else {
                     singles.append(item.entry)
                 }
             }
+            // The call's answers in one transaction.
+            try await applySent(answered)
+            for (entry, _) in answered { report.classes[entry.className, default: .init()].up += 1 }
         }
         var waiting: [String] = []
         for listed in singles.sorted(by: { $0.seq < $1.seq }) {

@@ -111,9 +111,12 @@ struct SyncCommand: AsyncParsableCommand {
         @Option(help: "overwrite or leave-if-changed, for this run") var merge: String?
         @Option(help: "Sync every SECONDS until interrupted") var watch: Double?
         @Flag(help: "Look for records deleted on the server on this run") var ghosts = false
+        @Option(name: .customLong("calls-in-flight"), help: "Batch calls of queued creates sent at once during sync up (default 4; 1: one after the other)")
+        var callsInFlight = 4
 
         func validate() throws {
             if down && up { throw ValidationError("use either --down or --up (neither: both)") }
+            guard (1...16).contains(callsInFlight) else { throw ValidationError("--calls-in-flight must be between 1 and 16") }
             if let watch, !(watch > 0) { throw ValidationError("--watch takes a positive number of seconds") }
         }
 
@@ -128,7 +131,7 @@ struct SyncCommand: AsyncParsableCommand {
                 }
                 let replicaBackend = try await SyncCommand.open(replica, global, key: key)
                 let options = SyncOptions(direction: down ? .down : up ? .up : .both, classes: classList, merge: mergeMode,
-                                          ghostScan: ghosts, progress: { Terminal.writeErr("mbaas: sync: \($0)\n") })
+                                          ghostScan: ghosts, createCallsInFlight: callsInFlight, progress: { Terminal.writeErr("mbaas: sync: \($0)\n") })
                 let format = global.resolvedFormat
                 if let watch {
                     while !Task.isCancelled {

@@ -35,9 +35,16 @@ final class ControlledRemote: Backend, @unchecked Sendable {
     var adapterName: String { "controlled" }
     /// Features the remote claims not to have (a remote that cannot hold a type, keeps no ACLs...).
     var withoutFeatures: Set<Capabilities.Feature> = []
+    /// A smaller batch limit than the base's, when set.
+    var maxBatchSize: Int?
+    /// How long each batch call waits before the base runs it (to let calls overlap), and the most calls seen at once.
+    var batchDelay: Duration = .zero
+    private(set) var batchesInFlight = 0
+    private(set) var mostBatchesInFlight = 0
     var capabilities: Capabilities {
         var caps = base.capabilities
         for feature in lock.withLock({ withoutFeatures }) { caps.features.remove(feature) }
+        if let limit = lock.withLock({ maxBatchSize }) { caps.maxBatchSize = limit }
         return caps
     }
 
@@ -76,7 +83,18 @@ final class ControlledRemote: Backend, @unchecked Sendable {
     func queryPage(_ query: Query) async throws -> RecordPage { try await run("query") { try await base.queryPage(query) } }
     func count(_ query: Query) async throws -> Int { try await run("count") { try await base.count(query) } }
     /// One "batch" call (a plan may fail it), whose creates count as "create" calls.
-    func batch(_ operations: [BatchOperation]) async throws -> [BatchResult] { try await run("batch") { await sequentialBatch(operations) } }
+    func batch(_ operations: [BatchOperation]) async throws -> [BatchResult] {
+        try await run("batch") {
+            let delay = lock.withLock {
+                batchesInFlight += 1
+                mostBatchesInFlight = max(mostBatchesInFlight, batchesInFlight)
+                return batchDelay
+            }
+            defer { lock.withLock { batchesInFlight -= 1 } }
+            if delay > .zero { try await Task.sleep(for: delay) }
+            return await sequentialBatch(operations)
+        }
+    }
 
     func upload(_ upload: FileUpload) async throws -> FileReference { try await run("upload") { try await base.upload(upload) } }
     func download(_ file: FileReference) async throws -> Data { try await run("download") { try await base.download(file) } }

@@ -50,6 +50,37 @@ struct SyncUpBatchTests {
         #expect(try await replica.status(probe: false).classes["Memo"]?.pending == 0)
     }
 
+    @Test("runs of creates go as concurrent batch calls (at most the calls in flight), in order when a create holds a pointer")
+    func callsInFlight() async throws {
+        for (inFlight, pointers, expected) in [(4, false, 4), (1, false, 1), (4, true, 1)] {
+            let dir = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let server = try localRemote(dir)
+            let remote = ControlledRemote(server)
+            remote.maxBatchSize = 5
+            remote.batchDelay = .milliseconds(200)
+            let replica = try await openReplica(dir.appendingPathComponent("r.replica").path, remote: remote)
+            _ = try await replica.create(Record(className: "Memo", id: "m0", fields: [:]))
+            _ = try await replica.sync(SyncOptions(direction: .up))   // m0 alone: the remote keeps client ids
+            for i in 1...40 {
+                var fields: [String: Value] = ["i": .int(Int64(i))]
+                if pointers { fields["first"] = .pointer(Pointer(className: "Memo", objectId: "m\(i - 1)")) }
+                _ = try await replica.create(Record(className: "Memo", id: "m\(i)", fields: fields))
+            }
+            let report = try await replica.sync(SyncOptions(direction: .up, createCallsInFlight: inFlight))
+            #expect(report.classes["Memo"]?.up == 40, "\(inFlight) \(pointers)")
+            #expect(try await server.count(Query("Memo")) == 41)
+            #expect(remote.calls.filter { $0 == "batch" }.count == 8)
+            if expected > 1 {
+                #expect(remote.mostBatchesInFlight > 1 && remote.mostBatchesInFlight <= expected, "\(remote.mostBatchesInFlight)")
+            } else {
+                #expect(remote.mostBatchesInFlight == 1, "in flight at once: \(remote.mostBatchesInFlight)")
+            }
+            #expect(try await replica.status(probe: false).classes["Memo"]?.pending == 0)
+            await replica.close()
+        }
+    }
+
     @Test("a remote without batches gets one create per entry")
     func withoutBatch() async throws {
         let dir = try temporaryDirectory()

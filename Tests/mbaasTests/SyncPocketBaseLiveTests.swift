@@ -157,14 +157,15 @@ struct SyncPocketBaseLiveTests {
         #expect(report["conflicts"]?.arrayValue?.compactMap { $0["id"]?.stringValue } == [seeded[0]])
         #expect(try titles(cli, remote) == ["offline1", "offline2", "offline3", "offline4", "offline5", "seed2", "seed3", "server edit"])
 
-        // 120 more offline creates; the sync up sending them (batch calls of up to 50 creates, PocketBase's batch) is
-        // killed (SIGKILL) once its second send starts.
+        // 120 more offline creates; the sync up sending them (batch calls of up to 50 creates, PocketBase's batch, one
+        // call at a time: with calls in flight together the second starts before the first is answered) is killed
+        // (SIGKILL) once its second send starts.
         let bulk = (1...120).map { String(format: "bulk%03d", $0) }
         for title in bulk {
             let out = try cli.run(["objects", "create", replica, "Memo", #"{"title":"\#(title)"}"#])
             #expect(out.status == 0, "\(out.stderr)")
         }
-        let sending = try cli.makeProcess(["sync", replica, "--up"])
+        let sending = try cli.makeProcess(["sync", replica, "--up", "--calls-in-flight", "1"])
         let progress = Pipe()
         sending.standardError = progress
         sending.standardOutput = FileHandle.nullDevice
