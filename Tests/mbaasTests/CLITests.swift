@@ -207,12 +207,20 @@ struct BenchCLITests {
 
 extension BenchCLITests {
     /// A small migration benchmark: every row is there with the records it moved (not its numbers). Into PocketBase
-    /// too where CI runs one (`MBAAS_POCKETBASE_URL`), which drives the plain loaders' own PocketBase calls.
+    /// too where CI runs one (`MBAAS_POCKETBASE_URL`), which drives the plain loaders' own PocketBase calls, and into
+    /// PostgreSQL where it runs one (`MBAAS_POSTGRES_URL`), with the psycopg script's row when CI installed psycopg.
     @Test func benchMigrateReportsEveryRow() throws {
         let cli = try CLIHarness()
         defer { cli.cleanUp() }
         let live = !(ProcessInfo.processInfo.environment["MBAAS_POCKETBASE_URL"] ?? "").isEmpty
-        let out = try cli.run(["bench", "migrate", "--records", "200", "--loop-records", "20", "--format", "json"], sessionOption: false)
+        let env = ProcessInfo.processInfo.environment
+        // Into PostgreSQL where CI runs one, with its psycopg baseline (CI installs psycopg; without MBAAS_PSYCOPG_PYTHON
+        // the script's row is not expected, and a run without PostgreSQL has no postgres rows at all).
+        let postgres = !(env["MBAAS_POSTGRES_URL"] ?? "").isEmpty
+        let psycopg = env["MBAAS_PSYCOPG_PYTHON"].flatMap { $0.isEmpty ? nil : $0 }
+        var arguments = ["bench", "migrate", "--records", "200", "--loop-records", "20", "--format", "json"]
+        if let psycopg { arguments += ["--postgres-python", psycopg] }
+        let out = try cli.run(arguments, sessionOption: false)
         #expect(out.status == 0, "\(out.stderr)")
         let results = try out.json()["results"]?.arrayValue ?? []
         func row(_ target: String, _ prefix: String) -> JSON? {
@@ -228,6 +236,10 @@ extension BenchCLITests {
                          ("pocketbase", "per-record create loop", 20),
                          ("pocketbase", "direct /api/batch loader", 200), ("pocketbase", "direct loader, the migrated records' own content", 200),
                          ("pocketbase", "direct user creates", 3)]
+        }
+        if postgres {
+            expected += [("postgres", "mbaas migrate", 200), ("postgres", "  records phase", 200)]
+            if psycopg != nil { expected += [("postgres", "psycopg script", 200)] }
         }
         for (target, method, records) in expected {
             let r = row(target, method)
