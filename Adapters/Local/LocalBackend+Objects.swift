@@ -68,7 +68,16 @@ extension LocalBackend {
         try query.validate(against: capabilities, backend: adapterName)
         try query.validateComplexity()
         let plan = try LocalQueryPlan(query: query, capabilities: capabilities)
-        return try await reading { db, principal in try LocalRegex.withQueryBudget { try plan.page(db, principal: principal) } }
+        return try await gated(query) {
+            try await self.reading { db, principal in try LocalRegex.withQueryBudget { try plan.page(db, principal: principal) } }
+        }
+    }
+
+    /// Runs a query through ``LocalRegexGate`` when it matches a `regex` (one at a time with one connection, two with a
+    /// pool of readers), directly otherwise.
+    nonisolated func gated<T: Sendable>(_ query: Query, _ body: @Sendable () async throws -> T) async throws -> T {
+        guard query.predicate?.operators.contains(.regex) == true else { return try await body() }
+        return try await store.regexGate.run(limit: store.writer is DatabasePool ? 2 : 1, body)
     }
 
     public func count(_ query: Query) async throws -> Int {
@@ -77,7 +86,9 @@ extension LocalBackend {
         try q.validate(against: capabilities, backend: adapterName)
         try q.validateComplexity()
         let plan = try LocalQueryPlan(query: q, capabilities: capabilities)
-        return try await reading { db, principal in try LocalRegex.withQueryBudget { try plan.count(db, principal: principal) } }
+        return try await gated(q) {
+            try await self.reading { db, principal in try LocalRegex.withQueryBudget { try plan.count(db, principal: principal) } }
+        }
     }
 
     /// Applies every operation in one transaction. If one fails, nothing is written and every result is that

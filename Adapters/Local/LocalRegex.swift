@@ -123,3 +123,25 @@ enum LocalRegex {
         }
     }
 }
+
+/// Admits queries with a `regex` a few at a time, before they take a database connection.
+///
+/// Each such query may spend its whole matching budget (``LocalRegex/queryTimeLimit``, 1 s). Without a gate, eight
+/// of them at once held an in-memory store's one connection for 8 s, queued in front of every other request, and took
+/// every reader of a file's pool. Waiting here instead, outside the database, they leave a connection to the other
+/// queries: at most one admitted at a time on a store with one connection (in memory), at most two on a pool of
+/// readers (GRDB's five by default), so other clients' queries wait at most for one budget, and on a file not at all
+/// for a reader. Measured in docs/emulator.md ("Queries stopped for time").
+actor LocalRegexGate {
+    private var running = 0
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    /// Runs `body` once fewer than `limit` gated queries run.
+    func run<T: Sendable>(limit: Int, _ body: @Sendable () async throws -> T) async throws -> T {
+        if running >= limit { await withCheckedContinuation { waiting.append($0) } } else { running += 1 }
+        defer {
+            if waiting.isEmpty { running -= 1 } else { waiting.removeFirst().resume() }
+        }
+        return try await body()
+    }
+}

@@ -53,6 +53,8 @@ struct LocalStore: Sendable {
     var administrative: Bool
     /// A read-only connection of its own for point reads (see ``LocalPointReader``).
     let pointReader = LocalPointReader()
+    /// How many queries with a `regex` may run at once (see ``LocalRegexGate``).
+    let regexGate = LocalRegexGate()
 
     var nowMillis: Int64 { LocalTime.millis(clock()) }
 
