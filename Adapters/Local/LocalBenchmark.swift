@@ -47,8 +47,11 @@ public struct LocalBenchmark: Sendable {
     }
 
     /// `Benchmarks/local_baseline.py` in the current directory or in the source tree this binary was built from.
-    public static func defaultBaselineScript() -> URL? {
-        let relative = "Benchmarks/local_baseline.py"
+    public static func defaultBaselineScript() -> URL? { locateScript("Benchmarks/local_baseline.py") }
+
+    /// A script of this repository (`Benchmarks/…`, relative to its root) in the current directory or in the source
+    /// tree this binary was built from; `nil` when neither has it.
+    public static func locateScript(_ relative: String) -> URL? {
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(relative)
         if FileManager.default.fileExists(atPath: cwd.path) { return cwd }
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -272,7 +275,12 @@ public struct LocalBenchmark: Sendable {
 
     /// Runs the baseline script and parses the JSON object it prints. Foundation's `Process` exists on macOS and
     /// Linux only: on iOS, tvOS and watchOS the script side is `unsupported` (the app's library still builds).
-    static func runScript(python: String, script: URL, arguments: [String]) throws -> JSONObject {
+    ///
+    /// - Parameter environment: added to this process's environment for the script (a URL with a password goes here,
+    ///   never into the arguments, which other users of the machine can read).
+    /// Standard error goes to a temporary file, so that neither pipe can fill while the other is read.
+    public static func runScript(python: String, script: URL, arguments: [String],
+                                 environment: [String: String] = [:]) throws -> JSONObject {
         #if os(macOS) || os(Linux)
         let process = Process()
         if python.contains("/") {
@@ -282,17 +290,23 @@ public struct LocalBenchmark: Sendable {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = [python, script.path] + arguments
         }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch {
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        let out = Pipe()
+        let errFile = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-bench-\(UUID().uuidString).err")
+        defer { try? FileManager.default.removeItem(at: errFile) }
+        do {
+            FileManager.default.createFile(atPath: errFile.path, contents: nil)
+            process.standardOutput = out
+            process.standardError = try FileHandle(forWritingTo: errFile)
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+        } catch {
             throw MBaaSError(.unavailable, "cannot run \(python): \(error.localizedDescription)")
         }
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
+            let stderr = (try? Data(contentsOf: errFile)) ?? Data()
             let message = String(decoding: stderr.suffix(400), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             throw MBaaSError(.unavailable, "\(python) \(script.lastPathComponent) exited with status \(process.terminationStatus): \(message)")
         }
