@@ -58,6 +58,37 @@ struct OpenModeTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).isEmpty)
     }
 
+    @Test("a store made before schema v3 gets the updated_at index when opened for writing, its records intact; read-only leaves it as it is")
+    func olderStoresGetTheUpdatedAtIndex() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("old.db").path
+        let w = try fileBackend(path)
+        let rec = try await w.create(Record(className: "Memo", fields: ["a": 1]))
+        await w.close()
+        // As a v2 store was: no index, no v3 in GRDB's migration table.
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(sql: "DROP INDEX records_class_updated")
+            try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = 'v3'")
+        }
+        func indexed() async throws -> Bool {
+            try await queue.read { db in
+                try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'records_class_updated')") ?? false
+            }
+        }
+        #expect(try await !indexed())
+        let ro = try LocalBackend(path: path, options: options(.readOnly))
+        #expect(try await ro.get(className: "Memo", id: rec.id!).fields["a"] == 1)
+        await ro.close()
+        #expect(try await !indexed(), "a read-only open changed the file")
+        let upgraded = try fileBackend(path)
+        #expect(try await upgraded.get(className: "Memo", id: rec.id!).fields["a"] == 1)
+        await upgraded.close()
+        #expect(try await indexed())
+        try queue.close()
+    }
+
     @Test func aReadOnlyBackendReadsAndRefusesWrites() async throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
