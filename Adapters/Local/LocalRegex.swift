@@ -134,14 +134,38 @@ enum LocalRegex {
 /// for a reader. Measured in docs/emulator.md ("Queries stopped for time").
 actor LocalRegexGate {
     private var running = 0
-    private var waiting: [CheckedContinuation<Void, Never>] = []
+    private var nextTicket = 0
+    /// Waiting queries in arrival order: their ticket and how to let them in (or turn them away when cancelled).
+    private var waiting: [(ticket: Int, resume: CheckedContinuation<Void, any Error>)] = []
 
-    /// Runs `body` once fewer than `limit` gated queries run.
+    /// Runs `body` once fewer than `limit` gated queries run. A query cancelled while it waits leaves the queue at
+    /// once with `CancellationError` (the server's request deadline does not wait for its turn).
     func run<T: Sendable>(limit: Int, _ body: @Sendable () async throws -> T) async throws -> T {
-        if running >= limit { await withCheckedContinuation { waiting.append($0) } } else { running += 1 }
-        defer {
-            if waiting.isEmpty { running -= 1 } else { waiting.removeFirst().resume() }
+        try Task.checkCancellation()
+        if running >= limit {
+            nextTicket += 1
+            let ticket = nextTicket
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { waiting.append((ticket, $0)) }
+            } onCancel: {
+                Task { await self.cancel(ticket) }
+            }
+        } else {
+            running += 1
         }
+        // The slot is this query's from here (handed over by `leave` or taken above) until `leave`.
+        defer { leave() }
         return try await body()
+    }
+
+    /// Hands the slot to the first waiting query, or frees it.
+    private func leave() {
+        if waiting.isEmpty { running -= 1 } else { waiting.removeFirst().resume.resume() }
+    }
+
+    /// Turns a waiting query away (it never took a slot); one already let in runs as usual.
+    private func cancel(_ ticket: Int) {
+        guard let i = waiting.firstIndex(where: { $0.ticket == ticket }) else { return }
+        waiting.remove(at: i).resume.resume(throwing: CancellationError())
     }
 }

@@ -9,8 +9,10 @@ import PostgresNIO
 extension PostgresStore {
     /// Inserts the records of a batch of creates with one statement, in the caller's transaction, with the rules of
     /// ``insert(_:_:principal:now:)``: each record's problems (validation, its id, its ACL) are found first, in
-    /// order; a record whose id is taken (in the table, or earlier in the same batch) is `duplicate`. The first
-    /// failure is a ``PostgresBatchFailure`` naming its index, and the transaction rolls back.
+    /// order, then taken ids (in the table, or earlier in the same batch: `duplicate`), so a batch with both reports
+    /// the first record that fails validation. The first failure is a ``PostgresBatchFailure`` naming its index, and
+    /// the transaction rolls back; a statement error that names no row (a value the database refuses, a timeout) is
+    /// found again record by record, from a savepoint.
     func insertAll(_ conn: PostgresConnection, _ encoded: [Result<EncodedInsert, MBaaSError>], operations: [BatchOperation],
                    principal: PostgresPrincipal, now: Int64) async throws -> [Record] {
         var records: [Record] = []
@@ -49,7 +51,26 @@ extension PostgresStore {
             ON CONFLICT (class, id) DO NOTHING RETURNING class, id
             """)
         var written: [String: Int] = [:]
-        for row in try await conn.rows(q, logger: logger) { written[try row.text(0) + "/" + (try row.text(1)), default: 0] += 1 }
+        // A statement error (a value the database refuses, a timeout) names no row: the statement is undone to a
+        // savepoint and the records are written one by one, so that the failure names its operation as the
+        // per-record path does.
+        try await conn.run(PGSQL("SAVEPOINT mbaas_batch_insert"), logger: logger)
+        do {
+            for row in try await conn.rows(q, logger: logger) { written[try row.text(0) + "/" + (try row.text(1)), default: 0] += 1 }
+        } catch {
+            try await conn.run(PGSQL("ROLLBACK TO SAVEPOINT mbaas_batch_insert"), logger: logger)
+            var one: [Record] = []
+            for (i, result) in encoded.enumerated() {
+                do {
+                    one.append(try await insert(conn, result, principal: principal, now: now))
+                } catch let e as PostgresSessionInvalid {
+                    throw e
+                } catch {
+                    throw PostgresBatchFailure(index: i, count: encoded.count, operation: operations[i], error: Self.mapError(error))
+                }
+            }
+            return one
+        }
         if written.count == records.count { return records }
         // Some id was taken: the first record (in batch order) that was not written is the failure.
         for (i, record) in records.enumerated() {

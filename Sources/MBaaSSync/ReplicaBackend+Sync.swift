@@ -235,7 +235,7 @@ extension ReplicaBackend {
                 // One run (or runs with pointers): one call after the other, in outbox order.
                 var sentAny = false
                 for r in runs where r.count > 1 || runs.count > 1 {
-                    for k in try await sendCreates(r, merge: options.merge, progress: options.progress, report: &report) { waiting.insert(k) }
+                    for k in try await sendCreates(r, merge: options.merge, progress: options.progress, report: &report).waiting { waiting.insert(k) }
                     sentAny = true
                 }
                 if sentAny { continue }
@@ -628,7 +628,9 @@ extension ReplicaBackend {
         var fetching = fetch(query)
         defer { fetching.cancel() }
         while true {
-            let page = try await fetching.value
+            // A cancelled sync stops the fetch under way too (an unstructured task does not inherit cancellation).
+            let current = fetching
+            let page = try await withTaskCancellationHandler { try await current.value } onCancel: { current.cancel() }
             if let next = page.nextCursor, !page.records.isEmpty {
                 query.cursor = next
                 fetching = fetch(query)

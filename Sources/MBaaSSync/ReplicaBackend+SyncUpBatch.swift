@@ -43,9 +43,11 @@ extension ReplicaBackend {
         return MBaaSCore.Record(className: entry.className, id: entry.id, acl: acl, fields: fields)
     }
 
-    /// Whether a queued create's fields hold no pointer (so its batch may go before an earlier one is answered).
+    /// Whether a queued create's fields hold no pointer (so its batch may go before an earlier one is answered). A
+    /// field sealed at rest (``ReplicaCipher``) may hold one: it counts as pointing.
     static func pointsNowhere(_ entry: OutboxEntry) -> Bool {
         func points(_ json: JSON) -> Bool {
+            if ReplicaCipher.isSealed(json) { return true }
             switch json {
             case .object(let o): return o["__type"]?.stringValue == "Pointer" || o.values.contains(where: points)
             case .array(let a): return a.contains(where: points)
@@ -55,26 +57,60 @@ extension ReplicaBackend {
         return !(entry.payload["fields"].map(points) ?? false)
     }
 
-    /// Sends runs of queued creates of distinct records, none holding a pointer, as concurrent batch calls (each run
-    /// as ``sendCreates(_:merge:progress:report:)`` sends it); returns the keys of records that now wait.
+    /// Sends runs of queued creates of distinct records, none holding a pointer when listed, as concurrent batch
+    /// calls (each run as ``sendCreates(_:merge:progress:report:deferPointers:)`` sends it). An entry that gained a
+    /// pointer since it was listed (a local update coalesced into it) is not sent with its run: it goes after every
+    /// call has ended, one entry at a time. The counts of every run that ended are kept in `report` even when another
+    /// failed (its error is then thrown). Returns the keys of records that now wait.
     func sendCreateRuns(_ runs: [[OutboxEntry]], merge: ReplicaPolicy.MergeMode?, progress: (@Sendable (String) -> Void)?,
                         report: inout SyncReport) async throws -> [String] {
-        let outcomes = try await withThrowingTaskGroup(of: ([String], SyncReport).self) { group in
+        typealias Outcome = (waiting: [String], deferred: [OutboxEntry], part: SyncReport, error: (any Error)?)
+        let outcomes = await withTaskGroup(of: Outcome.self) { group in
             for run in runs {
                 group.addTask {
                     var part = SyncReport()
-                    let waiting = try await self.sendCreates(run, merge: merge, progress: progress, report: &part)
-                    return (waiting, part)
+                    do {
+                        let (waiting, deferred) = try await self.sendCreates(run, merge: merge, progress: progress, report: &part,
+                                                                            deferPointers: true)
+                        return (waiting, deferred, part, nil)
+                    } catch {
+                        return ([], [], part, error)
+                    }
                 }
             }
-            var all: [([String], SyncReport)] = []
-            for try await outcome in group { all.append(outcome) }
+            var all: [Outcome] = []
+            for await outcome in group { all.append(outcome) }
             return all
         }
         var waiting: [String] = []
-        for (keys, part) in outcomes {
-            waiting += keys
-            for (className, summary) in part.classes { report.classes[className, default: .init()].up += summary.up }
+        var deferred: [OutboxEntry] = []
+        for outcome in outcomes {
+            waiting += outcome.waiting
+            deferred += outcome.deferred
+            for (className, summary) in outcome.part.classes { report.classes[className, default: .init()].up += summary.up }
+        }
+        if let error = outcomes.lazy.compactMap(\.error).first { throw error }
+        return waiting + (try await sendOneByOne(deferred, merge: merge, progress: progress, report: &report))
+    }
+
+    /// Sends entries one at a time in outbox order, each as it is now, in flight or not as this run knows it; returns
+    /// the keys of records that now wait.
+    func sendOneByOne(_ entries: [OutboxEntry], merge: ReplicaPolicy.MergeMode?, progress: (@Sendable (String) -> Void)?,
+                      report: inout SyncReport) async throws -> [String] {
+        var waiting: [String] = []
+        for listed in entries.sorted(by: { $0.seq < $1.seq }) {
+            // As it is now (a refused id replaced by the remote's rewrites pointers in later entries).
+            let seq = listed.seq
+            guard var entry = try await store.read({ db in
+                try GRDB.Row.fetchOne(db, sql: "SELECT * FROM replica_outbox WHERE seq = ?", arguments: [seq]).map(ReplicaStore.decodeEntry)
+            }) else { continue }
+            entry.inflight = listed.inflight
+            progress?("\(entry.className): sending \(entry.operation.rawValue) \(entry.id)")
+            if try await send(entry, merge: merge) {
+                report.classes[entry.className, default: .init()].up += 1
+            } else {
+                waiting.append("\(entry.className)/\(entry.id)")
+            }
         }
         return waiting
     }
@@ -87,20 +123,24 @@ extension ReplicaBackend {
     /// that failed (or of an all-or-nothing batch with a failure), and an entry that changed since it was listed go
     /// through the one-entry path (``send(_:merge:)``), which looks an in-flight entry up before sending it again.
     /// Returns the keys (`class/id`) of records that now wait (conflict, refusal).
+    ///
+    /// With `deferPointers`, an entry whose payload now holds a pointer is neither marked nor sent: it is returned in
+    /// `deferred` for the caller to send once the calls running beside this one have ended.
     func sendCreates(_ run: [OutboxEntry], merge: ReplicaPolicy.MergeMode?, progress: (@Sendable (String) -> Void)?,
-                     report: inout SyncReport) async throws -> [String] {
+                     report: inout SyncReport, deferPointers: Bool = false) async throws -> (waiting: [String], deferred: [OutboxEntry]) {
         let seqs = run.map(\.seq)
         // The entries as they are now (a local write may have coalesced into one), all marked in flight.
-        let (fresh, changed) = try await store.write { db -> ([OutboxEntry], [OutboxEntry]) in
-            var fresh: [OutboxEntry] = [], changed: [OutboxEntry] = []
+        let (fresh, changed, deferred) = try await store.write { db -> ([OutboxEntry], [OutboxEntry], [OutboxEntry]) in
+            var fresh: [OutboxEntry] = [], changed: [OutboxEntry] = [], deferred: [OutboxEntry] = []
             for seq in seqs {
                 guard let row = try GRDB.Row.fetchOne(db, sql: "SELECT * FROM replica_outbox WHERE seq = ?", arguments: [seq]) else { continue }
                 // As read: `inflight` says whether an earlier run may have sent it (then it is looked up first).
                 let entry = try ReplicaStore.decodeEntry(row)
+                if deferPointers && !Self.pointsNowhere(entry) { deferred.append(entry); continue }
                 if !entry.inflight { try db.execute(sql: "UPDATE replica_outbox SET inflight = 1 WHERE seq = ?", arguments: [seq]) }
                 if Self.batchable(entry) { fresh.append(entry) } else { changed.append(entry) }
             }
-            return (fresh, changed)
+            return (fresh, changed, deferred)
         }
         var singles = changed
         var batch: [(entry: OutboxEntry, record: MBaaSCore.Record)] = []
@@ -138,22 +178,6 @@ extension ReplicaBackend {
             try await applySent(answered)
             for (entry, _) in answered { report.classes[entry.className, default: .init()].up += 1 }
         }
-        var waiting: [String] = []
-        for listed in singles.sorted(by: { $0.seq < $1.seq }) {
-            // As it is now (a refused id replaced by the remote's rewrites pointers in later entries), in flight or not
-            // as this run knows it.
-            let seq = listed.seq
-            guard var entry = try await store.read({ db in
-                try GRDB.Row.fetchOne(db, sql: "SELECT * FROM replica_outbox WHERE seq = ?", arguments: [seq]).map(ReplicaStore.decodeEntry)
-            }) else { continue }
-            entry.inflight = listed.inflight
-            progress?("\(entry.className): sending \(entry.operation.rawValue) \(entry.id)")
-            if try await send(entry, merge: merge) {
-                report.classes[entry.className, default: .init()].up += 1
-            } else {
-                waiting.append("\(entry.className)/\(entry.id)")
-            }
-        }
-        return waiting
+        return (try await sendOneByOne(singles, merge: merge, progress: progress, report: &report), deferred)
     }
 }

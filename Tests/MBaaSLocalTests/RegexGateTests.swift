@@ -42,6 +42,30 @@ struct RegexGateTests {
         }
     }
 
+    @Test("a query cancelled while it waits leaves at once with CancellationError and takes no slot")
+    func cancelledWhileWaiting() async throws {
+        let gate = LocalRegexGate()
+        let (holding, hold) = AsyncStream<Void>.makeStream()
+        let (entered, enter) = AsyncStream<Void>.makeStream()
+        let first = Task {
+            try await gate.run(limit: 1) { () async throws -> Int in
+                enter.yield()
+                for await _ in holding { break }   // holds the slot until the test lets go
+                return 1
+            }
+        }
+        for await _ in entered { break }
+        let second = Task { try await gate.run(limit: 1) { () async throws -> Int in 2 } }
+        try await Task.sleep(for: .milliseconds(50))   // let it queue (if it has not yet, it is turned away on entry)
+        second.cancel()
+        let outcome = await second.result
+        #expect(throws: CancellationError.self) { try outcome.get() }
+        hold.yield()
+        #expect(try await first.value == 1)
+        // The slot came back: the next query runs.
+        #expect(try await gate.run(limit: 1) { () async throws -> Int in 3 } == 3)
+    }
+
     @Test("a query without a regex does not wait behind regex queries on an in-memory store")
     func plainQueriesPass() async throws {
         let b = try LocalBackend.inMemory()

@@ -81,6 +81,20 @@ struct SyncUpBatchTests {
         }
     }
 
+    @Test("a create may go in a concurrent call only when no field points, nested or sealed at rest (which may hide one)")
+    func pointerCheck() {
+        func create(_ fields: JSONObject) -> OutboxEntry {
+            OutboxEntry(seq: 1, className: "Memo", id: "m1", operation: .create, payload: ["fields": .object(fields)],
+                        inflight: false, blocked: nil, force: false)
+        }
+        let pointer = JSON.object(["__type": "Pointer", "className": "Memo", "objectId": "m0"])
+        #expect(ReplicaBackend.pointsNowhere(create(["n": 1, "tags": .array(["a", "b"]), "o": .object(["x": 1])])))
+        #expect(!ReplicaBackend.pointsNowhere(create(["p": pointer])))
+        #expect(!ReplicaBackend.pointsNowhere(create(["list": .array([1, pointer])])))
+        #expect(!ReplicaBackend.pointsNowhere(create(["deep": .object(["inner": .object(["p": pointer])])])))
+        #expect(!ReplicaBackend.pointsNowhere(create(["secret": .object([ReplicaCipher.marker: .object(["__type": "Bytes", "base64": "AAAA"])])])))
+    }
+
     @Test("a remote without batches gets one create per entry")
     func withoutBatch() async throws {
         let dir = try temporaryDirectory()
