@@ -135,6 +135,10 @@ public struct PostgresBackendFactory: BackendFactory {
                 }
             case .store:
                 try await PostgresSchema.checkRights(conn, schema: target.schema, write: !context.readOnly, logger: logger)
+            case .older(let v):
+                // Read as it is; upgraded (under the creation lock) when opened for writing.
+                if !context.readOnly { try await PostgresSchema.upgrade(conn, schema: target.schema, from: v, logger: logger) }
+                try await PostgresSchema.checkRights(conn, schema: target.schema, write: !context.readOnly, logger: logger)
             }
             if readOnly, state == .missing || state == .empty {
                 throw PostgresEmptyStore()

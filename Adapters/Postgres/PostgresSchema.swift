@@ -14,7 +14,18 @@ import PostgresNIO
 /// containment; system columns are typed. See the module's DocC article for the DDL and the reasons.
 enum PostgresSchema {
     /// The version of the tables this code reads and writes, kept in `mbaas_meta`.
-    static let version: Int64 = 1
+    /// - 1: the tables.
+    /// - 2: an index on `records (class, updated_at, seq)`, for "what changed since" (a replica's sync down asks for
+    ///   `updatedAt >= mark` sorted by `updatedAt`: without it PostgreSQL sorts the rest of the class on every page).
+    static let version: Int64 = 2
+
+    /// Each version's changes over the one before (run in order by ``upgrade(_:schema:from:logger:)``).
+    static func changes(to version: Int64, _ s: String) -> [String] {
+        switch version {
+        case 2: ["CREATE INDEX IF NOT EXISTS records_class_updated ON \(s)records (class, updated_at, seq)"]
+        default: []
+        }
+    }
 
     /// The tables of a store, in creation order.
     static let tables = ["mbaas_meta", "users", "sessions", "records", "files", "file_chunks"]
@@ -62,6 +73,7 @@ enum PostgresSchema {
             "CREATE INDEX records_class_seq ON \(s)records (class, seq)",
             "CREATE INDEX records_class_created ON \(s)records (class, created_at)",
             "CREATE INDEX records_fields ON \(s)records USING gin (fields jsonb_path_ops)",
+            "CREATE INDEX records_class_updated ON \(s)records (class, updated_at, seq)",
             """
             CREATE TABLE \(s)files (
                 seq bigserial PRIMARY KEY,
@@ -106,6 +118,9 @@ enum PostgresSchema {
         case empty
         /// An MBaaSKit store of this version.
         case store
+        /// An MBaaSKit store of an older version this code upgrades (``upgrade(_:schema:from:logger:)``), and reads
+        /// as it is.
+        case older(Int64)
         /// An MBaaSKit store of another version.
         case otherVersion(String)
         /// Tables that are not an MBaaSKit store.
@@ -133,6 +148,7 @@ enum PostgresSchema {
         v.sql("SELECT value FROM \(quoted(schema)).mbaas_meta WHERE key = 'schema_version'")
         let version = try await conn.first(v, logger: logger).map { try $0.text(0) }
         guard let version else { return .foreign(names) }
+        if let n = Int64(version), (1..<Self.version).contains(n) { return .older(n) }
         guard version == String(Self.version) else { return .otherVersion(version) }
         let missingTables = tables.filter { !names.contains($0) }
         if !missingTables.isEmpty { return .foreign(names) }
@@ -181,6 +197,40 @@ enum PostgresSchema {
             var meta = PGSQL()
             meta.sql("INSERT INTO \(s)mbaas_meta (key, value) VALUES ('schema_version', \(meta.bind(String(version))))")
             try await conn.run(meta, logger: logger)
+            try await conn.run(PGSQL("COMMIT"), logger: logger)
+        } catch {
+            try? await conn.run(PGSQL("ROLLBACK"), logger: logger)
+            throw error
+        }
+    }
+
+    /// Brings a store of an older version to ``version`` in one transaction, under the advisory lock that creating
+    /// one takes (several instances opening it at once upgrade it once). The changes add indexes, which only the
+    /// tables' owner may do: another role is refused with the reason, and nothing is changed.
+    static func upgrade(_ conn: PostgresConnection, schema: String, from old: Int64, logger: Logger) async throws {
+        let s = quoted(schema) + "."
+        var owner = PGSQL()
+        owner.sql("""
+            SELECT pg_has_role(current_user, c.relowner, 'USAGE'), current_user::text FROM pg_class c
+            JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = \(owner.bind(schema)) AND c.relname = 'records'
+            """)
+        if let row = try await conn.first(owner, logger: logger), try !row[0].decode(Bool.self) {
+            let who = try row.text(1)
+            throw MBaaSError(.forbidden, "the schema \(schema) holds an MBaaSKit store of schema version \(old), which this mbaas upgrades to version \(version) (an index), and the role \(who) does not own its tables; open it once as their owner; nothing was changed",
+                             vendorCode: "42501")
+        }
+        try await conn.run(PGSQL("BEGIN"), logger: logger)
+        do {
+            var lock = PGSQL()
+            lock.sql("SELECT pg_advisory_xact_lock(hashtext(\(lock.bind("mbaas-schema:" + schema))))")
+            try await conn.run(lock, logger: logger)
+            // Another instance may have upgraded it while this one waited for the lock.
+            if case .older(let now) = try await inspect(conn, schema: schema, logger: logger) {
+                for v in (now + 1)...version { for statement in changes(to: v, s) { try await conn.run(PGSQL(statement), logger: logger) } }
+                var meta = PGSQL()
+                meta.sql("UPDATE \(s)mbaas_meta SET value = \(meta.bind(String(version))) WHERE key = 'schema_version'")
+                try await conn.run(meta, logger: logger)
+            }
             try await conn.run(PGSQL("COMMIT"), logger: logger)
         } catch {
             try? await conn.run(PGSQL("ROLLBACK"), logger: logger)

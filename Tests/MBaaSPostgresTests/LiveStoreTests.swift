@@ -201,6 +201,23 @@ extension LiveTests {
             #expect(v?.message.contains("version 99") == true, "\(String(describing: v))")
             #expect(try await Live.sql("SELECT value FROM \(schema).mbaas_meta") { try $0.makeRandomAccess()[0].decode(String.self) } == ["99"])
 
+            // A store of version 1 (before the updated_at index): read as it is read-only, upgraded on a writing open.
+            try await Live.exec("UPDATE \(schema).mbaas_meta SET value = '1' WHERE key = 'schema_version'; DROP INDEX \(schema).records_class_updated")
+            func indexes() async throws -> [String] {
+                try await Live.sql("SELECT indexname::text FROM pg_indexes WHERE schemaname = '\(schema)' AND tablename = 'records' ORDER BY 1") {
+                    try $0.makeRandomAccess()[0].decode(String.self)
+                }
+            }
+            let readOnly = try await Live.factory.open(try Live.url(schema: schema), context: BackendContext(readOnly: true))
+            #expect(try await readOnly.count(Query("Memo")) == 0)
+            await readOnly.close()
+            #expect(try await !indexes().contains("records_class_updated"), "a read-only open changed the schema")
+            let upgraded = try await Live.factory.open(try Live.url(schema: schema), context: BackendContext())
+            await upgraded.close()
+            #expect(try await indexes().contains("records_class_updated"))
+            #expect(try await Live.sql("SELECT value FROM \(schema).mbaas_meta") { try $0.makeRandomAccess()[0].decode(String.self) } == ["2"])
+            try await Live.exec("DROP INDEX \(schema).records_class_updated")
+
             // A role that may connect but not create: refused with the reason, nothing created.
             let role = "r_\(Live.runId())"
             try await Live.exec("CREATE ROLE \(role) LOGIN PASSWORD 'pw'; GRANT CONNECT ON DATABASE \(try Live.factory.target(try BackendURL(parsing: Live.url!)).database) TO \(role)")
