@@ -182,21 +182,26 @@ enum PostgresSchema {
                 : "the role \(who) may not create the schema \(schema) in this database (GRANT CREATE ON DATABASE … TO \(who), or create the schema for it); nothing was created",
                 vendorCode: "42501")
         }
-        try await conn.run(PGSQL("BEGIN"), logger: logger)
-        do {
-            var lock = PGSQL()
-            lock.sql("SELECT pg_advisory_xact_lock(hashtext(\(lock.bind("mbaas-schema:" + schema))))")
-            try await conn.run(lock, logger: logger)
+        try await underSchemaLock(conn, schema: schema, logger: logger) {
             // Another instance may have created it while this one waited for the lock.
-            if try await inspect(conn, schema: schema, logger: logger) == .store {
-                try await conn.run(PGSQL("COMMIT"), logger: logger)
-                return
-            }
+            if try await inspect(conn, schema: schema, logger: logger) == .store { return }
             if !exists { try await conn.run(PGSQL("CREATE SCHEMA IF NOT EXISTS \(quoted(schema))"), logger: logger) }
             for statement in ddl(s) { try await conn.run(PGSQL(statement), logger: logger) }
             var meta = PGSQL()
             meta.sql("INSERT INTO \(s)mbaas_meta (key, value) VALUES ('schema_version', \(meta.bind(String(version))))")
             try await conn.run(meta, logger: logger)
+        }
+    }
+
+    /// Runs `body` in one transaction holding the schema's advisory lock (the one creating and upgrading take, so
+    /// that instances opening a store at once change it once); a throw rolls back.
+    static func underSchemaLock(_ conn: PostgresConnection, schema: String, logger: Logger, _ body: () async throws -> Void) async throws {
+        try await conn.run(PGSQL("BEGIN"), logger: logger)
+        do {
+            var lock = PGSQL()
+            lock.sql("SELECT pg_advisory_xact_lock(hashtext(\(lock.bind("mbaas-schema:" + schema))))")
+            try await conn.run(lock, logger: logger)
+            try await body()
             try await conn.run(PGSQL("COMMIT"), logger: logger)
         } catch {
             try? await conn.run(PGSQL("ROLLBACK"), logger: logger)
@@ -219,22 +224,13 @@ enum PostgresSchema {
             throw MBaaSError(.forbidden, "the schema \(schema) holds an MBaaSKit store of schema version \(old), which this mbaas upgrades to version \(version) (an index), and the role \(who) does not own its tables; open it once as their owner; nothing was changed",
                              vendorCode: "42501")
         }
-        try await conn.run(PGSQL("BEGIN"), logger: logger)
-        do {
-            var lock = PGSQL()
-            lock.sql("SELECT pg_advisory_xact_lock(hashtext(\(lock.bind("mbaas-schema:" + schema))))")
-            try await conn.run(lock, logger: logger)
+        try await underSchemaLock(conn, schema: schema, logger: logger) {
             // Another instance may have upgraded it while this one waited for the lock.
-            if case .older(let now) = try await inspect(conn, schema: schema, logger: logger) {
-                for v in (now + 1)...version { for statement in changes(to: v, s) { try await conn.run(PGSQL(statement), logger: logger) } }
-                var meta = PGSQL()
-                meta.sql("UPDATE \(s)mbaas_meta SET value = \(meta.bind(String(version))) WHERE key = 'schema_version'")
-                try await conn.run(meta, logger: logger)
-            }
-            try await conn.run(PGSQL("COMMIT"), logger: logger)
-        } catch {
-            try? await conn.run(PGSQL("ROLLBACK"), logger: logger)
-            throw error
+            guard case .older(let now) = try await inspect(conn, schema: schema, logger: logger) else { return }
+            for v in (now + 1)...version { for statement in changes(to: v, s) { try await conn.run(PGSQL(statement), logger: logger) } }
+            var meta = PGSQL()
+            meta.sql("UPDATE \(s)mbaas_meta SET value = \(meta.bind(String(version))) WHERE key = 'schema_version'")
+            try await conn.run(meta, logger: logger)
         }
     }
 
