@@ -116,8 +116,8 @@ struct ReplicaStore: Sendable {
             guard !db.configuration.readonly else { return }
             // As the Local store: in WAL mode NORMAL syncs at checkpoints, not at every commit. A commit survives the
             // process being killed (the outbox's kill -9 safety holds); a power loss may drop the last commits, which
-            // a replica takes back from the remote or its outbox on the next sync. Measured: FULL cost an fdatasync
-            // per sync-down page and per queued write (docs/benchmarks.md, `mbaas bench sync`).
+            // a replica takes back from the remote or its outbox on the next sync. GRDB already sets it on a pool's
+            // writer; it is stated here so that the replica's durability does not hang on a library default.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             // 8 MiB of page cache for the writer (SQLite's default is 2 MiB): a sync down of 100k records otherwise
             // re-reads the index pages it just wrote.
