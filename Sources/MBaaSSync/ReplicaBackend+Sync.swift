@@ -208,37 +208,22 @@ extension ReplicaBackend {
                 // Runs of queued creates (one per record, in outbox order) go in batch calls; up to
                 // `createCallsInFlight` runs of distinct records at once when none of them points at anything (a
                 // pointer may name a record of an earlier run, which the remote may check before it exists).
-                var runs: [[OutboxEntry]] = []
-                var keys: Set<String> = [key]
-                var run = [listed]
-                while true {
-                    while index < entries.count, run.count < batchSize, Self.batchable(entries[index]),
-                          case let next = "\(entries[index].className)/\(entries[index].id)", !waiting.contains(next), keys.insert(next).inserted {
-                        run.append(entries[index])
-                        index += 1
-                    }
-                    runs.append(run)
-                    guard runs.count < options.createCallsInFlight, run.count == batchSize, index < entries.count,
-                          Self.batchable(entries[index]), runs.allSatisfy({ $0.allSatisfy(Self.pointsNowhere) }),
-                          case let next = "\(entries[index].className)/\(entries[index].id)", !waiting.contains(next),
-                          keys.insert(next).inserted
-                    else { break }
-                    run = [entries[index]]
-                    index += 1
-                }
+                let runs = Self.createRuns(entries, after: listed, index: &index, batchSize: batchSize,
+                                           limit: options.createCallsInFlight, waiting: waiting)
                 if runs.count > 1, runs.allSatisfy({ $0.allSatisfy(Self.pointsNowhere) }) {
                     for k in try await sendCreateRuns(runs, merge: options.merge, progress: options.progress, report: &report) {
                         waiting.insert(k)
                     }
                     continue
                 }
-                // One run (or runs with pointers): one call after the other, in outbox order.
-                var sentAny = false
-                for r in runs where r.count > 1 || runs.count > 1 {
-                    for k in try await sendCreates(r, merge: options.merge, progress: options.progress, report: &report).waiting { waiting.insert(k) }
-                    sentAny = true
+                if runs.count > 1 || runs[0].count > 1 {
+                    // One run, or runs with pointers: one call after the other, in outbox order.
+                    for r in runs {
+                        for k in try await sendCreates(r, merge: options.merge, progress: options.progress, report: &report).waiting { waiting.insert(k) }
+                    }
+                    continue
                 }
-                if sentAny { continue }
+                // A lone create: the one-entry path below.
             }
             // The entry as it is now (a local write may have coalesced into it), marked in flight.
             let marked: OutboxEntry? = try await store.write { db in

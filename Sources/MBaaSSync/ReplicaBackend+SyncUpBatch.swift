@@ -43,6 +43,30 @@ extension ReplicaBackend {
         return MBaaSCore.Record(className: entry.className, id: entry.id, acl: acl, fields: fields)
     }
 
+    /// The runs of queued creates that start with `first` (already taken from `entries`): consecutive creates of
+    /// distinct records from `index` on, `batchSize` to a run, taken off `entries` by moving `index`. A further run
+    /// starts only while every run so far is full and free of pointers, up to `limit` runs. An entry that is no
+    /// create, that waits, or whose record a run already holds ends the runs and stays for the caller.
+    static func createRuns(_ entries: [OutboxEntry], after first: OutboxEntry, index: inout Int, batchSize: Int,
+                           limit: Int, waiting: Set<String>) -> [[OutboxEntry]] {
+        func key(_ e: OutboxEntry) -> String { "\(e.className)/\(e.id)" }
+        var keys: Set<String> = [key(first)]
+        // Checked last wherever it is used: it claims the record.
+        func takes(_ e: OutboxEntry) -> Bool { batchable(e) && !waiting.contains(key(e)) && keys.insert(key(e)).inserted }
+        var runs: [[OutboxEntry]] = [[first]]
+        while true {
+            while index < entries.count, runs[runs.count - 1].count < batchSize, takes(entries[index]) {
+                runs[runs.count - 1].append(entries[index])
+                index += 1
+            }
+            guard runs.count < limit, runs[runs.count - 1].count == batchSize, runs.allSatisfy({ $0.allSatisfy(pointsNowhere) }),
+                  index < entries.count, takes(entries[index])
+            else { return runs }
+            runs.append([entries[index]])
+            index += 1
+        }
+    }
+
     /// Whether a queued create's fields hold no pointer (so its batch may go before an earlier one is answered). A
     /// field sealed at rest (``ReplicaCipher``) may hold one: it counts as pointing.
     static func pointsNowhere(_ entry: OutboxEntry) -> Bool {

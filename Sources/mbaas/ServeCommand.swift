@@ -298,8 +298,7 @@ struct ServeCommand: AsyncParsableCommand {
         case .light?: .light
         case .strong?: .default
         // Without the flag: $MBAAS_PASSWORD_COST when set, else light in memory and strong with --data.
-        case nil: ProcessInfo.processInfo.environment["MBAAS_PASSWORD_COST"].flatMap { $0.isEmpty ? nil : $0 } != nil
-            ? ((try? BuiltinAdapters.passwordHashing()) ?? .default) : (data == nil ? .light : .default)
+        case nil: ((try? BuiltinAdapters.passwordHashing()) ?? nil) ?? (data == nil ? .light : .default)
         }
         var options = LocalBackend.Options()
         options.passwordHashing = hashing
