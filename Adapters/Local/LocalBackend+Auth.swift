@@ -21,7 +21,7 @@ extension LocalBackend {
         if let which = try await directRead({ db in try Self.isTaken(db, username: username, email: email) }) {
             throw Self.takenError(username: username, email: email, which: which)
         }
-        let hash = try ScryptPasswordHash.hash(password, parameters: store.options.passwordHashing)
+        let hash = try await ScryptPasswordHash.hash(password, parameters: store.options.passwordHashing)
         let token = SessionTokens.newToken()
         let session = try await directWrite { db in
             if let which = try Self.isTaken(db, username: username, email: email) {
@@ -50,7 +50,7 @@ extension LocalBackend {
         // does not reveal which user names exist.
         let usable = row.map { !$0[1].hasPrefix(LocalBackend.unusablePasswordPrefix) } ?? false
         let stored = usable ? row![1] : Self.dummyHash(store.options.passwordHashing)
-        let matches = password.isEmpty ? false : try ScryptPasswordHash.verify(password, against: stored)
+        let matches = password.isEmpty ? false : try await ScryptPasswordHash.verify(password, against: stored)
         guard let row, usable, matches else {
             throw MBaaSError(.unauthorized, "wrong user name or password")
         }

@@ -200,7 +200,7 @@ public actor NCMBBackend: Backend, ParseFamilyClient {
         var request = try http.request(method, path, query: query, body: body, base: base, timeout: timeout)
         request.headers.append(contentsOf: extra)
         let token = explicitToken ?? (useSession ? currentSession?.token : nil)
-        if let token { request.headers[NCMBSigner.Header.sessionToken] = token }
+        if let token { request.headers[NCMBSigner.Field.sessionToken] = token }
         let stringToSign = try signer.sign(&request, timestamp: ISO8601.format(context.now))
         let response: TransportResponse
         do {

@@ -82,7 +82,7 @@ extension PostgresBackend {
         case .unusable: hash = Self.unusablePasswordPrefix + SecureRandom.alphanumeric(16)
         case .temporary(let p):
             guard !p.isEmpty else { throw MBaaSError(.invalidRequest, "a temporary password must not be empty") }
-            hash = try ScryptPasswordHash.hash(p, parameters: store.options.passwordHashing)
+            hash = try await ScryptPasswordHash.hash(p, parameters: store.options.passwordHashing)
         }
         let email = user.email, roles = user.roles, groups = user.groups, wanted = user.id
         let created = user.createdAt.map(ISO8601.millis), updated = user.updatedAt.map(ISO8601.millis)

@@ -21,7 +21,7 @@ extension PostgresBackend {
         if let which = try await store.direct({ conn in try await store.isTaken(conn, username: username, email: email) }) {
             throw Self.takenError(username: username, email: email, which: which)
         }
-        let hash = try ScryptPasswordHash.hash(password, parameters: store.options.passwordHashing)
+        let hash = try await ScryptPasswordHash.hash(password, parameters: store.options.passwordHashing)
         let token = SessionTokens.newToken()
         let session: Session
         do {
@@ -55,7 +55,7 @@ extension PostgresBackend {
         }
         let usable = row.map { !$0[1].hasPrefix(PostgresBackend.unusablePasswordPrefix) } ?? false
         let stored = usable ? row![1] : Self.dummyHash(store.options.passwordHashing)
-        let matches = password.isEmpty ? false : try ScryptPasswordHash.verify(password, against: stored)
+        let matches = password.isEmpty ? false : try await ScryptPasswordHash.verify(password, against: stored)
         guard let row, usable, matches else { throw MBaaSError(.unauthorized, "wrong user name or password") }
         let token = SessionTokens.newToken()
         let session = try await store.directWrite { conn in

@@ -13,7 +13,11 @@ import PostgresNIO
 ///
 /// The password may be left out of the URL: it is then read from `MBAAS_POSTGRES_PASSWORD`, else `PGPASSWORD` (as
 /// `psql` does). `?sslmode=disable|prefer|require` (default `prefer`, like libpq; a unix socket never uses TLS).
-/// `?pool=N` caps the connections (default 20).
+/// `?pool=N` caps the connections (default 20). `?keepalive=SECONDS` has the pool send `SELECT 1` on a connection idle
+/// that long (default: none). It is off by default because postgres-nio arms the keep-alive timer again each time
+/// a connection goes back to the pool, a task per request: under load that cost a server 20–30 MB and showed in
+/// its throughput (docs/benchmarks.md). Turn it on when something between the server and PostgreSQL drops idle
+/// connections (a NAT, a firewall, PostgreSQL's `idle_session_timeout`).
 ///
 /// Opening looks at the schema first and touches nothing that is not an MBaaSKit store: tables of something else, a
 /// store of another schema version, or a role without the rights to create or use the tables are refused with the
@@ -43,13 +47,15 @@ public struct PostgresBackendFactory: BackendFactory {
         var schema: String
         var sslmode: String
         var pool: Int?
+        /// Seconds between keep-alive queries on an idle connection; `nil`: none.
+        var keepAlive: Int? = nil
     }
 
     func target(_ url: BackendURL) throws(MBaaSError) -> Target {
         guard schemes.contains(url.scheme) else {
             throw MBaaSError(.invalidRequest, "the PostgreSQL backend opens postgres:// URLs, not \(url.scheme):")
         }
-        try url.requireKnownOptions(["schema", "socket", "sslmode", "pool"], adapter: "postgres")
+        try url.requireKnownOptions(["schema", "socket", "sslmode", "pool", "keepalive"], adapter: "postgres")
         guard let host = url.host else {
             throw MBaaSError(.invalidRequest, "the postgres: URL has no host; use postgres://USER:PASSWORD@HOST:PORT/DB")
         }
@@ -73,12 +79,19 @@ public struct PostgresBackendFactory: BackendFactory {
             }
             pool = n
         }
+        var keepAlive: Int?
+        if let text = url.option("keepalive") {
+            guard let n = Int(text), (1...86_400).contains(n) else {
+                throw MBaaSError(.invalidRequest, "?keepalive=\(text) is not a number of seconds from 1 to 86400")
+            }
+            keepAlive = n
+        }
         if let socket = url.option("socket"), socket.isEmpty {
             throw MBaaSError(.invalidRequest, "?socket= is empty; give the directory of the server's socket or leave it out")
         }
         let password = url.secret ?? environment["MBAAS_POSTGRES_PASSWORD"] ?? environment["PGPASSWORD"]
         return Target(host: host, port: url.port ?? 5432, socket: url.option("socket"), user: user, password: password,
-                      database: database, schema: schema, sslmode: sslmode, pool: pool)
+                      database: database, schema: schema, sslmode: sslmode, pool: pool, keepAlive: keepAlive)
     }
 
     public func open(_ url: BackendURL, context: BackendContext) async throws -> any Backend {
@@ -182,6 +195,7 @@ public struct PostgresBackendFactory: BackendFactory {
         }
         config.options.maximumConnections = target.pool ?? options.maximumConnections
         config.options.minimumConnections = 0
+        config.options.keepAliveBehavior = target.keepAlive.map { .init(frequency: .seconds($0)) }
         config.options.connectTimeout = .seconds(10)
         return PostgresClient(configuration: config, backgroundLogger: logger)
     }

@@ -29,12 +29,19 @@ public final class RequestDeadline: Sendable {
     }
 
     /// Answers `request` with `dialect` within ``limit`` (see the type's contract).
+    ///
+    /// The work is a child task (`async let`: allocated from the request task's own allocator, cancelled with it);
+    /// the watchdog cancels that child alone, so the request's task, and the connection it serves, go on.
     public func answer(_ request: TransportRequest, by dialect: any EmulatorDialect) async -> TransportResponse {
-        let work = Task { await dialect.respond(to: request) }
         let deadline = DispatchTime.now().uptimeNanoseconds &+ Self.nanoseconds(limit)
-        let key = watch.add(deadline: deadline) { work.cancel() }
-        let response = await withTaskCancellationHandler { await work.value } onCancel: { work.cancel() }
-        guard watch.remove(key), !dialect.isSuccess(response) else { return response }
+        let watch = self.watch
+        async let work: (response: TransportResponse, late: Bool) = {
+            let key = withUnsafeCurrentTask { watch.add(deadline: deadline, task: $0!) }
+            let response = await dialect.respond(to: request)
+            return (response, watch.remove(key))
+        }()
+        let (response, late) = await work
+        guard late, !dialect.isSuccess(response) else { return response }
         return dialect.answer(MBaaSError(
             .unavailable,
             "the request did not finish within the server's deadline of \(Self.shown(limit)) (mbaas serve --request-timeout) and was stopped; narrow the query or try again",
@@ -56,11 +63,15 @@ public final class RequestDeadline: Sendable {
         return UInt64(max(0, c.seconds)) * 1_000_000_000 + UInt64(max(0, c.attoseconds) / 1_000_000_000)
     }
 
-    /// The requests under way, their deadlines and how to stop them; the watchdog task runs while any is listed.
+    /// The requests under way, their deadlines and their work's tasks; the watchdog task runs while any is listed.
+    ///
+    /// A listed task is alive: it unlists itself (``remove(_:)``, under the lock) before it ends, and the watchdog
+    /// cancels only while holding that lock, so it never reaches a task that has ended. Cancelling runs the task's
+    /// cancellation handlers on the watchdog's thread; none of them takes this lock.
     final class Watch: @unchecked Sendable {
         private struct Entry {
             var deadline: UInt64
-            var cancel: @Sendable () -> Void
+            var task: UnsafeCurrentTask
             var fired = false
         }
         private let lock = NSLock()
@@ -71,12 +82,12 @@ public final class RequestDeadline: Sendable {
 
         init(tick: UInt64) { self.tick = tick }
 
-        /// Lists a request; starts the watchdog when none runs.
-        func add(deadline: UInt64, cancel: @escaping @Sendable () -> Void) -> UInt64 {
+        /// Lists the work's task (the calling task); starts the watchdog when none runs.
+        func add(deadline: UInt64, task: UnsafeCurrentTask) -> UInt64 {
             lock.lock()
             nextKey &+= 1
             let key = nextKey
-            entries[key] = Entry(deadline: deadline, cancel: cancel)
+            entries[key] = Entry(deadline: deadline, task: task)
             let start = !watching
             watching = true
             lock.unlock()
@@ -94,24 +105,21 @@ public final class RequestDeadline: Sendable {
         private func run() async {
             while true {
                 try? await Task.sleep(nanoseconds: tick)
-                let (due, stop) = sweep(now: DispatchTime.now().uptimeNanoseconds)
-                for cancel in due { cancel() }
-                if stop { return }
+                if sweep(now: DispatchTime.now().uptimeNanoseconds) { return }
             }
         }
 
-        /// Marks the requests past their deadline and returns how to cancel them; `stop` when none is listed (the
+        /// Cancels the tasks past their deadline (under the lock, see the type); `true` when none is listed (the
         /// watchdog then ends, and the next request starts another).
-        private func sweep(now: UInt64) -> (due: [@Sendable () -> Void], stop: Bool) {
+        private func sweep(now: UInt64) -> Bool {
             lock.lock()
             defer { lock.unlock() }
-            var due: [@Sendable () -> Void] = []
             for (key, entry) in entries where !entry.fired && entry.deadline <= now {
                 entries[key]?.fired = true
-                due.append(entry.cancel)
+                entry.task.cancel()
             }
             if entries.isEmpty { watching = false }
-            return (due, entries.isEmpty)
+            return entries.isEmpty
         }
     }
 }

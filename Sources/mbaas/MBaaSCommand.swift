@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MBaaSCore
+import MBaaSEmulator
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -39,6 +40,8 @@ struct MBaaSCommand: AsyncParsableCommand {
     /// Parses and runs like ArgumentParser's own `main()`, after ``Terminal/prepare()`` (SIGPIPE ignored), with
     /// SIGINT and SIGTERM turned into cancellation (see ``Interruption``).
     static func main() async {
+        // Before any task starts: `mbaas serve` runs its handlers on the event loops unless told `--executor pool`.
+        if ServeCommand.Executor.requested(in: CommandLine.arguments) == .eventLoops { EmulatorExecutor.useEventLoops() }
         Terminal.prepare()
         let command: any ParsableCommand
         do {

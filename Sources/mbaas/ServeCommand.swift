@@ -53,7 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
 
             On start it prints the base URL and the backend URL other mbaas commands (and the MBaaSKit NCMB client) \
             take, e.g. ncmb+http://K:C@127.0.0.1:PORT; with --format json one JSON line \
-            {"dialect","baseURL","backendURL","data"} (and "caCertificate" with --tls-self-signed). Data lives in memory unless --data names a database file \
+            {"dialect","baseURL","backendURL","data","executor"} (and "caCertificate" with --tls-self-signed). Data lives in memory unless --data names a database file \
             (created mode 0600; the same file sqlite:PATH opens) or the URL of a store a server can run on \
             (sqlite:PATH, postgres://USER:PASSWORD@HOST:PORT/DB): several mbaas serve processes on one database are \
             one backend (docs/emulator.md, "Running the emulator in production"); a backend URL of a remote \
@@ -92,6 +92,28 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "The port (default 0: a free port, printed on start).")
     var port = 0
+
+    /// Where request handlers run (see ``EmulatorExecutor``). Read by `MBaaSCommand.main` before parsing, since it must
+    /// be set before the first task starts; declared here so that it parses, shows in the help and is checked.
+    enum Executor: String, ExpressibleByArgument, CaseIterable {
+        case eventLoops = "event-loops", pool
+
+        /// The value of `--executor` in the arguments of `mbaas serve …` (`nil` for another command); the default,
+        /// event loops, when the option is absent. An unknown value is `nil`: the parser reports it.
+        static func requested(in arguments: [String]) -> Executor? {
+            guard arguments.dropFirst().first == "serve" else { return nil }
+            var value: String?
+            var iterator = arguments.dropFirst(2).makeIterator()
+            while let argument = iterator.next(), argument != "--" {
+                if argument == "--executor" { value = iterator.next() }
+                else if argument.hasPrefix("--executor=") { value = String(argument.dropFirst("--executor=".count)) }
+            }
+            return value.map { Executor(rawValue: $0) } ?? .eventLoops
+        }
+    }
+
+    @Option(help: "Where request handlers run: event-loops (default: on the threads that serve the sockets, no hand-off per request) or pool (Swift's global concurrency pool).")
+    var executor: Executor = .eventLoops
 
     @Option(help: "A database file, or a server store's URL (sqlite:PATH, postgres://…), to keep the data in (default: in memory, gone when the server stops).")
     var data: String?
@@ -272,7 +294,8 @@ struct ServeCommand: AsyncParsableCommand {
                         + (ca.map { "CA certificate: \($0)\n" } ?? "")
                 } else {
                     var o: JSONObject = ["dialect": .string(dialect.name), "baseURL": .string(base), "backendURL": .string(backendURL),
-                                         "data": data.map(JSON.string) ?? .null]
+                                         "data": data.map(JSON.string) ?? .null,
+                                         "executor": .string(EmulatorExecutor.isUsingEventLoops ? Executor.eventLoops.rawValue : Executor.pool.rawValue)]
                     if let ca { o["caCertificate"] = .string(ca) }
                     line = JSON.object(o).printed([.sortedKeys]) + "\n"
                 }

@@ -156,6 +156,40 @@ struct HTTPTests {
         #expect(r["Content-Type"] == "text/plain")
     }
 
+    @Test("value(_:) reads a header as the subscript does: one value as sent, repeated ones joined, a missing one nil")
+    func valueOfAField() throws {
+        let key = try #require(HTTPField.Name("X-App-Key"))
+        var h = HTTPFields([("x-app-key", "k1"), ("Accept", "a/b")])
+        #expect(h.value(key) == "k1")
+        #expect(h.value(.contentType) == nil)
+        h.append(HTTPField(name: key, value: "k2"))
+        #expect(h.value(key) == "k1, k2" && h.value(key) == h[key])
+        let cookies = HTTPFields([("Cookie", "a=1"), ("Cookie", "b=2")])
+        #expect(cookies.value(.cookie) == "a=1; b=2" && cookies.value(.cookie) == cookies[.cookie])
+    }
+
+    @Test("the asynchronous scrypt calls give what the synchronous ones give; a bad stored hash is still decoding")
+    func scryptOffTheCallersThread() async throws {
+        let stored = try await ScryptPasswordHash.hash("s3cret pass", parameters: .light)
+        // The synchronous call (what a synchronous caller gets) agrees with the asynchronous one.
+        func verifyHere(_ password: String) throws -> Bool { try ScryptPasswordHash.verify(password, against: stored) }
+        #expect(try verifyHere("s3cret pass") && !(try verifyHere("wrong")))
+        #expect(try await ScryptPasswordHash.verify("s3cret pass", against: stored))
+        #expect(try await !ScryptPasswordHash.verify("wrong", against: stored))
+        // Many at once: each waits its turn on the bounded threads and gets its own answer.
+        let answers = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for i in 0..<12 { group.addTask { try await ScryptPasswordHash.verify(i % 2 == 0 ? "s3cret pass" : "no", against: stored) } }
+            return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+        }
+        #expect(answers == 6)
+        do {
+            _ = try await ScryptPasswordHash.verify("x", against: "not-a-hash")
+            Issue.record("a malformed stored hash verified")
+        } catch {
+            #expect(error.kind == .decoding)
+        }
+    }
+
     @Test func messagesUseSwiftHTTPTypesVocabulary() {
         // The same values a Hummingbird server hands over: nothing to convert.
         var fields = HTTPFields()

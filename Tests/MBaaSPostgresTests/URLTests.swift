@@ -18,6 +18,8 @@ struct PostgresURLTests {
         let env = try factory.target(try BackendURL(parsing: "postgresql://app@127.0.0.1/appdb?socket=/run/pg&sslmode=disable&pool=4"))
         #expect(env.password == "from-env" && env.port == 5432 && env.schema == "public" && env.socket == "/run/pg"
                 && env.sslmode == "disable" && env.pool == 4)
+        #expect(env.keepAlive == nil)
+        #expect(try factory.target(try BackendURL(parsing: "postgres://app@h/db?keepalive=30")).keepAlive == 30)
         let mbaasEnv = PostgresBackendFactory(environment: ["PGPASSWORD": "pg", "MBAAS_POSTGRES_PASSWORD": "mbaas"])
         #expect(try mbaasEnv.target(try BackendURL(parsing: "postgres://app@h/db")).password == "mbaas")
     }
@@ -34,6 +36,7 @@ struct PostgresURLTests {
     @Test("a missing user or database, an unknown option, a bad sslmode or pool: invalidRequest naming it", arguments: [
         ("postgres://127.0.0.1/db", "user"), ("postgres://app@127.0.0.1", "database"), ("postgres://app@127.0.0.1/db?colour=red", "colour"),
         ("postgres://app@127.0.0.1/db?sslmode=maybe", "sslmode"), ("postgres://app@127.0.0.1/db?pool=0", "pool"),
+        ("postgres://app@127.0.0.1/db?keepalive=0", "keepalive"), ("postgres://app@127.0.0.1/db?keepalive=soon", "keepalive"),
     ])
     func badURL(_ text: String, _ named: String) async throws {
         let e = await expectError(.invalidRequest) { try factory.target(try BackendURL(parsing: text)) }

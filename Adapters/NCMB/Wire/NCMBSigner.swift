@@ -37,6 +37,16 @@ public struct NCMBSigner: Sendable, Hashable {
         public static let responseSignature = "X-NCMB-Response-Signature"
     }
 
+    /// The ``Header`` names as swift-http-types field names, made once (a `String` lookup in `HTTPFields` validates
+    /// and lowercases the name on every call; the server checks these on every request).
+    public enum Field {
+        public static let applicationKey = HTTPField.Name(Header.applicationKey)!
+        public static let timestamp = HTTPField.Name(Header.timestamp)!
+        public static let signature = HTTPField.Name(Header.signature)!
+        public static let sessionToken = HTTPField.Name(Header.sessionToken)!
+        public static let responseSignature = HTTPField.Name(Header.responseSignature)!
+    }
+
     public var applicationKey: String
     public var clientKey: String {
         didSet { keyed = NCMBSigner.keyed(clientKey) }
@@ -95,10 +105,10 @@ public struct NCMBSigner: Sendable, Hashable {
                 }
             }
         }
+        // By UTF-8 bytes, names first, then values (compared in place, without copying them into arrays).
         params.sort { a, b in
-            let ka = Array(a.0.utf8), kb = Array(b.0.utf8)
-            if ka != kb { return ka.lexicographicallyPrecedes(kb) }
-            return Array((a.1 ?? "").utf8).lexicographicallyPrecedes(Array((b.1 ?? "").utf8))
+            if !a.0.utf8.elementsEqual(b.0.utf8) { return a.0.utf8.lexicographicallyPrecedes(b.0.utf8) }
+            return (a.1 ?? "").utf8.lexicographicallyPrecedes((b.1 ?? "").utf8)
         }
         let joined = params.map { name, value in value.map { "\(name)=\($0)" } ?? name }.joined(separator: "&")
         return [upper, host, path, joined].joined(separator: "\n")
@@ -209,9 +219,9 @@ public struct NCMBSigner: Sendable, Hashable {
     @discardableResult
     public func sign(_ request: inout TransportRequest, timestamp: String) throws(MBaaSError) -> String {
         let text = try stringToSign(method: request.method.rawValue, url: request.url, timestamp: timestamp)
-        request.headers[Header.applicationKey] = applicationKey
-        request.headers[Header.timestamp] = timestamp
-        request.headers[Header.signature] = signature(of: text)
+        request.headers[Field.applicationKey] = applicationKey
+        request.headers[Field.timestamp] = timestamp
+        request.headers[Field.signature] = signature(of: text)
         return text
     }
 
@@ -222,17 +232,18 @@ public struct NCMBSigner: Sendable, Hashable {
     /// `NCMB` 1.3.1) signs with its one host setting, `NCMB.fqdn`, which a client pointed at `127.0.0.1:8080` sets to
     /// exactly that [sdk]. Either form is accepted; nothing else.
     public func verify(_ request: TransportRequest) -> Bool {
-        guard request.headers[Header.applicationKey] == applicationKey,
-              let timestamp = request.headers[Header.timestamp],
-              let sent = request.headers[Header.signature],
+        guard request.headers.value(Field.applicationKey) == applicationKey,
+              let timestamp = request.headers.value(Field.timestamp),
+              let sent = request.headers.value(Field.signature),
               let parts = NCMBSigner.wireParts(of: request.url)
         else { return false }
-        var hosts = [parts.host]
-        if let port = request.url.port { hosts.append("\(parts.host):\(port)") }
-        return hosts.contains { host in
+        func matches(_ host: String) -> Bool {
             constantTimeEquals(sent, signature(of: stringToSign(method: request.method.rawValue, host: host, path: parts.path,
                                                                 query: parts.query, timestamp: timestamp)))
         }
+        // The host as signed without its port (what the SDKs send), else with it.
+        if matches(parts.host) { return true }
+        return request.url.port.map { matches("\(parts.host):\($0)") } ?? false
     }
 
     /// Checks a response's `X-NCMB-Response-Signature` against the request's string to sign, as the vendor SDKs
@@ -243,7 +254,7 @@ public struct NCMBSigner: Sendable, Hashable {
     /// ``MBaaSError/Kind/decoding`` with vendor code `E100001`, as the official SDKs report it. Callers check
     /// successful responses only (ncmb_unity and ncmb_js do).
     public func verifyResponse(_ response: TransportResponse, stringToSign: String) throws(MBaaSError) {
-        guard let sent = response.headers[Header.responseSignature] else { return }
+        guard let sent = response.headers[Field.responseSignature] else { return }
         let candidates = responseSignatureCandidates(stringToSign: stringToSign, body: response.body,
                                                      contentType: response.headers[.contentType])
         for message in candidates {

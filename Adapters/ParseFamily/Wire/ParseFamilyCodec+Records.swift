@@ -69,7 +69,7 @@ extension ParseFamilyCodec {
             if let id = record.id { o["objectId"] = .string(id) }
             metadata()
         }
-        for key in record.fields.keys.sorted() { o[key] = try encode(record.fields[key]!, path: key) }
+        for (key, value) in record.fields.sorted(by: { $0.key < $1.key }) { o[key] = try encode(value, path: key) }
         if let acl = record.acl { o[rules.aclKey] = try encode(acl) }
         if !rules.metadataFirst {
             metadata()

@@ -107,6 +107,17 @@ public enum ScryptPasswordHash {
         return derived == SymmetricKey(data: expected)
     }
 
+    /// ``hash(_:parameters:)`` off the caller's thread (``BlockingWork``: at most one hash per processor at a time), so
+    /// that a server's event loops keep serving while it runs. What a store's sign-up calls.
+    public static func hash(_ password: String, parameters: Parameters) async throws(MBaaSError) -> String {
+        try await BlockingWork.run { () throws(MBaaSError) in try hash(password, parameters: parameters) }
+    }
+
+    /// ``verify(_:against:)`` off the caller's thread, as the async `hash(_:parameters:)` is. What a store's log-in calls.
+    public static func verify(_ password: String, against stored: String) async throws(MBaaSError) -> Bool {
+        try await BlockingWork.run { () throws(MBaaSError) in try verify(password, against: stored) }
+    }
+
     private static func derive(_ password: String, salt: [UInt8], _ p: Parameters, outputByteCount: Int)
         throws(MBaaSError) -> SymmetricKey
     {

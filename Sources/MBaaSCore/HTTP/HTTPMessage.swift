@@ -21,6 +21,18 @@ extension HTTPFields {
         set { self[HTTPFields.validName(name)] = newValue }
     }
 
+    /// The value of a header, as `self[name]` gives it (repeated values joined with `, `, or `; ` for `Cookie`), read
+    /// without building a joined string when the name occurs once: the common case, on a server's path for every
+    /// request.
+    public func value(_ name: HTTPField.Name) -> String? {
+        var first: String?
+        var repeated = false
+        for field in self where field.name == name {
+            if first == nil { first = field.value } else { repeated = true; break }
+        }
+        return repeated ? self[name] : first
+    }
+
     /// Appends a field. - Precondition: `name` is a valid field name.
     public mutating func add(_ name: String, _ value: String) {
         append(HTTPField(name: HTTPFields.validName(name), value: value))

@@ -19,7 +19,7 @@ struct NCMBCall {
         self.dialect = dialect
         self.request = request
         self.route = route
-        let token = request.headers[NCMBSigner.Header.sessionToken].flatMap { $0.isEmpty ? nil : $0 }
+        let token = request.headers.value(NCMBSigner.Field.sessionToken).flatMap { $0.isEmpty ? nil : $0 }
         self.token = token
         self.backend = dialect.store.sharing(session: token.map { Session(token: $0, userId: "") }, administrative: false)
     }

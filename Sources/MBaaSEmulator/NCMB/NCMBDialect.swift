@@ -77,6 +77,7 @@ public struct NCMBDialect: EmulatorDialect {
                 logger: Logger = Logger(label: "mbaas.emulator.ncmb")) {
         self.store = store
         self.configuration = configuration
+        self.signer = NCMBSigner(applicationKey: configuration.applicationKey, clientKey: configuration.clientKey)
         self.clock = clock
         self.logger = logger
     }
@@ -98,7 +99,8 @@ public struct NCMBDialect: EmulatorDialect {
         "ncmb+http://\(percentEncode(configuration.applicationKey)):\(percentEncode(configuration.clientKey))@\(host.contains(":") ? "[\(host)]" : host):\(port)"
     }
 
-    var signer: NCMBSigner { NCMBSigner(applicationKey: configuration.applicationKey, clientKey: configuration.clientKey) }
+    /// Made once: its HMAC key schedule is the costly part of checking a request's signature.
+    let signer: NCMBSigner
 
     public func respond(to request: TransportRequest) async -> TransportResponse {
         let path = NCMBSigner.wireParts(of: request.url)?.path ?? request.url.path
@@ -128,8 +130,8 @@ public struct NCMBDialect: EmulatorDialect {
 
     /// `nil` when the application key, timestamp and signature are good; else the E401001 answer.
     func authenticate(_ request: TransportRequest) -> TransportResponse? {
-        guard request.headers[NCMBSigner.Header.applicationKey] == configuration.applicationKey,
-              let stamp = request.headers[NCMBSigner.Header.timestamp], let sent = Self.timestamp(stamp),
+        guard request.headers.value(NCMBSigner.Field.applicationKey) == configuration.applicationKey,
+              let stamp = request.headers.value(NCMBSigner.Field.timestamp), let sent = Self.timestamp(stamp),
               abs(sent.timeIntervalSince(clock())) <= configuration.timestampTolerance,
               signer.verify(request)
         else { return NCMBErrorBody(code: "E401001").response() }

@@ -1,0 +1,40 @@
+public import MBaaSCore
+import NIOCore
+import NIOPosix
+
+/// Where the emulator's request handlers run: on SwiftNIO's event loops (the threads that read and write the
+/// sockets), or on Swift concurrency's global pool.
+///
+/// Hummingbird reads each request on an event loop and, by default, runs its handler on the global concurrency pool,
+/// so every request crosses threads twice, and a store on PostgreSQL twice more (postgres-nio's connections live on
+/// the same event loops). ``useEventLoops()`` makes the event loops the global executor: the handler, its store calls
+/// and its socket I/O then stay on one thread. `mbaas serve` does this unless given `--executor pool`.
+///
+/// Measured (docs/benchmarks.md, `Benchmarks/http-get.sh`, release build, two cores): the NCMB dialect's record GET on
+/// a database file went from 15.7k to 20.8k requests/s, and on PostgreSQL from 4.8k to 5.1k.
+///
+/// What it asks of the code that runs in the server: nothing that blocks a thread for long, since a blocked event
+/// loop also stops the sockets it serves. The stores keep the slow parts elsewhere: SQLite's reads and writes run on
+/// GRDB's own queues (a point read, one indexed lookup, runs in place), and password hashing (scrypt) on
+/// ``BlockingWork``'s threads.
+public enum EmulatorExecutor {
+    /// `nil` until the first call of ``useEventLoops()``, then its answer (SwiftNIO's hook may be tried only once).
+    private static let installed = Locked<Bool?>(nil)
+
+    /// Makes SwiftNIO's shared event loop group (``NIOCore/NIOSingletons``, which Hummingbird's server and postgres-nio's
+    /// connections use) Swift concurrency's global executor.
+    ///
+    /// Call it once, first thing in the process, before any task starts, from the main thread (a command's `main`).
+    /// Returns `false`, and changes nothing, where SwiftNIO cannot do it (Windows; a runtime without the hook).
+    /// A second call returns the first call's answer.
+    @discardableResult
+    public static func useEventLoops() -> Bool {
+        installed.withLock { answer in
+            if answer == nil { answer = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() }
+            return answer!
+        }
+    }
+
+    /// Whether ``useEventLoops()`` took effect in this process.
+    public static var isUsingEventLoops: Bool { installed.withLock { $0 ?? false } }
+}
