@@ -208,6 +208,33 @@ struct RecordTests {
         }
     }
 
+    @Test("dates read in place (the store's exact form) equal dates read through the JSON tree; near misses take the general path")
+    func directParsingOfStoredDates() throws {
+        let texts = [
+            #"{"__type":"Date","iso":"2024-03-31T23:59:59.123Z"}"#,           // the stored form: read in place
+            #"{"__type":"Date","iso":"2024-03-31T23:59:59+09:00"}"#,
+            #"{ "__type":"Date","iso":"2024-03-31T23:59:59.123Z"}"#,          // spaces: the general path
+            #"{"__type": "Date", "iso": "2024-03-31T23:59:59.123Z"}"#,
+            #"{"iso":"2024-03-31T23:59:59.123Z","__type":"Date"}"#,           // members in another order
+            #"[{"__type":"Date","iso":"1970-01-01T00:00:00.000Z"},{"__type":"Date","iso":"9999-12-31T23:59:59.999Z"}]"#,
+            #"{"d":{"__type":"Date","iso":"2024-02-29T12:00:00.000Z"},"n":1}"#,
+        ]
+        for text in texts {
+            #expect(try Value.parse(jsonText: text) == (try Value(json: JSON.parse(text))), "\(text)")
+        }
+        #expect(try Value.parse(jsonText: texts[0]) == .date(try #require(ISO8601.parse("2024-03-31T23:59:59.123Z"))))
+        // Not dates, or wrong ones: the same answers as before the shortcut.
+        for bad in [#"{"__type":"Date","iso":"2024-02-30T00:00:00.000Z"}"#, #"{"__type":"Date","iso":"x"}"#,
+                    #"{"__type":"Date","iso":"2024-03-31T23:59:59.123Z","extra":1}"#, #"{"__type":"Date","iso":"2024-03-31T23:59:59\u002e123Z"}"#] {
+            let direct = Result { try Value.parse(jsonText: bad) }, tree = Result { try Value(json: JSON.parse(bad)) }
+            switch (direct, tree) {
+            case (.success(let a), .success(let b)): #expect(a == b, "\(bad)")
+            case (.failure(let a as MBaaSError), .failure(let b as MBaaSError)): #expect(a.kind == b.kind, "\(bad): \(a) / \(b)")
+            default: Issue.record("\(bad): direct \(direct), tree \(tree)")
+            }
+        }
+    }
+
     @Test func directParsingRefusesARepeatedMemberName() throws {
         for (text, path) in [
             (#"{"a":{"b":1,"c":2,"b":3}}"#, "$.a.b"),

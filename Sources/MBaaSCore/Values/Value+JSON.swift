@@ -431,12 +431,14 @@ extension JSONParser {
             index += 1
             skipWhitespace()
             if index < end, bytes[index] == UInt8(ascii: "}") { index += 1; return .object([:]) }
+            if let date = storedDate() { return .date(date) }
             // Plain objects go straight into one dictionary. Typed forms print `__type` first, so an object whose
             // first key is `__type` collects its (few) members in order to be checked as a typed form; a `__type`
             // met later is handled the same way from the dictionary.
             var object: [String: Value] = [:]
             var typed: [(key: String, value: Value)]?
             var first = true
+            var sawType = false
             while true {
                 skipWhitespace()
                 guard index < end, bytes[index] == UInt8(ascii: "\"") else { throw .json(error("expected a key string")) }
@@ -451,6 +453,8 @@ extension JSONParser {
                 if first {
                     first = false
                     if key == "__type" { typed = [] } else { object.reserveCapacity(8) }
+                } else if key.utf8.count == 6, key == "__type" {
+                    sawType = true
                 }
                 let earlier: String?
                 if typed != nil {
@@ -476,7 +480,7 @@ extension JSONParser {
             let members: [(key: String, value: Value)]
             if let typed {
                 members = typed
-            } else if object["__type"] != nil {
+            } else if sawType {
                 members = object.map { ($0.key, $0.value) }
             } else {
                 return .object(object)
@@ -524,6 +528,29 @@ extension JSONParser {
             default: return .null  // unreachable: containers and strings are handled above
             }
         }
+    }
+
+    /// The members of a date exactly as ``JSONWriter`` prints it, after the `{`: `"__type":"Date","iso":"`.
+    private static let storedDatePrefix = Array(#""__type":"Date","iso":""#.utf8)
+
+    /// A date in the form the store prints (`{"__type":"Date","iso":"2024-03-31T23:59:59.123Z"}`, no spaces, no
+    /// escapes), read in place without building its members: the index is just past `{` and moves past the `}`.
+    /// `nil`, the index unchanged, for anything else (spaces, other members, an invalid date), which the general path
+    /// reads and, where it is wrong, reports.
+    mutating func storedDate() -> Date? {
+        let prefix = Self.storedDatePrefix
+        guard end - index > prefix.count + 2, bytes[index] == prefix[0] else { return nil }
+        for i in 1..<prefix.count where bytes[index + i] != prefix[i] { return nil }
+        let start = index + prefix.count
+        var close = start
+        while close < end, bytes[close] != UInt8(ascii: "\""), bytes[close] >= 0x20, bytes[close] < 0x7F, bytes[close] != UInt8(ascii: "\\") {
+            close += 1
+        }
+        guard close + 1 < end, bytes[close] == UInt8(ascii: "\""), bytes[close + 1] == UInt8(ascii: "}"),
+              let date = ISO8601.parse(utf8: UnsafeBufferPointer(rebasing: bytes[start..<close]))
+        else { return nil }
+        index = close + 2
+        return date
     }
 
     static func prefix(_ failure: ValueParseFailure, _ segment: JSONPathSegment) -> ValueParseFailure {
