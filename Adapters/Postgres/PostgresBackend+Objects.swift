@@ -168,6 +168,13 @@ extension PostgresStore {
     static func encodeACL(_ acl: ACL?) -> String? { acl.map { $0.json.printed() } }
 
     func load(_ conn: PostgresConnection, className: String, id: String, forUpdate: Bool = false) async throws -> PostgresStoredRecord? {
+        if !forUpdate {
+            // The point read every GET makes: a named prepared statement (see ``PostgresPointRead``).
+            for try await row in try await conn.execute(PostgresPointRead(className: className, id: id), logger: logger) {
+                return try Self.decodeRecord(className: className, row: row.makeRandomAccess())
+            }
+            return nil
+        }
         var q = PGSQL()
         q.sql("SELECT \(Self.recordColumns) FROM \(s)records r WHERE r.class = \(q.bind(className)) AND r.id = \(q.bind(id))")
         if forUpdate { q.sql(" FOR UPDATE") }
@@ -308,4 +315,25 @@ extension PostgresStore {
 
 enum PostgresTime {
     static func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
+}
+
+/// A record by class and id, as a named prepared statement: PostgreSQL parses and plans it once per connection
+/// instead of once per read (`pgbench -S` on this machine: 44k reads/s unnamed, 84k prepared). The statement text
+/// names no schema: the pool's connections start with `search_path` set to the store's schema
+/// (``PostgresBackendFactory``), so each connection's statement reads its own store's table.
+struct PostgresPointRead: PostgresPreparedStatement {
+    static let sql = "SELECT \(PostgresStore.recordColumns) FROM records r WHERE r.class = $1 AND r.id = $2"
+    typealias Row = PostgresRow
+
+    var className: String
+    var id: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 2)
+        bindings.append(className)
+        bindings.append(id)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 }

@@ -330,7 +330,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let backend: any Backend
         do {
-            backend = try await Builtins.registry(local: options, postgres: PostgresBackend.Options(passwordHashing: hashing)).open(try BackendURL(parsing: data), context: BackendContext(logger: logger))
+            backend = try await Builtins.registry(local: options, postgres: PostgresBackend.Options(passwordHashing: hashing, keepsConnectionsOpen: true)).open(try BackendURL(parsing: data), context: BackendContext(logger: logger))
         } catch let error as MBaaSError where error.kind == .invalidRequest {
             throw ValidationError("--data \(BackendURL.redact(data)): \(error.message)")
         }
