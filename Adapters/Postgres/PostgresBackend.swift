@@ -205,9 +205,11 @@ struct PostgresStore: Sendable {
     /// through any instance is seen by all at once.
     func principal(_ conn: PostgresConnection, tokenHash: String?) async throws -> PostgresPrincipal {
         guard let tokenHash else { return administrative ? .administrator : .anonymous }
-        var q = PGSQL()
-        q.sql("SELECT s.user_id, s.expires_at, u.roles, u.groups FROM \(s)sessions s JOIN \(s)users u ON u.id = s.user_id WHERE s.token_hash = \(q.bind(tokenHash))")
-        guard let row = try await conn.first(q, logger: logger) else { throw PostgresSessionInvalid() }
+        var found: PostgresRandomAccessRow?
+        for try await row in try await conn.execute(PostgresSessionLookup(tokenHash: tokenHash), logger: logger) {
+            found = row.makeRandomAccess()
+        }
+        guard let row = found else { throw PostgresSessionInvalid() }
         guard try row.int(1) > nowMillis else { throw PostgresSessionInvalid() }
         return PostgresPrincipal(userId: try row.text(0), roles: try row.strings(2), groups: try row.strings(3))
     }
@@ -297,4 +299,21 @@ final class PostgresSessionState: @unchecked Sendable {
     func clear(ifTokenHash tokenHash: String) {
         lock.withLock { if hash == tokenHash { current = nil; hash = nil } }
     }
+}
+
+/// A session and its user's roles and groups by token hash: the statement every request with a session starts
+/// with, prepared once per connection as ``PostgresPointRead`` is (unqualified names: the pool's `search_path`).
+struct PostgresSessionLookup: PostgresPreparedStatement {
+    static let sql = "SELECT s.user_id, s.expires_at, u.roles, u.groups FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1"
+    typealias Row = PostgresRow
+
+    var tokenHash: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 1)
+        bindings.append(tokenHash)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 }

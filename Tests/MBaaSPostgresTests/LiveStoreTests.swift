@@ -129,6 +129,34 @@ extension LiveTests {
             for other in instances.dropFirst() { await other.close() }
         }
 
+        @Test("two stores in one process (two schemas of one database): point reads and sessions, prepared per connection, each find their own store's rows")
+        func preparedStatementsStayInTheirSchema() async throws {
+            let a = try await Live.fresh("pa"), b = try await Live.fresh("pb")
+            defer { Task { await Live.drop(a); await Live.drop(b) } }
+            // The same id in both schemas, different contents; many reads, so that each pool's connections prepare.
+            let inA = try await a.create(Record(className: "Memo", id: "same-id", fields: ["store": "a"]))
+            _ = try await b.create(Record(className: "Memo", id: "same-id", fields: ["store": "b"]))
+            #expect(inA.id == "same-id")
+            for _ in 0..<20 {
+                async let ra = a.get(className: "Memo", id: "same-id"), rb = b.get(className: "Memo", id: "same-id")
+                let (x, y) = try await (ra, rb)
+                #expect(x.fields["store"] == "a" && y.fields["store"] == "b")
+            }
+            await expectError(.notFound) { try await b.get(className: "Memo", id: "only-in-a") }
+            _ = try await a.create(Record(className: "Memo", id: "only-in-a", fields: [:]))
+            await expectError(.notFound) { try await b.get(className: "Memo", id: "only-in-a") }
+            // A session of store a is unknown to store b (the session lookup is prepared too).
+            let session = try await a.signUp(username: "hanako", password: "pw-1", email: nil, fields: [:])
+            #expect(try await a.currentUser().username == "hanako")
+            await b.restore(session)
+            await expectError(.unauthorized) { try await b.currentUser() }
+            // The pool's connections read the store's schema first; the rest of the database is untouched.
+            let paths = try await Live.sql("SELECT count(*)::int8 FROM pg_tables WHERE tablename = 'records' AND schemaname IN ('\(a.schema)', '\(b.schema)')") {
+                try $0.makeRandomAccess()[0].decode(Int64.self)
+            }
+            #expect(paths == [2])
+        }
+
         @Test("a session issued by one instance is accepted by another at once; a log-out through one ends it for all")
         func sessionsAcrossInstances() async throws {
             let a = try await Live.fresh()
