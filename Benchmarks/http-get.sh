@@ -13,6 +13,8 @@
 #   ncmb-memory           the NCMB dialect, data in memory (mbaas serve --dialect ncmb).
 #   ncmb-memory-no-deadline  the same with --request-timeout 0: what the per-request deadline costs.
 #   ncmb-file             the NCMB dialect with --data FILE (the embedded SQLite store on a file).
+#   ncmb-file-pool        the same with --executor pool: handlers on Swift's concurrency pool instead of the event
+#                         loops (what the default, --executor event-loops, saves).
 #   ncmb-postgres         the NCMB dialect with --data postgres://… (a throwaway cluster from .ci/postgres.sh).
 #   ncmb-postgres-x2      two NCMB instances on that one database, one wrk on each with half the connections and
 #                         threads, at the same time; the row is the sum (the record is written through the first
@@ -29,7 +31,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION="${1:-10}"; CONNECTIONS="${2:-32}"; THREADS="${3:-2}"
-ROWS="${HTTP_GET_ROWS:-pocketbase ncmb-memory ncmb-memory-no-deadline ncmb-file ncmb-postgres ncmb-postgres-x2 salesforce-https}"
+ROWS="${HTTP_GET_ROWS:-pocketbase ncmb-memory ncmb-memory-no-deadline ncmb-file ncmb-file-pool ncmb-postgres ncmb-postgres-x2 salesforce-https}"
 MBAAS=.build/release/mbaas
 [ -x "$MBAAS" ] || { echo "build first: swift build -c release --product mbaas" >&2; exit 2; }
 command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2; exit 2; }
@@ -145,6 +147,7 @@ PY
   ncmb-memory) ncmb_row "$row" ;;
   ncmb-memory-no-deadline) ncmb_row "$row" --request-timeout 0 ;;
   ncmb-file) ncmb_row "$row" --data "$tmp/ncmb.db" --password-cost light ;;
+  ncmb-file-pool) ncmb_row "$row" --data "$tmp/ncmb-pool.db" --password-cost light --executor pool ;;
   ncmb-postgres) ensure_postgres; ncmb_row "$row" --data "$MBAAS_POSTGRES_URL?schema=bench1" --password-cost light ;;
   ncmb-postgres-x2)
     ensure_postgres
