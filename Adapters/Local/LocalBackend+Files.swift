@@ -295,6 +295,8 @@ extension LocalFileArea {
                     done += Int64(end - offset)
                     offset = end
                     progress?(TransferProgress(completedBytes: done, totalBytes: total))
+                    // Between chunks, let the thread serve others (a server's event loop runs this).
+                    await Task.yield()
                 } while offset < data.endIndex
             case .url(let url):
                 let input: FileHandle
@@ -310,6 +312,7 @@ extension LocalFileArea {
                     try out.write(contentsOf: chunk)
                     done += Int64(chunk.count)
                     progress?(TransferProgress(completedBytes: done, totalBytes: total))
+                    await Task.yield()
                 }
                 if done == 0 { progress?(TransferProgress(completedBytes: 0, totalBytes: 0)) }
             }

@@ -169,10 +169,11 @@ extension PostgresStore {
 
     func load(_ conn: PostgresConnection, className: String, id: String, forUpdate: Bool = false) async throws -> PostgresStoredRecord? {
         if !forUpdate {
-            // The point read every GET makes: a named prepared statement (see ``PostgresPointRead``).
-            for try await row in try await conn.execute(PostgresPointRead(className: className, id: id), logger: logger) {
-                return try Self.decodeRecord(className: className, row: row.makeRandomAccess())
+            // The point read every GET makes: a named prepared statement of this store's schema (``PostgresPointRead``).
+            let rows = try await PostgresStorePrepared.$schemaPrefix.withValue(s) {
+                try await conn.execute(PostgresPointRead(className: className, id: id), logger: logger)
             }
+            for try await row in rows { return try Self.decodeRecord(className: className, row: row.makeRandomAccess()) }
             return nil
         }
         var q = PGSQL()
@@ -317,12 +318,26 @@ enum PostgresTime {
     static func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
 }
 
+/// The schema a prepared statement of this module is for, read when it is executed.
+///
+/// `PostgresPreparedStatement` takes its name and text from the type (`static`), and postgres-nio reads both once,
+/// in the calling task, when `execute` is called (it keeps them with the request from then on). Set around that call,
+/// this task-local gives each store (each schema, several in one process) a statement of its own, named and written
+/// with the schema: nothing depends on the connection's `search_path`, which a pooler in front of PostgreSQL
+/// (PgBouncer) may not pass on.
+enum PostgresStorePrepared {
+    /// `"schema".`, as ``PostgresStore/s``; empty outside a store's call (no statement of this module runs then).
+    @TaskLocal static var schemaPrefix = ""
+}
+
 /// A record by class and id, as a named prepared statement: PostgreSQL parses and plans it once per connection
-/// instead of once per read (`pgbench -S` on this machine: 44k reads/s unnamed, 84k prepared). The statement text
-/// names no schema: the pool's connections start with `search_path` set to the store's schema
-/// (``PostgresBackendFactory``), so each connection's statement reads its own store's table.
+/// instead of once per read (`pgbench -S` on this machine: 44k reads/s unnamed, 84k prepared). One statement per
+/// schema (``PostgresStorePrepared``).
 struct PostgresPointRead: PostgresPreparedStatement {
-    static let sql = "SELECT \(PostgresStore.recordColumns) FROM records r WHERE r.class = $1 AND r.id = $2"
+    static var name: String { "mbaas.point_read." + PostgresStorePrepared.schemaPrefix }
+    static var sql: String {
+        "SELECT \(PostgresStore.recordColumns) FROM \(PostgresStorePrepared.schemaPrefix)records r WHERE r.class = $1 AND r.id = $2"
+    }
     typealias Row = PostgresRow
 
     var className: String

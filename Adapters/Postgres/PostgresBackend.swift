@@ -206,9 +206,10 @@ struct PostgresStore: Sendable {
     func principal(_ conn: PostgresConnection, tokenHash: String?) async throws -> PostgresPrincipal {
         guard let tokenHash else { return administrative ? .administrator : .anonymous }
         var found: PostgresRandomAccessRow?
-        for try await row in try await conn.execute(PostgresSessionLookup(tokenHash: tokenHash), logger: logger) {
-            found = row.makeRandomAccess()
+        let rows = try await PostgresStorePrepared.$schemaPrefix.withValue(s) {
+            try await conn.execute(PostgresSessionLookup(tokenHash: tokenHash), logger: logger)
         }
+        for try await row in rows { found = row.makeRandomAccess() }
         guard let row = found else { throw PostgresSessionInvalid() }
         guard try row.int(1) > nowMillis else { throw PostgresSessionInvalid() }
         return PostgresPrincipal(userId: try row.text(0), roles: try row.strings(2), groups: try row.strings(3))
@@ -302,9 +303,13 @@ final class PostgresSessionState: @unchecked Sendable {
 }
 
 /// A session and its user's roles and groups by token hash: the statement every request with a session starts
-/// with, prepared once per connection as ``PostgresPointRead`` is (unqualified names: the pool's `search_path`).
+/// with, prepared once per connection and schema as ``PostgresPointRead`` is.
 struct PostgresSessionLookup: PostgresPreparedStatement {
-    static let sql = "SELECT s.user_id, s.expires_at, u.roles, u.groups FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.token_hash = $1"
+    static var name: String { "mbaas.session." + PostgresStorePrepared.schemaPrefix }
+    static var sql: String {
+        let s = PostgresStorePrepared.schemaPrefix
+        return "SELECT s.user_id, s.expires_at, u.roles, u.groups FROM \(s)sessions s JOIN \(s)users u ON u.id = s.user_id WHERE s.token_hash = $1"
+    }
     typealias Row = PostgresRow
 
     var tokenHash: String

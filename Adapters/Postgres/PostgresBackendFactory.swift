@@ -194,10 +194,6 @@ public struct PostgresBackendFactory: BackendFactory {
                            database: target.database, tls: clientTLS)
         }
         config.options.maximumConnections = target.pool ?? options.maximumConnections
-        // Unqualified names resolve in the store's schema first (PostgreSQL's own catalog still comes before it):
-        // what lets a prepared statement's static text (``PostgresPointRead``) read this store's tables. Every other
-        // statement names the schema itself.
-        config.options.additionalStartupParameters = [("search_path", "\"\(target.schema)\"")]
         config.options.minimumConnections = options.keepsConnectionsOpen ? config.options.maximumConnections : 0
         config.options.keepAliveBehavior = target.keepAlive.map { .init(frequency: .seconds($0)) }
         config.options.connectTimeout = .seconds(10)

@@ -12,9 +12,10 @@ public import MBaaSCore
 ///   `await` that checks for it. A synchronous step (the Local store's point read, a regular expression on one
 ///   value: at most 250 ms) runs to its end first; PostgreSQL's client (postgres-nio) does not cancel a statement the
 ///   server is running, so a request on PostgreSQL is answered when its statement ends.
-/// - If the work was cancelled for time and did not succeed (``EmulatorDialect/isSuccess(_:)``), the answer is the
-///   dialect's timeout-style error (``EmulatorDialect/answer(_:to:)`` for an ``MBaaSCore/MBaaSError/Kind/unavailable``
-///   error with a ``MBaaSCore/QueryTimeLimitExceeded`` of scope `request`). A success it still reached (a write that
+/// - If the work was cancelled for time, or ended past its deadline before the watchdog came round, and did not
+///   succeed (``EmulatorDialect/isSuccess(_:)``), the answer is the dialect's timeout-style error
+///   (``EmulatorDialect/answer(_:to:)`` for an ``MBaaSCore/MBaaSError/Kind/unavailable`` error with a
+///   ``MBaaSCore/QueryTimeLimitExceeded`` of scope `request`). A success it still reached (a write that
 ///   committed before it noticed) is answered as the success it is: no client is told a write failed when it was made.
 /// - A request whose own task is cancelled (the server shutting down) cancels its work, which answers as it does.
 public final class RequestDeadline: Sendable {
@@ -40,7 +41,9 @@ public final class RequestDeadline: Sendable {
             let response = await dialect.respond(to: request)
             return (response, watch.remove(key))
         }()
-        let (response, late) = await work
+        let (response, cancelled) = await work
+        // Past the deadline also when the watchdog had not yet run (a loaded machine): the same answer either way.
+        let late = cancelled || DispatchTime.now().uptimeNanoseconds > deadline
         guard late, !dialect.isSuccess(response) else { return response }
         return dialect.answer(MBaaSError(
             .unavailable,
@@ -66,7 +69,9 @@ public final class RequestDeadline: Sendable {
     /// The requests under way, their deadlines and their work's tasks; the watchdog task runs while any is listed.
     ///
     /// A listed task is alive: it unlists itself (``remove(_:)``, under the lock) before it ends, and the watchdog
-    /// cancels only while holding that lock, so it never reaches a task that has ended. Cancelling runs the task's
+    /// cancels only while holding that lock, so it never reaches a task that has ended. (Swift's documentation asks not
+    /// to keep an `UnsafeCurrentTask` beyond its closure because nothing else keeps the task alive; here the listing's
+    /// lifetime is inside the task's, and `cancel()` may be called from any thread.) Cancelling runs the task's
     /// cancellation handlers on the watchdog's thread; none of them takes this lock.
     final class Watch: @unchecked Sendable {
         private struct Entry {

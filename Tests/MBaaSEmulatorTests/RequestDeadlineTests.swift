@@ -92,6 +92,30 @@ struct RequestDeadlineTests {
                                                    body: Data(#"{"status":"OK","errCode":0,"description":null,"results":[]}"#.utf8))))
     }
 
+    /// A dialect whose work blocks its thread for `seconds` without looking at cancellation, then fails (500).
+    struct BlocksThenFails: EmulatorDialect {
+        var seconds: Double
+        var name: String { "fake" }
+        var maxRequestBodySize: Int { 1 << 20 }
+        func respond(to request: TransportRequest) async -> TransportResponse {
+            usleep(useconds_t(seconds * 1_000_000))  // blocks, as a synchronous step does
+            return TransportResponse(status: .init(code: 500), headers: [:], body: Data("failed".utf8))
+        }
+        func requestTooLarge(limit: Int) -> TransportResponse { TransportResponse(status: .init(code: 413), headers: [:], body: Data()) }
+        func answer(_ error: MBaaSError, to request: TransportRequest) -> TransportResponse {
+            TransportResponse(status: .init(code: 599), headers: [:], body: Data(error.message.utf8))
+        }
+        func backendURL(host: String, port: Int) -> String { "fake://\(host):\(port)" }
+    }
+
+    @Test("work that fails past its deadline is the timeout even if it never saw the cancellation; failing in time is its own answer")
+    func failurePastTheDeadlineIsTheTimeout() async {
+        let late = await RequestDeadline(.milliseconds(20)).answer(Self.request, by: BlocksThenFails(seconds: 0.08))
+        #expect(late.status.code == 599 && String(decoding: late.body, as: UTF8.self).contains("deadline of 20 ms"))
+        let inTime = await RequestDeadline(.seconds(60)).answer(Self.request, by: BlocksThenFails(seconds: 0.001))
+        #expect(inTime.status.code == 500)
+    }
+
     @Test("one deadline serves many requests at once: each one past it is stopped, each answered once")
     func manyRequests() async {
         let deadline = RequestDeadline(.milliseconds(5))

@@ -150,7 +150,7 @@ extension LiveTests {
             #expect(try await a.currentUser().username == "hanako")
             await b.restore(session)
             await expectError(.unauthorized) { try await b.currentUser() }
-            // The pool's connections read the store's schema first; the rest of the database is untouched.
+            // Each store has its own table; nothing else in the database was touched.
             let paths = try await Live.sql("SELECT count(*)::int8 FROM pg_tables WHERE tablename = 'records' AND schemaname IN ('\(a.schema)', '\(b.schema)')") {
                 try $0.makeRandomAccess()[0].decode(Int64.self)
             }
