@@ -168,18 +168,13 @@ extension PostgresStore {
     static func encodeACL(_ acl: ACL?) -> String? { acl.map { $0.json.printed() } }
 
     func load(_ conn: PostgresConnection, className: String, id: String, forUpdate: Bool = false) async throws -> PostgresStoredRecord? {
-        if !forUpdate {
-            // The point read every GET makes: a named prepared statement of this store's schema (``PostgresPointRead``).
-            let rows = try await PostgresStorePrepared.$schemaPrefix.withValue(s) {
-                try await conn.execute(PostgresPointRead(className: className, id: id), logger: logger)
-            }
-            for try await row in rows { return try Self.decodeRecord(className: className, row: row.makeRandomAccess()) }
-            return nil
-        }
         var q = PGSQL()
         q.sql("SELECT \(Self.recordColumns) FROM \(s)records r WHERE r.class = \(q.bind(className)) AND r.id = \(q.bind(id))")
         if forUpdate { q.sql(" FOR UPDATE") }
-        guard let row = try await conn.first(q, logger: logger) else { return nil }
+        // The point read every GET makes (outside a transaction): a named prepared statement (``PostgresPointRead``).
+        let rows = forUpdate ? try await conn.rows(q, logger: logger)
+            : try await prepared(conn, PostgresPointRead(className: className, id: id), else: q)
+        guard let row = rows.first else { return nil }
         return try Self.decodeRecord(className: className, row: row)
     }
 
@@ -316,6 +311,37 @@ extension PostgresStore {
 
 enum PostgresTime {
     static func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
+}
+
+extension PostgresStore {
+    /// Runs one of this module's prepared statements for this store, on a connection outside a transaction, and
+    /// collects its rows. When PostgreSQL refuses the prepared form (SQLSTATE `26000`: the statement is gone, as after
+    /// a pooler's `DISCARD ALL`; `0A000`: a cached plan that must not change its result; class `42`: it could not be
+    /// prepared, say while a table was missing), the same statement runs unprepared, `plain`. postgres-nio keeps a failed
+    /// preparation for the connection's lifetime, and a server keeps its connections: without this, one failure would
+    /// fail that connection's reads until a restart. (Inside a transaction the first failure aborts it, so
+    /// transactions use `plain` statements only.)
+    func prepared<Statement: PostgresPreparedStatement>(
+        _ conn: PostgresConnection, _ statement: Statement, else plain: PGSQL
+    ) async throws -> [PostgresRandomAccessRow] where Statement.Row == PostgresRow {
+        do {
+            let rows = try await PostgresStorePrepared.$schemaPrefix.withValue(s) {
+                try await conn.execute(statement, logger: logger)
+            }
+            var out: [PostgresRandomAccessRow] = []
+            for try await row in rows { out.append(row.makeRandomAccess()) }
+            return out
+        } catch let error as PSQLError where Self.refusedPreparation(error) {
+            logger.debug("postgres: \(Statement.self) refused prepared (\(error.serverInfo?[.sqlState] ?? "?")); running it unprepared")
+            return try await conn.rows(plain, logger: logger)
+        }
+    }
+
+    /// Whether a server error is one a prepared statement may meet where its plain text would not.
+    static func refusedPreparation(_ error: PSQLError) -> Bool {
+        guard let state = error.serverInfo?[.sqlState] else { return false }
+        return state == "26000" || state == "0A000" || state.hasPrefix("42")
+    }
 }
 
 /// The schema a prepared statement of this module is for, read when it is executed.

@@ -129,7 +129,7 @@ public final class PostgresBackend: Backend, Sendable {
         let store = self.store, token = sessionState.tokenHash
         do {
             return try await store.transaction { conn in
-                let principal = try await store.principal(conn, tokenHash: token)
+                let principal = try await store.principal(conn, tokenHash: token, inTransaction: true)
                 return try await body(conn, principal)
             }
         } catch let failure as PostgresBatchFailure {
@@ -203,14 +203,16 @@ struct PostgresStore: Sendable {
 
     /// The acting principal for a session token hash: read from the database on every call, so a log-out or an expiry
     /// through any instance is seen by all at once.
-    func principal(_ conn: PostgresConnection, tokenHash: String?) async throws -> PostgresPrincipal {
+    ///
+    /// - Parameter inTransaction: `true` when `conn` is inside a transaction: the statement then runs unprepared (see
+    ///   ``prepared(_:_:else:)``).
+    func principal(_ conn: PostgresConnection, tokenHash: String?, inTransaction: Bool = false) async throws -> PostgresPrincipal {
         guard let tokenHash else { return administrative ? .administrator : .anonymous }
-        var found: PostgresRandomAccessRow?
-        let rows = try await PostgresStorePrepared.$schemaPrefix.withValue(s) {
-            try await conn.execute(PostgresSessionLookup(tokenHash: tokenHash), logger: logger)
-        }
-        for try await row in rows { found = row.makeRandomAccess() }
-        guard let row = found else { throw PostgresSessionInvalid() }
+        var q = PGSQL()
+        q.sql("SELECT s.user_id, s.expires_at, u.roles, u.groups FROM \(s)sessions s JOIN \(s)users u ON u.id = s.user_id WHERE s.token_hash = \(q.bind(tokenHash))")
+        let rows = inTransaction ? try await conn.rows(q, logger: logger)
+            : try await prepared(conn, PostgresSessionLookup(tokenHash: tokenHash), else: q)
+        guard let row = rows.first else { throw PostgresSessionInvalid() }
         guard try row.int(1) > nowMillis else { throw PostgresSessionInvalid() }
         return PostgresPrincipal(userId: try row.text(0), roles: try row.strings(2), groups: try row.strings(3))
     }
