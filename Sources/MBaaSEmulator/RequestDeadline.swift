@@ -36,7 +36,7 @@ public final class RequestDeadline: Sendable {
     public func answer(_ request: TransportRequest, by dialect: any EmulatorDialect) async -> TransportResponse {
         let deadline = DispatchTime.now().uptimeNanoseconds &+ Self.nanoseconds(limit)
         let watch = self.watch
-        async let work: (response: TransportResponse, late: Bool) = {
+        async let work: (response: TransportResponse, cancelled: Bool) = {
             let key = withUnsafeCurrentTask { watch.add(deadline: deadline, task: $0!) }
             let response = await dialect.respond(to: request)
             return (response, watch.remove(key))
