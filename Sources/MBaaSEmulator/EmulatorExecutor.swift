@@ -1,4 +1,4 @@
-public import MBaaSCore
+import MBaaSCore
 import NIOCore
 import NIOPosix
 
@@ -10,8 +10,9 @@ import NIOPosix
 /// the same event loops). ``useEventLoops()`` makes the event loops the global executor: the handler, its store calls
 /// and its socket I/O then stay on one thread. `mbaas serve` does this unless given `--executor pool`.
 ///
-/// Measured (docs/benchmarks.md, `Benchmarks/http-get.sh`, release build, two cores): the NCMB dialect's record GET on
-/// a database file went from 15.7k to 20.8k requests/s, and on PostgreSQL from 4.8k to 5.1k.
+/// Measured (docs/benchmarks.md, `Benchmarks/http-get.sh 10 32 2`, release build, two cores, three runs): the NCMB
+/// dialect's record GET on a database file served 20.0–21.0k requests/s this way against 16.1–16.4k with
+/// `--executor pool` in the same runs.
 ///
 /// What it asks of the code that runs in the server: nothing that blocks a thread for long, since a blocked event
 /// loop also stops the sockets it serves (on the pool, the same code blocks one of its few threads instead). Where
