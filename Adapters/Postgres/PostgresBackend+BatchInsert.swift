@@ -21,19 +21,11 @@ extension PostgresStore {
         var acls: [String] = [], fields: [String] = []
         for (i, result) in encoded.enumerated() {
             do {
-                let e = try result.get()
-                var record = e.record
-                record.acl = try await effectiveACL(conn, record.acl, principal: principal)
-                if let problem = e.idProblem { throw problem }
-                // The database owner (a migration) keeps the source's times; everyone else gets the server's.
-                let c = principal.isAdministrator ? record.createdAt.map(ISO8601.millis) ?? now : now
-                let u = principal.isAdministrator ? record.updatedAt.map(ISO8601.millis) ?? c : now
-                classes.append(record.className); ids.append(record.id!); created.append(c); updated.append(u)
+                let new = try await prepareInsert(conn, result, principal: principal, now: now)
+                let record = new.record
+                classes.append(record.className); ids.append(record.id!); created.append(new.created); updated.append(new.updated)
                 // '' stands for no ACL (SQL NULL): an ACL is never printed empty.
-                acls.append(Self.encodeACL(record.acl) ?? ""); fields.append(e.fieldsText)
-                record.createdAt = PostgresTime.date(c)
-                record.updatedAt = PostgresTime.date(u)
-                record.version = "1"
+                acls.append(Self.encodeACL(record.acl) ?? ""); fields.append(new.fieldsText)
                 records.append(record)
             } catch let e as PostgresSessionInvalid {
                 throw e
@@ -50,14 +42,16 @@ extension PostgresStore {
             ORDER BY t.n
             ON CONFLICT (class, id) DO NOTHING RETURNING class, id
             """)
-        var written: [String: Int] = [:]
+        var written: Set<String> = []
         // A statement error (a value the database refuses, a timeout) names no row: the statement is undone to a
         // savepoint and the records are written one by one, so that the failure names its operation as the
         // per-record path does.
         try await conn.run(PGSQL("SAVEPOINT mbaas_batch_insert"), logger: logger)
         do {
-            for row in try await conn.rows(q, logger: logger) { written[try row.text(0) + "/" + (try row.text(1)), default: 0] += 1 }
-        } catch {
+            for row in try await conn.rows(q, logger: logger) { written.insert(try row.text(0) + "/" + (try row.text(1))) }
+        } catch let error as PSQLError where error.serverInfo != nil {
+            // Only what PostgreSQL refused; a lost connection or a cancellation is thrown as it is.
+            logger.debug("postgres: the batch insert was refused (\(error.serverInfo?[.sqlState] ?? "?")); writing record by record")
             try await conn.run(PGSQL("ROLLBACK TO SAVEPOINT mbaas_batch_insert"), logger: logger)
             var one: [Record] = []
             for (i, result) in encoded.enumerated() {
@@ -74,8 +68,9 @@ extension PostgresStore {
         if written.count == records.count { return records }
         // Some id was taken: the first record (in batch order) that was not written is the failure.
         for (i, record) in records.enumerated() {
+            // (class, id) is unique, so a key is written at most once: its first record in the batch.
             let key = record.className + "/" + record.id!
-            if let n = written[key], n > 0 { written[key] = n - 1; continue }
+            if written.remove(key) != nil { continue }
             throw PostgresBatchFailure(index: i, count: records.count, operation: operations[i],
                                        error: MBaaSError(.duplicate, "record \(key) already exists"))
         }

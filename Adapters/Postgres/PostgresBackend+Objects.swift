@@ -168,12 +168,10 @@ extension PostgresStore {
     static func encodeACL(_ acl: ACL?) -> String? { acl.map { $0.json.printed() } }
 
     func load(_ conn: PostgresConnection, className: String, id: String, forUpdate: Bool = false) async throws -> PostgresStoredRecord? {
-        var q = PGSQL()
-        q.sql("SELECT \(Self.recordColumns) FROM \(s)records r WHERE r.class = \(q.bind(className)) AND r.id = \(q.bind(id))")
-        if forUpdate { q.sql(" FOR UPDATE") }
-        // The point read every GET makes (outside a transaction): a named prepared statement (``PostgresPointRead``).
-        let rows = forUpdate ? try await conn.rows(q, logger: logger)
-            : try await prepared(conn, PostgresPointRead(className: className, id: id), else: q)
+        let read = PostgresPointRead(className: className, id: id)
+        // The point read every GET makes (outside a transaction) is prepared; a read to write runs plain, locked.
+        let rows = forUpdate ? try await conn.rows(plain(read, appending: " FOR UPDATE"), logger: logger)
+            : try await prepared(conn, read)
         guard let row = rows.first else { return nil }
         return try Self.decodeRecord(className: className, row: row)
     }
@@ -245,28 +243,35 @@ extension PostgresStore {
         }
     }
 
-    func insert(_ conn: PostgresConnection, _ encoded: Result<EncodedInsert, MBaaSError>, principal: PostgresPrincipal,
-                now: Int64) async throws -> Record {
+    /// A new record as it will be stored: its effective ACL, its id checked, its times (the database owner, as a
+    /// migration, keeps the source's; everyone else gets the server's) and version 1.
+    func prepareInsert(_ conn: PostgresConnection, _ encoded: Result<EncodedInsert, MBaaSError>, principal: PostgresPrincipal,
+                       now: Int64) async throws -> (record: Record, created: Int64, updated: Int64, fieldsText: String) {
         let encoded = try encoded.get()
         var record = encoded.record
         record.acl = try await effectiveACL(conn, record.acl, principal: principal)
         if let problem = encoded.idProblem { throw problem }
-        let id = record.id!
-        // The database owner (a migration) keeps the source's times; everyone else gets the server's.
         let created = principal.isAdministrator ? record.createdAt.map(ISO8601.millis) ?? now : now
         let updated = principal.isAdministrator ? record.updatedAt.map(ISO8601.millis) ?? created : now
+        record.createdAt = PostgresTime.date(created)
+        record.updatedAt = PostgresTime.date(updated)
+        record.version = "1"
+        return (record, created, updated, encoded.fieldsText)
+    }
+
+    func insert(_ conn: PostgresConnection, _ encoded: Result<EncodedInsert, MBaaSError>, principal: PostgresPrincipal,
+                now: Int64) async throws -> Record {
+        let new = try await prepareInsert(conn, encoded, principal: principal, now: now)
+        let record = new.record, id = record.id!
         var q = PGSQL()
         q.sql("""
             INSERT INTO \(s)records (class, id, created_at, updated_at, version, acl, fields)
-            VALUES (\(q.bind(record.className)), \(q.bind(id)), \(q.bind(created)), \(q.bind(updated)), 1, \(q.bind(Self.encodeACL(record.acl)))::jsonb, \(q.bind(encoded.fieldsText))::jsonb)
+            VALUES (\(q.bind(record.className)), \(q.bind(id)), \(q.bind(new.created)), \(q.bind(new.updated)), 1, \(q.bind(Self.encodeACL(record.acl)))::jsonb, \(q.bind(new.fieldsText))::jsonb)
             ON CONFLICT (class, id) DO NOTHING RETURNING 1
             """)
         guard try await conn.changed(q, logger: logger) == 1 else {
             throw MBaaSError(.duplicate, "record \(record.className)/\(id) already exists")
         }
-        record.createdAt = PostgresTime.date(created)
-        record.updatedAt = PostgresTime.date(updated)
-        record.version = "1"
         return record
     }
 
@@ -313,17 +318,38 @@ enum PostgresTime {
     static func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
 }
 
+/// A statement every request of a store makes, prepared once per connection and schema (PostgreSQL parses and plans
+/// it once instead of once per call: `pgbench -S` on this machine, 44k reads/s unnamed against 84k prepared). Its
+/// text is written once, by ``text(schemaPrefix:)``, for both the prepared form and the plain one.
+protocol PostgresStoreStatement: PostgresPreparedStatement where Row == PostgresRow {
+    /// The statement naming the store's schema (`"schema".`, ``PostgresStore/s``), parameters as `$1`, `$2`, ….
+    static func text(schemaPrefix: String) -> String
+}
+
+extension PostgresStoreStatement {
+    static var name: String { "mbaas.\(Self.self)." + PostgresStorePrepared.schemaPrefix }
+    static var sql: String { text(schemaPrefix: PostgresStorePrepared.schemaPrefix) }
+    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+}
+
 extension PostgresStore {
+    /// The statement unprepared, for this store's schema, with `suffix` appended to its text.
+    func plain<Statement: PostgresStoreStatement>(_ statement: Statement, appending suffix: String = "") throws -> PGSQL {
+        var q = PGSQL(Statement.text(schemaPrefix: s) + suffix)
+        q.binds = try statement.makeBindings()
+        return q
+    }
+
     /// Runs one of this module's prepared statements for this store, on a connection outside a transaction, and
     /// collects its rows. When PostgreSQL refuses the prepared form (SQLSTATE `26000`: the statement is gone, as after
     /// a pooler's `DISCARD ALL`; `0A000`: a cached plan that must not change its result; class `42`: it could not be
-    /// prepared, say while a table was missing), the same statement runs unprepared, `plain`. postgres-nio keeps a failed
-    /// preparation for the connection's lifetime, and a server keeps its connections: without this, one failure would
-    /// fail that connection's reads until a restart. (Inside a transaction the first failure aborts it, so
-    /// transactions use `plain` statements only.)
-    func prepared<Statement: PostgresPreparedStatement>(
-        _ conn: PostgresConnection, _ statement: Statement, else plain: PGSQL
-    ) async throws -> [PostgresRandomAccessRow] where Statement.Row == PostgresRow {
+    /// prepared, say while a table was missing), the same statement runs unprepared (``plain(_:appending:)``).
+    /// postgres-nio keeps a failed preparation for the connection's lifetime, and a server keeps its connections:
+    /// without this, one failure would fail that connection's reads until a restart. (Inside a transaction the first
+    /// failure aborts it, so transactions use plain statements only.)
+    func prepared<Statement: PostgresStoreStatement>(_ conn: PostgresConnection, _ statement: Statement) async throws
+        -> [PostgresRandomAccessRow]
+    {
         do {
             let rows = try await PostgresStorePrepared.$schemaPrefix.withValue(s) {
                 try await conn.execute(statement, logger: logger)
@@ -333,7 +359,7 @@ extension PostgresStore {
             return out
         } catch let error as PSQLError where Self.refusedPreparation(error) {
             logger.debug("postgres: \(Statement.self) refused prepared (\(error.serverInfo?[.sqlState] ?? "?")); running it unprepared")
-            return try await conn.rows(plain, logger: logger)
+            return try await conn.rows(plain(statement), logger: logger)
         }
     }
 
@@ -356,15 +382,11 @@ enum PostgresStorePrepared {
     @TaskLocal static var schemaPrefix = ""
 }
 
-/// A record by class and id, as a named prepared statement: PostgreSQL parses and plans it once per connection
-/// instead of once per read (`pgbench -S` on this machine: 44k reads/s unnamed, 84k prepared). One statement per
-/// schema (``PostgresStorePrepared``).
-struct PostgresPointRead: PostgresPreparedStatement {
-    static var name: String { "mbaas.point_read." + PostgresStorePrepared.schemaPrefix }
-    static var sql: String {
-        "SELECT \(PostgresStore.recordColumns) FROM \(PostgresStorePrepared.schemaPrefix)records r WHERE r.class = $1 AND r.id = $2"
+/// A record by class and id.
+struct PostgresPointRead: PostgresStoreStatement {
+    static func text(schemaPrefix s: String) -> String {
+        "SELECT \(PostgresStore.recordColumns) FROM \(s)records r WHERE r.class = $1 AND r.id = $2"
     }
-    typealias Row = PostgresRow
 
     var className: String
     var id: String
@@ -375,6 +397,4 @@ struct PostgresPointRead: PostgresPreparedStatement {
         bindings.append(id)
         return bindings
     }
-
-    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 }

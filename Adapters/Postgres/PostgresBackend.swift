@@ -205,13 +205,11 @@ struct PostgresStore: Sendable {
     /// through any instance is seen by all at once.
     ///
     /// - Parameter inTransaction: `true` when `conn` is inside a transaction: the statement then runs unprepared (see
-    ///   ``prepared(_:_:else:)``).
+    ///   ``prepared(_:_:)``).
     func principal(_ conn: PostgresConnection, tokenHash: String?, inTransaction: Bool = false) async throws -> PostgresPrincipal {
         guard let tokenHash else { return administrative ? .administrator : .anonymous }
-        var q = PGSQL()
-        q.sql("SELECT s.user_id, s.expires_at, u.roles, u.groups FROM \(s)sessions s JOIN \(s)users u ON u.id = s.user_id WHERE s.token_hash = \(q.bind(tokenHash))")
-        let rows = inTransaction ? try await conn.rows(q, logger: logger)
-            : try await prepared(conn, PostgresSessionLookup(tokenHash: tokenHash), else: q)
+        let lookup = PostgresSessionLookup(tokenHash: tokenHash)
+        let rows = inTransaction ? try await conn.rows(plain(lookup), logger: logger) : try await prepared(conn, lookup)
         guard let row = rows.first else { throw PostgresSessionInvalid() }
         guard try row.int(1) > nowMillis else { throw PostgresSessionInvalid() }
         return PostgresPrincipal(userId: try row.text(0), roles: try row.strings(2), groups: try row.strings(3))
@@ -304,15 +302,11 @@ final class PostgresSessionState: @unchecked Sendable {
     }
 }
 
-/// A session and its user's roles and groups by token hash: the statement every request with a session starts
-/// with, prepared once per connection and schema as ``PostgresPointRead`` is.
-struct PostgresSessionLookup: PostgresPreparedStatement {
-    static var name: String { "mbaas.session." + PostgresStorePrepared.schemaPrefix }
-    static var sql: String {
-        let s = PostgresStorePrepared.schemaPrefix
-        return "SELECT s.user_id, s.expires_at, u.roles, u.groups FROM \(s)sessions s JOIN \(s)users u ON u.id = s.user_id WHERE s.token_hash = $1"
+/// A session and its user's roles and groups by token hash: the statement every request with a session starts with.
+struct PostgresSessionLookup: PostgresStoreStatement {
+    static func text(schemaPrefix s: String) -> String {
+        "SELECT s.user_id, s.expires_at, u.roles, u.groups FROM \(s)sessions s JOIN \(s)users u ON u.id = s.user_id WHERE s.token_hash = $1"
     }
-    typealias Row = PostgresRow
 
     var tokenHash: String
 
@@ -321,6 +315,4 @@ struct PostgresSessionLookup: PostgresPreparedStatement {
         bindings.append(tokenHash)
         return bindings
     }
-
-    func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
 }

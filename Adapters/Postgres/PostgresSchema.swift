@@ -73,7 +73,6 @@ enum PostgresSchema {
             "CREATE INDEX records_class_seq ON \(s)records (class, seq)",
             "CREATE INDEX records_class_created ON \(s)records (class, created_at)",
             "CREATE INDEX records_fields ON \(s)records USING gin (fields jsonb_path_ops)",
-            "CREATE INDEX records_class_updated ON \(s)records (class, updated_at, seq)",
             """
             CREATE TABLE \(s)files (
                 seq bigserial PRIMARY KEY,
@@ -148,10 +147,10 @@ enum PostgresSchema {
         v.sql("SELECT value FROM \(quoted(schema)).mbaas_meta WHERE key = 'schema_version'")
         let version = try await conn.first(v, logger: logger).map { try $0.text(0) }
         guard let version else { return .foreign(names) }
+        // Every version has these tables: a store missing one is not a store, whatever its version says.
+        if tables.contains(where: { !names.contains($0) }) { return .foreign(names) }
         if let n = Int64(version), (1..<Self.version).contains(n) { return .older(n) }
         guard version == String(Self.version) else { return .otherVersion(version) }
-        let missingTables = tables.filter { !names.contains($0) }
-        if !missingTables.isEmpty { return .foreign(names) }
         return .store
     }
 
@@ -186,7 +185,10 @@ enum PostgresSchema {
             // Another instance may have created it while this one waited for the lock.
             if try await inspect(conn, schema: schema, logger: logger) == .store { return }
             if !exists { try await conn.run(PGSQL("CREATE SCHEMA IF NOT EXISTS \(quoted(schema))"), logger: logger) }
-            for statement in ddl(s) { try await conn.run(PGSQL(statement), logger: logger) }
+            // Version 1's tables, then each later version's changes: a new store and an upgraded one are the same.
+            for statement in ddl(s) + (1..<version).flatMap({ changes(to: $0 + 1, s) }) {
+                try await conn.run(PGSQL(statement), logger: logger)
+            }
             var meta = PGSQL()
             meta.sql("INSERT INTO \(s)mbaas_meta (key, value) VALUES ('schema_version', \(meta.bind(String(version))))")
             try await conn.run(meta, logger: logger)
@@ -211,7 +213,9 @@ enum PostgresSchema {
 
     /// Brings a store of an older version to ``version`` in one transaction, under the advisory lock that creating
     /// one takes (several instances opening it at once upgrade it once). The changes add indexes, which only the
-    /// tables' owner may do: another role is refused with the reason, and nothing is changed.
+    /// tables' owner may do: another role is refused with the reason, and nothing is changed. The index is built in
+    /// that transaction (not `CONCURRENTLY`), so writes to `records` from instances already running wait until it is
+    /// built: on a large store, upgrade while the instances are stopped (docs/adapters.md).
     static func upgrade(_ conn: PostgresConnection, schema: String, from old: Int64, logger: Logger) async throws {
         let s = quoted(schema) + "."
         var owner = PGSQL()

@@ -227,11 +227,8 @@ extension ReplicaBackend {
             }
             // The entry as it is now (a local write may have coalesced into it), marked in flight.
             let marked: OutboxEntry? = try await store.write { db in
-                guard let row = try GRDB.Row.fetchOne(db, sql: "SELECT * FROM replica_outbox WHERE seq = ?", arguments: [listed.seq]) else {
-                    return nil
-                }
-                let entry = try ReplicaStore.decodeEntry(row)
-                if !entry.inflight { try db.execute(sql: "UPDATE replica_outbox SET inflight = 1 WHERE seq = ?", arguments: [entry.seq]) }
+                guard let entry = try ReplicaStore.entry(db, seq: listed.seq) else { return nil }
+                try ReplicaStore.markInFlight(db, entry)
                 return entry
             }
             guard let entry = marked else { continue }

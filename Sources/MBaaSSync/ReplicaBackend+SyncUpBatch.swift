@@ -113,7 +113,11 @@ extension ReplicaBackend {
             deferred += outcome.deferred
             for (className, summary) in outcome.part.classes { report.classes[className, default: .init()].up += summary.up }
         }
-        if let error = outcomes.lazy.compactMap(\.error).first { throw error }
+        // A refused session decides the run's outcome (exit 4) over any other stop, whichever call ended first.
+        let errors = outcomes.compactMap(\.error)
+        if let error = errors.first(where: { if case SyncStop.sessionRefused = $0 { true } else { false } }) ?? errors.first {
+            throw error
+        }
         return waiting + (try await sendOneByOne(deferred, merge: merge, progress: progress, report: &report))
     }
 
@@ -125,9 +129,7 @@ extension ReplicaBackend {
         for listed in entries.sorted(by: { $0.seq < $1.seq }) {
             // As it is now (a refused id replaced by the remote's rewrites pointers in later entries).
             let seq = listed.seq
-            guard var entry = try await store.read({ db in
-                try GRDB.Row.fetchOne(db, sql: "SELECT * FROM replica_outbox WHERE seq = ?", arguments: [seq]).map(ReplicaStore.decodeEntry)
-            }) else { continue }
+            guard var entry = try await store.read({ db in try ReplicaStore.entry(db, seq: seq) }) else { continue }
             entry.inflight = listed.inflight
             progress?("\(entry.className): sending \(entry.operation.rawValue) \(entry.id)")
             if try await send(entry, merge: merge) {
@@ -157,11 +159,10 @@ extension ReplicaBackend {
         let (fresh, changed, deferred) = try await store.write { db -> ([OutboxEntry], [OutboxEntry], [OutboxEntry]) in
             var fresh: [OutboxEntry] = [], changed: [OutboxEntry] = [], deferred: [OutboxEntry] = []
             for seq in seqs {
-                guard let row = try GRDB.Row.fetchOne(db, sql: "SELECT * FROM replica_outbox WHERE seq = ?", arguments: [seq]) else { continue }
                 // As read: `inflight` says whether an earlier run may have sent it (then it is looked up first).
-                let entry = try ReplicaStore.decodeEntry(row)
+                guard let entry = try ReplicaStore.entry(db, seq: seq) else { continue }
                 if deferPointers && !Self.pointsNowhere(entry) { deferred.append(entry); continue }
-                if !entry.inflight { try db.execute(sql: "UPDATE replica_outbox SET inflight = 1 WHERE seq = ?", arguments: [seq]) }
+                try ReplicaStore.markInFlight(db, entry)
                 if Self.batchable(entry) { fresh.append(entry) } else { changed.append(entry) }
             }
             return (fresh, changed, deferred)

@@ -326,6 +326,16 @@ struct ReplicaStore: Sendable {
                        arguments: [op.rawValue, JSON.object(payload).printed(), seq])
     }
 
+    /// The outbox entry `seq` as it is now (a local write may have coalesced into it), or `nil` once it is gone.
+    static func entry(_ db: Database, seq: Int64) throws -> OutboxEntry? {
+        try GRDB.Row.fetchOne(db, sql: "SELECT * FROM replica_outbox WHERE seq = ?", arguments: [seq]).map(decodeEntry)
+    }
+
+    /// Marks an entry as possibly sent (looked up before it is sent again); a no-op for one already marked.
+    static func markInFlight(_ db: Database, _ entry: OutboxEntry) throws {
+        if !entry.inflight { try db.execute(sql: "UPDATE replica_outbox SET inflight = 1 WHERE seq = ?", arguments: [entry.seq]) }
+    }
+
     static func removeEntry(_ db: Database, seq: Int64) throws {
         try db.execute(sql: "DELETE FROM replica_outbox WHERE seq = ?", arguments: [seq])
     }

@@ -11,7 +11,7 @@ enum BuiltinAdapters {
     /// `localOpenMode` is how `sqlite:` databases open (read-only for commands that only read).
     static func registry(localOpenMode: LocalBackend.OpenMode = .create) -> BackendRegistry {
         // A bad value was refused before any command ran.
-        let hashing = ((try? passwordHashing()) ?? nil) ?? .default
+        let hashing = (try? passwordHashing()) ?? .default
         var local = LocalBackend.Options(openMode: localOpenMode)
         local.passwordHashing = hashing
         var registry = Builtins.registry(local: local, postgres: PostgresBackend.Options(passwordHashing: hashing))

@@ -40,9 +40,9 @@ struct MBaaSCommand: AsyncParsableCommand {
     /// Parses and runs like ArgumentParser's own `main()`, after ``Terminal/prepare()`` (SIGPIPE ignored), with
     /// SIGINT and SIGTERM turned into cancellation (see ``Interruption``).
     static func main() async {
-        // Before any task starts: `mbaas serve` runs its handlers on the event loops unless told `--executor pool`.
-        if ServeCommand.Executor.requested(in: CommandLine.arguments) == .eventLoops { EmulatorExecutor.useEventLoops() }
         Terminal.prepare()
+        // Before any other task starts: `mbaas serve` runs its handlers on the event loops unless told `--executor pool`.
+        if ServeCommand.Executor.requested(in: CommandLine.arguments) == .eventLoops { EmulatorExecutor.useEventLoops() }
         let command: any ParsableCommand
         do {
             command = try parseAsRoot()

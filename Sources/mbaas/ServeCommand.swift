@@ -108,7 +108,8 @@ struct ServeCommand: AsyncParsableCommand {
                 if argument == "--executor" { value = iterator.next() }
                 else if argument.hasPrefix("--executor=") { value = String(argument.dropFirst("--executor=".count)) }
             }
-            return value.map { Executor(rawValue: $0) } ?? .eventLoops
+            guard let value else { return .eventLoops }
+            return Executor(rawValue: value)
         }
     }
 
@@ -321,7 +322,7 @@ struct ServeCommand: AsyncParsableCommand {
         case .light?: .light
         case .strong?: .default
         // Without the flag: $MBAAS_PASSWORD_COST when set, else light in memory and strong with --data.
-        case nil: ((try? BuiltinAdapters.passwordHashing()) ?? nil) ?? (data == nil ? .light : .default)
+        case nil: (try? BuiltinAdapters.passwordHashing()) ?? (data == nil ? .light : .default)
         }
         var options = LocalBackend.Options()
         options.passwordHashing = hashing

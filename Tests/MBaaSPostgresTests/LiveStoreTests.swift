@@ -265,6 +265,15 @@ extension LiveTests {
             #expect(try await Live.sql("SELECT value FROM \(schema).mbaas_meta") { try $0.makeRandomAccess()[0].decode(String.self) } == ["2"])
             try await Live.exec("DROP INDEX \(schema).records_class_updated")
 
+            // A version-1 store with a table missing is no store to upgrade: refused, untouched.
+            let partial = try await Live.fresh("p")
+            let partialSchema = partial.schema
+            await partial.close()
+            try await Live.exec("UPDATE \(partialSchema).mbaas_meta SET value = '1' WHERE key = 'schema_version'; DROP TABLE \(partialSchema).file_chunks")
+            defer { Task { try? await Live.exec("DROP SCHEMA IF EXISTS \(partialSchema) CASCADE") } }
+            await expectError(.invalidRequest) { try await Live.factory.open(try Live.url(schema: partialSchema), context: BackendContext()) }
+            #expect(try await Live.sql("SELECT value FROM \(partialSchema).mbaas_meta") { try $0.makeRandomAccess()[0].decode(String.self) } == ["1"])
+
             // A role that may connect but not create: refused with the reason, nothing created.
             let role = "r_\(Live.runId())"
             try await Live.exec("CREATE ROLE \(role) LOGIN PASSWORD 'pw'; GRANT CONNECT ON DATABASE \(try Live.factory.target(try BackendURL(parsing: Live.url!)).database) TO \(role)")

@@ -453,7 +453,7 @@ extension JSONParser {
                 if first {
                     first = false
                     if key == "__type" { typed = [] } else { object.reserveCapacity(8) }
-                } else if key.utf8.count == 6, key == "__type" {
+                } else if key == "__type" {
                     sawType = true
                 }
                 let earlier: String?
