@@ -19,19 +19,25 @@
 #   ncmb-postgres-x2      two NCMB instances on that one database, one wrk on each with half the connections and
 #                         threads, at the same time; the row is the sum (the record is written through the first
 #                         and read through both).
+#   pocketbase-distinct   PocketBase as above, the GETs spread over DISTINCT_RECORDS records (default 200), each
+#                         connection taking them in turn from a random start (Benchmarks/http-get-distinct.lua).
+#   ncmb-postgres-distinct  the NCMB dialect on PostgreSQL, the same spread (each path signed once): the rows above
+#                         read one record, which favours a server that reads concurrent requests of one record
+#                         together; these two read different records. Their ratio is to pocketbase-distinct.
 #   salesforce-https      the Salesforce dialect over HTTPS (--tls-self-signed; TLS 1.3 from swift-nio-ssl, keep-alive,
 #                         a Bearer token from the password grant), GET /services/data/v62.0/sobjects/Bench/{id}.
 # NCMB GETs are signed once: the signature stays valid for the dialect's 15-minute timestamp tolerance, and the
 # dialect still verifies it on every request. Every row fails the script if any answer is not 2xx.
 #
-# Printed per row: requests/s, the ratio to the PocketBase row, and the server's peak resident memory (VmHWM from
+# Printed per row: requests/s, the ratio to the PocketBase row (pocketbase-distinct for the -distinct rows), and the server's peak resident memory (VmHWM from
 # /proc, the mbaas or pocketbase process; for PostgreSQL rows the mbaas instances only, the database's own processes
 # are not counted). Linux only (bash 4, /proc). Stops every server it started on exit, PocketBase and PostgreSQL
 # included (each with a state file of its own: a server you already run is left alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION="${1:-10}"; CONNECTIONS="${2:-32}"; THREADS="${3:-2}"
-ROWS="${HTTP_GET_ROWS:-pocketbase ncmb-memory ncmb-memory-no-deadline ncmb-file ncmb-file-pool ncmb-postgres ncmb-postgres-x2 salesforce-https}"
+ROWS="${HTTP_GET_ROWS:-pocketbase ncmb-memory ncmb-memory-no-deadline ncmb-file ncmb-file-pool ncmb-postgres ncmb-postgres-x2 pocketbase-distinct ncmb-postgres-distinct salesforce-https}"
+DISTINCT_RECORDS="${DISTINCT_RECORDS:-200}"
 MBAAS=.build/release/mbaas
 [ -x "$MBAAS" ] || { echo "build first: swift build -c release --product mbaas" >&2; exit 2; }
 command -v wrk >/dev/null || { echo "wrk is required (apt-get install wrk)" >&2; exit 2; }
@@ -119,7 +125,7 @@ ensure_postgres() {
 
 for row in $ROWS; do
   case "$row" in
-  pocketbase)
+  pocketbase|pocketbase-distinct)
     .ci/pocketbase.sh start >/dev/null
     eval "$(.ci/pocketbase.sh env)"
     read -r pb_base pb_email pb_password < <(python3 - "$MBAAS_POCKETBASE_URL" <<'PY'
@@ -137,7 +143,17 @@ PY
       -d "$RECORD" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
     pb_get="$pb_base/api/collections/bench/records/$pb_id"
     curl -fsS "$pb_get" >/dev/null
-    RPS[$row]=$(load "$row" "$pb_get" "$THREADS" "$CONNECTIONS")
+    if [ "$row" = pocketbase-distinct ]; then
+      : >"$tmp/pb.requests"
+      for _ in $(seq "$DISTINCT_RECORDS"); do
+        id=$(curl -fsS -X POST "$pb_base/api/collections/bench/records" -H "Authorization: $token" -H 'Content-Type: application/json' \
+          -d "$RECORD" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+        printf '/api/collections/bench/records/%s\n' "$id" >>"$tmp/pb.requests"
+      done
+      RPS[$row]=$(HTTP_GET_REQUESTS="$tmp/pb.requests" load "$row" "$pb_get" "$THREADS" "$CONNECTIONS" -s Benchmarks/http-get-distinct.lua)
+    else
+      RPS[$row]=$(load "$row" "$pb_get" "$THREADS" "$CONNECTIONS")
+    fi
     number "$row" "${RPS[$row]}"
     # shellcheck disable=SC1090
     MEM[$row]=$(peak_kb "$(. "$POCKETBASE_STATE"; echo "$POCKETBASE_PID")")
@@ -149,6 +165,25 @@ PY
   ncmb-file) ncmb_row "$row" --data "$tmp/ncmb.db" --password-cost light ;;
   ncmb-file-pool) ncmb_row "$row" --data "$tmp/ncmb-pool.db" --password-cost light --executor pool ;;
   ncmb-postgres) ensure_postgres; ncmb_row "$row" --data "$MBAAS_POSTGRES_URL?schema=bench1" --password-cost light ;;
+  ncmb-postgres-distinct)
+    ensure_postgres
+    serve "$row" --dialect ncmb --application-key "$APP" --client-key "$CLIENT" --data "$MBAAS_POSTGRES_URL?schema=bench3" --password-cost light
+    read -r get stamp sig < <(ncmb_get "$SERVE_JSON")
+    base=$(json_field "$SERVE_JSON" baseURL); url=$(json_field "$SERVE_JSON" backendURL)
+    : >"$tmp/ncmb.requests"
+    for _ in $(seq "$DISTINCT_RECORDS"); do
+      id=$("$MBAAS" objects create "$url" Bench "$RECORD" --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+      path="/2013-09-01/classes/Bench/$id"
+      s=$("$MBAAS" ncmb signature --method GET --url "$base$path" --application-key "$APP" --client-key "$CLIENT" --timestamp "$stamp" \
+        | python3 -c 'import json,sys; print(json.load(sys.stdin)["signature"])')
+      printf '%s\tX-NCMB-Signature: %s\n' "$path" "$s" >>"$tmp/ncmb.requests"
+    done
+    RPS[$row]=$(HTTP_GET_REQUESTS="$tmp/ncmb.requests" load "$row" "$get" "$THREADS" "$CONNECTIONS" \
+      -H "X-NCMB-Application-Key: $APP" -H "X-NCMB-Timestamp: $stamp" -s Benchmarks/http-get-distinct.lua)
+    number "$row" "${RPS[$row]}"
+    MEM[$row]=$(peak_kb "$SERVE_PID")
+    stop "$SERVE_PID"
+    ;;
   ncmb-postgres-x2)
     ensure_postgres
     url="$MBAAS_POSTGRES_URL?schema=bench2"
@@ -198,8 +233,10 @@ echo "record GET over loopback, wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s, $(
 printf '%-26s %12s %14s %18s\n' row "requests/s" "/pocketbase" "peak RSS (KiB)"
 for row in $ROWS; do
   ratio=-
-  if [ -n "${RPS[pocketbase]:-}" ]; then
-    ratio=$(python3 -c 'import sys; print(f"{float(sys.argv[1]) / float(sys.argv[2]):.2f}")' "${RPS[$row]}" "${RPS[pocketbase]}")
+  base=pocketbase
+  [[ "$row" == *-distinct ]] && base=pocketbase-distinct
+  if [ -n "${RPS[$base]:-}" ]; then
+    ratio=$(python3 -c 'import sys; print(f"{float(sys.argv[1]) / float(sys.argv[2]):.2f}")' "${RPS[$row]}" "${RPS[$base]}")
   fi
   printf '%-26s %12s %14s %18s\n' "$row" "${RPS[$row]}" "$ratio" "${MEM[$row]}"
 done

@@ -26,14 +26,21 @@ extension PostgresBackend {
     }
 
     /// The record, or `notFound` (also when the session's user may not read it).
+    ///
+    /// Read with the point reads of other calls under way when there are any (``PostgresPointReads``); the session, if
+    /// any, is checked first, by a statement of its own.
     public func get(className: String, id: String) async throws -> MBaaSCore.Record {
         try StoreValidation.className(className)
-        let store = self.store
-        return try await reading { conn, principal in
-            guard let stored = try await store.load(conn, className: className, id: id), principal.canRead(stored.record.acl) else {
+        let store = self.store, token = sessionState.tokenHash
+        do {
+            let principal = try await store.principal(tokenHash: token)
+            guard let stored = try await store.pointReads.load(.init(className: className, id: id), store: store),
+                  principal.canRead(stored.record.acl) else {
                 throw MBaaSError(.notFound, "record \(className)/\(id) not found")
             }
             return stored.record
+        } catch {
+            throw handle(error, tokenHash: token)
         }
     }
 

@@ -162,6 +162,8 @@ struct PostgresStore: Sendable {
     let options: PostgresBackend.Options
     var administrative: Bool
     let readOnly: Bool
+    /// Shared by every copy (every session's view of the store).
+    let pointReads = PostgresPointReads()
 
     func with(administrative: Bool) -> PostgresStore {
         var copy = self
@@ -199,6 +201,13 @@ struct PostgresStore: Sendable {
     func directWrite<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         try checkWritable()
         do { return try await transaction(body) } catch { throw Self.mapError(error) }
+    }
+
+    /// The acting principal, as ``principal(_:tokenHash:inTransaction:)``, on a pooled connection of its own (none
+    /// taken without a session).
+    func principal(tokenHash: String?) async throws -> PostgresPrincipal {
+        guard tokenHash != nil else { return administrative ? .administrator : .anonymous }
+        return try await client.withConnection { conn in try await principal(conn, tokenHash: tokenHash) }
     }
 
     /// The acting principal for a session token hash: read from the database on every call, so a log-out or an expiry

@@ -33,6 +33,12 @@ public protocol EmulatorDialect: Sendable {
     func isSuccess(_ response: TransportResponse) -> Bool
     /// The backend URL a client uses to reach this dialect at `host:port` (`ncmb+http://KEY:SECRET@127.0.0.1:8080`).
     func backendURL(host: String, port: Int) -> String
+    /// Whether `request` is a point read: a `GET` of one record by id, answered by the store's point read (and, where
+    /// the vendor has them, the point reads of the records it includes). Nothing in such a request waits for anything a
+    /// cancellation would stop (the Local store reads synchronously; PostgreSQL does not cancel a running statement),
+    /// so the request deadline (``RequestDeadline``) runs it in the request's own task and judges it by its end. The
+    /// default is `false`: every request gets a task the deadline can cancel.
+    func isPointRead(_ request: TransportRequest) -> Bool
 }
 
 extension EmulatorDialect {
@@ -42,6 +48,8 @@ extension EmulatorDialect {
     }
 
     public func isSuccess(_ response: TransportResponse) -> Bool { (200..<300).contains(response.status.code) }
+
+    public func isPointRead(_ request: TransportRequest) -> Bool { false }
 }
 
 /// An ``HTTPTransport`` that hands each request to a dialect in-process: no socket, same answers as the server.

@@ -18,9 +18,9 @@ import NIOPosix
 /// loop also stops the sockets it serves (on the pool, the same code blocks one of its few threads instead). Where
 /// the stores stand:
 /// - SQLite queries, pages, counts and writes run on GRDB's own queues; the handler waits without holding the loop.
-/// - A point read (`get`, one indexed lookup) runs in place, on the loop. On a file it has a read-only connection of
-///   its own and does not wait for writers (WAL); in memory it shares the one connection and waits for a write
-///   transaction in progress (a batch: milliseconds).
+/// - A point read (`get`, one indexed lookup) runs in place, on the loop. On a file each loop's read takes a
+///   read-only connection of its own (one per processor) and does not wait for writers (WAL) or for the other loops;
+///   in memory it shares the one connection and waits for a write transaction in progress (a batch: milliseconds).
 /// - Password hashing (scrypt, tens of milliseconds) runs on threads of its own (the core's blocking-work queues,
 ///   one per processor).
 /// - File uploads are written in 256 KiB chunks, yielding the thread between them; a download of a file the Local

@@ -116,6 +116,100 @@ struct RequestDeadlineTests {
         #expect(inTime.status.code == 500)
     }
 
+    /// A dialect whose every request is a point read (``EmulatorDialect/isPointRead(_:)``): it notes the task it ran
+    /// in, blocks for `seconds` and answers `status`.
+    struct PointRead: EmulatorDialect {
+        var seconds: Double
+        var status: Int
+        let ranIn = Ran()
+        final class Ran: @unchecked Sendable {
+            private let lock = NSLock()
+            private var task: UnsafeCurrentTask?
+            var value: UnsafeCurrentTask? { lock.withLock { task } }
+            func note() { withUnsafeCurrentTask { t in lock.withLock { task = t } } }
+        }
+        var name: String { "fake" }
+        var maxRequestBodySize: Int { 1 << 20 }
+        func isPointRead(_ request: TransportRequest) -> Bool { true }
+        func respond(to request: TransportRequest) async -> TransportResponse {
+            ranIn.note()
+            usleep(useconds_t(seconds * 1_000_000))
+            return TransportResponse(status: .init(code: status), headers: [:], body: Data("read".utf8))
+        }
+        func requestTooLarge(limit: Int) -> TransportResponse { TransportResponse(status: .init(code: 413), headers: [:], body: Data()) }
+        func answer(_ error: MBaaSError, to request: TransportRequest) -> TransportResponse {
+            TransportResponse(status: .init(code: 599), headers: [:], body: Data(error.message.utf8))
+        }
+        func backendURL(host: String, port: Int) -> String { "fake://\(host):\(port)" }
+    }
+
+    @Test("a point read runs in the request's own task and is judged by its end: a failure past the deadline is the timeout, a late success and a failure in time are their own answers")
+    func pointReadsRunInPlace() async {
+        let late = PointRead(seconds: 0.06, status: 404)
+        let answer = await RequestDeadline(.milliseconds(10)).answer(Self.request, by: late)
+        #expect(answer.status.code == 599 && String(decoding: answer.body, as: UTF8.self).contains("deadline of 10 ms"))
+        #expect(late.ranIn.value == withUnsafeCurrentTask { $0 })
+        let lateSuccess = await RequestDeadline(.milliseconds(10)).answer(Self.request, by: PointRead(seconds: 0.06, status: 200))
+        #expect(lateSuccess.status.code == 200 && String(decoding: lateSuccess.body, as: UTF8.self) == "read")
+        let inTime = await RequestDeadline(.seconds(60)).answer(Self.request, by: PointRead(seconds: 0, status: 404))
+        #expect(inTime.status.code == 404)
+        // Any other request runs in a task of its own, which the watchdog can cancel.
+        let other = BlocksThenFails(seconds: 0)
+        _ = await RequestDeadline(.seconds(60)).answer(Self.request, by: other)
+        let ranIn = PointRead.Ran()
+        struct NotedElsewhere: EmulatorDialect {
+            let ranIn: PointRead.Ran
+            var name: String { "fake" }
+            var maxRequestBodySize: Int { 1 << 20 }
+            func respond(to request: TransportRequest) async -> TransportResponse {
+                ranIn.note()
+                return TransportResponse(status: .init(code: 200), headers: [:], body: Data())
+            }
+            func requestTooLarge(limit: Int) -> TransportResponse { TransportResponse(status: .init(code: 413), headers: [:], body: Data()) }
+            func backendURL(host: String, port: Int) -> String { "fake://\(host):\(port)" }
+        }
+        _ = await RequestDeadline(.seconds(60)).answer(Self.request, by: NotedElsewhere(ranIn: ranIn))
+        #expect(ranIn.value != nil && ranIn.value != withUnsafeCurrentTask { $0 })
+    }
+
+    @Test("each dialect names its GET of one record a point read, and nothing else")
+    func dialectsNamePointReads() async throws {
+        func request(_ method: TransportRequest.Method, _ url: String) -> TransportRequest {
+            TransportRequest(method: method, url: URL(string: "http://127.0.0.1:8080" + url)!)
+        }
+        let ncmb = try makeDialect()
+        #expect(ncmb.isPointRead(request(.get, "/2013-09-01/classes/Memo/abc")))
+        #expect(ncmb.isPointRead(request(.get, "/2013-09-01/users/abc")))
+        #expect(!ncmb.isPointRead(request(.get, "/2013-09-01/classes/Memo")))
+        #expect(!ncmb.isPointRead(request(.put, "/2013-09-01/classes/Memo/abc")))
+        #expect(!ncmb.isPointRead(request(.get, "/2013-09-01/files/a.txt")))
+
+        let parse = try makeParseDialect()
+        let mount = parse.configuration.mount
+        #expect(parse.isPointRead(request(.get, mount + "/classes/Memo/abc")))
+        #expect(!parse.isPointRead(request(.get, mount + "/classes/Memo")))
+        #expect(!parse.isPointRead(request(.delete, mount + "/classes/Memo/abc")))
+        #expect(!parse.isPointRead(request(.get, mount + "/files/emuapp/a.txt")))
+
+        let kii = try makeKiiDialect()
+        #expect(kii.isPointRead(request(.get, "/api/apps/emuapp/buckets/notes/objects/o1")))
+        #expect(!kii.isPointRead(request(.post, "/api/apps/emuapp/buckets/notes/objects")))
+        #expect(!kii.isPointRead(request(.post, "/api/apps/emuapp/buckets/notes/query")))
+        #expect(!kii.isPointRead(request(.get, "/api/apps/emuapp/buckets/notes/objects/o1/body")))
+
+        let apppot = try await makeAppPotDialect()
+        let c = apppot.configuration
+        let path = AppPotAppPath(contextRoot: c.contextRoot, companyId: c.companyId, appId: c.appId, appVersion: c.appVersion)
+        #expect(apppot.isPointRead(request(.get, path.path(.object(className: "Memo", id: "Memo_1")))))
+        #expect(!apppot.isPointRead(request(.put, path.path(.object(className: "Memo", id: "Memo_1")))))
+        #expect(!apppot.isPointRead(request(.get, path.path(.file("a.txt")))))
+
+        let org = try await SalesforceDialectTests.org()
+        #expect(org.dialect.isPointRead(request(.get, "/services/data/v62.0/sobjects/Account/001000000000001AAA")))
+        #expect(!org.dialect.isPointRead(request(.patch, "/services/data/v62.0/sobjects/Account/001000000000001AAA")))
+        #expect(!org.dialect.isPointRead(request(.get, "/services/data/v62.0/query?q=SELECT+Id+FROM+Account")))
+    }
+
     @Test("one deadline serves many requests at once: each one past it is stopped, each answered once")
     func manyRequests() async {
         let deadline = RequestDeadline(.milliseconds(5))

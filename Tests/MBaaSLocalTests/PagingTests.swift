@@ -225,4 +225,36 @@ struct PagingTests {
         await a.close()
         await other.close()
     }
+
+    @Test("concurrent point reads on a file, on connections of their own, each get their own record while writes go on; none after close")
+    func concurrentPointReads() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let b = try fileBackend(dir.appendingPathComponent("points.db").path)
+        var ids: [String] = []
+        for i in 0..<20 { ids.append(try #require(try await b.create(Record(className: "Memo", fields: ["i": .int(Int64(i)), "n": 0])).id)) }
+        let known = ids
+        let wrong = try await withThrowingTaskGroup(of: Int.self) { group in
+            group.addTask {
+                for n in 1...20 { _ = try await b.update(className: "Memo", id: known[n % 20], RecordUpdate(changes: ["n": .set(.int(Int64(n)))])) }
+                return 0
+            }
+            for k in 0..<400 {
+                group.addTask {
+                    let record = try await b.get(className: "Memo", id: known[k % 20])
+                    return record["i"] == .int(Int64(k % 20)) ? 0 : 1
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(wrong == 0)
+        for i in 0..<20 {
+            #expect(try await b.get(className: "Memo", id: known[i])["n"] == .int(i == 0 ? 20 : Int64(i)))
+        }
+        await b.close()
+        do {
+            _ = try await b.get(className: "Memo", id: known[0])
+            Issue.record("a point read succeeded after close")
+        } catch {}
+    }
 }

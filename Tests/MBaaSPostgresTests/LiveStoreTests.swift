@@ -157,6 +157,59 @@ extension LiveTests {
             #expect(paths == [2])
         }
 
+        @Test("point reads gathered: 300 concurrent reads, one statement at a time, each get their own record (by class and id) or none, in fewer statements than reads; a failed statement is each of its readers' error")
+        func pointReadsGathered() async throws {
+            let backend = try await Live.fresh("pr")
+            defer { Task { await Live.drop(backend) } }
+            var ids: [String] = []
+            for i in 0..<60 {
+                ids.append(try #require(try await backend.create(Record(className: i % 2 == 0 ? "Memo" : "Note", fields: ["i": .int(Int64(i))])).id))
+            }
+            // One id in two classes: the class is part of the key.
+            _ = try await backend.create(Record(className: "Memo", id: "shared", fields: ["i": 1000]))
+            _ = try await backend.create(Record(className: "Note", id: "shared", fields: ["i": 1001]))
+            let reads = PostgresPointReads(limit: 1)
+            let store = backend.store, known = ids
+            let answers = try await withThrowingTaskGroup(of: (Int, Int64?).self) { group in
+                for n in 0..<300 {
+                    group.addTask {
+                        let i = n % 72  // 60 records, 10 missing ids, the shared id in each class
+                        let key: PostgresPointReads.Key = switch i {
+                        case 0..<60: .init(className: i % 2 == 0 ? "Memo" : "Note", id: known[i])
+                        case 60..<70: .init(className: "Memo", id: "missing-\(i)")
+                        default: .init(className: i == 70 ? "Memo" : "Note", id: "shared")
+                        }
+                        let found = try await reads.load(key, store: store)
+                        return (i, found?.record.fields["i"]?.intValue)
+                    }
+                }
+                return try await group.reduce(into: [(Int, Int64?)]()) { $0.append($1) }
+            }
+            #expect(answers.count == 300)
+            for (i, value) in answers {
+                switch i {
+                case 0..<60: #expect(value == Int64(i), "read \(i)")
+                case 60..<70: #expect(value == nil, "read \(i)")
+                default: #expect(value == (i == 70 ? 1000 : 1001), "read \(i)")
+                }
+            }
+            #expect(reads.statements < 300, "\(reads.statements) statements for 300 reads")
+            // A record of one class is not found under another.
+            #expect(try await reads.load(.init(className: "Note", id: known[0]), store: store) == nil)
+
+            try await Live.exec("ALTER TABLE \(backend.schema).records RENAME TO records_away")
+            let failed = await withTaskGroup(of: Bool.self) { group in
+                for i in 0..<20 {
+                    group.addTask { (try? await reads.load(.init(className: "Memo", id: known[i % 60]), store: store)) == nil }
+                }
+                return await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            }
+            #expect(failed == 20)
+            try await Live.exec("ALTER TABLE \(backend.schema).records_away RENAME TO records")
+            #expect(try await reads.load(.init(className: "Memo", id: known[0]), store: store)?.record.fields["i"] == 0)
+            #expect(try await backend.get(className: "Note", id: known[1]).fields["i"] == 1)
+        }
+
         @Test("a preparation PostgreSQL refused once (its table missing then) does not fail that connection's later reads")
         func refusedPreparationFallsBack() async throws {
             var url = try Live.url(schema: "pf_\(Live.runId())")

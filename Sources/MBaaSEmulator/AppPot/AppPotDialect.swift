@@ -224,6 +224,13 @@ public struct AppPotDialect: EmulatorDialect {
         return (try? JSON.parse(response.body))?["status"]?.stringValue != "error"
     }
 
+    /// A `GET` of one object (`…/data/CLASS/ID`).
+    public func isPointRead(_ request: TransportRequest) -> Bool {
+        guard request.method == .get, case .route(.object) = configuration.appPath.parse(Self.pathAndQuery(of: request.url).0)
+        else { return false }
+        return true
+    }
+
     /// `apppot+http://KEY@host:port/apppot?company=N&app=ID&version=V`.
     public func backendURL(host: String, port: Int) -> String {
         let h = host.contains(":") ? "[\(host)]" : host

@@ -113,6 +113,14 @@ public struct KiiDialect: EmulatorDialect {
         KiiErrorBody(error).response()
     }
 
+    /// A `GET` of one object (`…/buckets/B/objects/ID`).
+    public func isPointRead(_ request: TransportRequest) -> Bool {
+        guard request.method == .get,
+              let path = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.percentEncodedPath,
+              case .object = KiiRoute.parse(path: path, basePath: configuration.basePath)?.1 else { return false }
+        return true
+    }
+
     /// `kii+http://APP_ID:APP_KEY@host:port` (the Kii client's URL for a plain-HTTP server; add
     /// `?clientID=` with the client secret as the URL's secret for admin mode).
     public func backendURL(host: String, port: Int) -> String {

@@ -99,6 +99,13 @@ public struct NCMBDialect: EmulatorDialect {
         "ncmb+http://\(percentEncode(configuration.applicationKey)):\(percentEncode(configuration.clientKey))@\(host.contains(":") ? "[\(host)]" : host):\(port)"
     }
 
+    /// A `GET` of one object (`/classes/C/ID`, `/users/ID`, `/roles/ID`, …).
+    public func isPointRead(_ request: TransportRequest) -> Bool {
+        guard request.method == .get, let path = NCMBSigner.wireParts(of: request.url)?.path,
+              case .object = NCMBRoute(path: path, apiVersion: configuration.apiVersion) else { return false }
+        return true
+    }
+
     /// Made once: its HMAC key schedule is the costly part of checking a request's signature.
     let signer: NCMBSigner
 

@@ -108,6 +108,13 @@ public struct ParseDialect: EmulatorDialect {
         ParseErrorBody(error).response()
     }
 
+    /// A `GET` of one object (`/classes/C/ID`, `/users/ID`, …), with the objects its `include` names.
+    public func isPointRead(_ request: TransportRequest) -> Bool {
+        guard request.method == .get, case .object = ParseRoute(path: percentEncodedPath(request.url), mount: configuration.mount)
+        else { return false }
+        return true
+    }
+
     /// `parse+http://APP_ID:REST_KEY@host:port/parse`.
     public func backendURL(host: String, port: Int) -> String {
         "parse+http://\(percentEncode(configuration.applicationId)):\(percentEncode(configuration.restKey))@"

@@ -163,6 +163,14 @@ public struct SalesforceDialect: EmulatorDialect {
                               version: parsed.version ?? SalesforceWire.defaultAPIVersion).errorResponse(error)
     }
 
+    /// A `GET` of one record (`/services/data/vXX.X/sobjects/TYPE/ID`).
+    public func isPointRead(_ request: TransportRequest) -> Bool {
+        guard request.method == .get,
+              let path = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.percentEncodedPath,
+              case .sobject = SalesforceRoute.parse(path: path)?.route else { return false }
+        return true
+    }
+
     /// `salesforce+http://CLIENT_ID:CLIENT_SECRET@host:port`.
     public func backendURL(host: String, port: Int) -> String {
         "salesforce+http://\(percentEncode(configuration.clientId)):\(percentEncode(configuration.clientSecret))@"
