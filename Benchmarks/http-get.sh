@@ -20,7 +20,7 @@
 #                         threads, at the same time; the row is the sum (the record is written through the first
 #                         and read through both).
 #   pocketbase-distinct   PocketBase as above, the GETs spread over DISTINCT_RECORDS records (default 200), each
-#                         connection taking them in turn from a random start (Benchmarks/http-get-distinct.lua).
+#                         of wrk's threads taking them in turn from a start of its own (Benchmarks/http-get-distinct.lua).
 #   ncmb-postgres-distinct  the NCMB dialect on PostgreSQL, the same spread (each path signed once): the rows above
 #                         read one record, which favours a server that reads concurrent requests of one record
 #                         together; these two read different records. Their ratio is to pocketbase-distinct.

@@ -405,6 +405,9 @@ final class LocalPointReader: @unchecked Sendable {
     private var unavailable = false
     private var closed = false
 
+    /// The dedicated connections opened so far (tests check that concurrent reads did not share one).
+    var connectionsOpened: Int { lock.withLock { opened } }
+
     /// Runs `body` outside an explicit transaction on a dedicated connection, or on the pool's.
     func read<T>(_ writer: any DatabaseWriter, busyTimeout: TimeInterval, _ body: (Database) throws -> T) throws -> T {
         guard let queue = take(writer, busyTimeout: busyTimeout) else { return try writer.unsafeRead(body) }

@@ -5,6 +5,12 @@ import PostgresNIO
 /// ``sharing(session:administrative:)`` share the pool; sessions, users, roles, records and files live in the
 /// database and are read by every call, so several servers over one schema are one store.
 extension PostgresBackend: ServerStore {
+    /// `true`: a point read is one indexed statement, gathered with the others under way (``PostgresPointReads``),
+    /// which postgres-nio does not cancel once sent and which its readers wait for without being cancelled. A
+    /// statement stuck on a dead connection holds up only the reads it carries (past a second it no longer counts
+    /// towards the statements allowed at once).
+    public nonisolated var pointReadsRunToTheirEnd: Bool { true }
+
     /// A user by id, with its roles and groups; no session needed. An unknown id is `notFound`.
     public func user(id: String) async throws -> User {
         let store = self.store

@@ -6,14 +6,18 @@ import PostgresNIO
 /// others run.
 ///
 /// # Contract
-/// - At most ``limit`` statements run at once. A read that finds fewer running runs at once, in its own task, with
-///   the reads already waiting (alone when none waits: the prepared ``PostgresPointRead``). A read that finds
-///   ``limit`` running waits for the next statement, which reads every waiting key in one round trip
-///   (``PostgresPointReadBatch``: `unnest` of the classes and ids, joined on the `(class, id)` index).
+/// - At most ``limit`` statements run at once, each in a task of its own (so no caller's cancellation reaches the
+///   reads of others). A read that finds fewer running starts one; a read that finds ``limit`` running waits, and the
+///   next statement to end reads every waiting key in one round trip (``PostgresPointReadBatch``: `unnest` of the
+///   classes and ids, joined on the `(class, id)` index; one key alone is the prepared ``PostgresPointRead``).
 /// - Every read is answered by a statement that started after the read was asked: a write acknowledged before a read
 ///   began is seen by it, as with a statement of its own.
-/// - A statement's failure (a lost connection) is the answer of every read it carried. Waiting is not cancelled
-///   with the reader's task: like a running statement (postgres-nio does not cancel one), it ends first.
+/// - A statement that has run longer than ``staleAfter`` no longer counts towards ``limit``: a statement stuck on a
+///   connection that died without a word (until TCP gives up) holds up only the reads it carries, not every later
+///   one.
+/// - A statement's failure (a lost connection) is the answer of every read it carried; a stored record that cannot
+///   be decoded is the failure of the reads of that record alone. Waiting is not cancelled with the reader's task:
+///   like a running statement (postgres-nio does not cancel one), it ends first.
 /// - Why: under load every GET was a round trip of its own to another process on the same processors; `perf`
 ///   showed postgres-nio's send of Bind/Execute/Sync at 11% of the server's samples and PostgreSQL's backends at a
 ///   third of a processor. One statement now carries the reads that arrive while others run.
@@ -25,21 +29,27 @@ final class PostgresPointReads: @unchecked Sendable {
         var id: String
     }
 
-    /// The most statements running at once for this store.
+    /// The most statements running at once for this store (not counting those past ``staleAfter``).
     let limit: Int
+    /// How long a statement counts towards ``limit``, in nanoseconds.
+    let staleAfter: UInt64
 
-    private let lock = NSLock()
-    private var running = 0
     typealias Waiter = (key: Key, reader: CheckedContinuation<Found, any Error>)
+    private let lock = NSLock()
     private var waiting: [Waiter] = []
+    /// The statements running: an id each, and when it (or its latest batch) started (uptime nanoseconds).
+    private var running: [UInt64: UInt64] = [:]
+    private var lastStatement: UInt64 = 0
     private var statementCount = 0
 
     /// The statements run so far (tests check that concurrent reads shared them).
     var statements: Int { lock.withLock { statementCount } }
 
-    init(limit: Int = PostgresPointReads.defaultLimit) {
+    init(limit: Int = PostgresPointReads.defaultLimit, staleAfter: Duration = .seconds(1)) {
         precondition(limit > 0)
         self.limit = limit
+        let c = staleAfter.components
+        self.staleAfter = UInt64(max(0, c.seconds)) * 1_000_000_000 + UInt64(max(0, c.attoseconds) / 1_000_000_000)
     }
 
     /// One per processor, at least two: enough statements in flight to keep PostgreSQL busy, few enough that the
@@ -50,82 +60,64 @@ final class PostgresPointReads: @unchecked Sendable {
 
     /// The record at `key`, or `nil`; read by `store` (see the type's contract).
     func load(_ key: Key, store: PostgresStore) async throws -> Found {
-        let others: [Waiter]? = lock.withLock {
-            guard running < limit else { return nil }
-            running += 1
-            defer { waiting = [] }
-            return waiting
-        }
-        if let others {
-            let found: Result<[Key: PostgresStoredRecord], any Error>
-            do {
-                found = .success(try await read([key] + others.map(\.key), store: store))
-            } catch {
-                found = .failure(error)
-            }
-            Self.answer(others, with: found)
-            handOver(store: store)
-            return try found.get()[key]
-        }
-        return try await withCheckedThrowingContinuation { reader in
-            // A slot may have freed since the check above: then a task of its own serves the waiting reads.
-            let serveNow = lock.withLock {
+        try await withCheckedThrowingContinuation { reader in
+            let statement: UInt64? = lock.withLock {
                 waiting.append((key, reader))
-                guard running < limit else { return false }
-                running += 1
-                return true
+                let now = DispatchTime.now().uptimeNanoseconds
+                guard running.values.reduce(0, { $0 + (now &- $1 < staleAfter ? 1 : 0) }) < limit else { return nil }
+                lastStatement &+= 1
+                running[lastStatement] = now
+                return lastStatement
             }
-            if serveNow { Task { await self.serve(store: store) } }
+            if let statement { Task { await self.serve(statement, store: store) } }
         }
     }
 
-    /// Keeps this statement's slot for the reads that arrived meanwhile (a task of its own serves them), or frees it.
-    private func handOver(store: PostgresStore) {
-        let more = lock.withLock {
-            if waiting.isEmpty { running -= 1 }
-            return !waiting.isEmpty
-        }
-        if more { Task { await self.serve(store: store) } }
-    }
-
-    /// Reads the waiting keys, one statement at a time, until none waits; then frees the slot.
-    private func serve(store: PostgresStore) async {
+    /// Reads the waiting keys, one statement at a time, until none waits; then ends the statement's slot.
+    private func serve(_ statement: UInt64, store: PostgresStore) async {
         while true {
             let batch: [Waiter] = lock.withLock {
                 let batch = waiting
                 waiting = []
-                if batch.isEmpty { running -= 1 }
+                running[statement] = batch.isEmpty ? nil : DispatchTime.now().uptimeNanoseconds
                 return batch
             }
             if batch.isEmpty { return }
             do {
-                Self.answer(batch, with: .success(try await read(batch.map(\.key), store: store)))
+                let found = try await read(batch.map(\.key), store: store)
+                for (key, reader) in batch {
+                    switch found[key] {
+                    case nil: reader.resume(returning: nil)
+                    case .success(let record)?: reader.resume(returning: record)
+                    case .failure(let error)?: reader.resume(throwing: error)
+                    }
+                }
             } catch {
-                Self.answer(batch, with: .failure(error))
+                for (_, reader) in batch { reader.resume(throwing: error) }
             }
         }
     }
 
-    private static func answer(_ readers: [Waiter],
-                               with found: Result<[Key: PostgresStoredRecord], any Error>) {
-        for (key, reader) in readers { reader.resume(with: found.map { $0[key] }) }
-    }
-
     /// One statement for `keys` (repeats allowed): the prepared point read for one distinct key, the batch otherwise.
-    private func read(_ keys: [Key], store: PostgresStore) async throws -> [Key: PostgresStoredRecord] {
+    /// A key without a row is missing from the answer; a row that cannot be decoded is that key's failure.
+    private func read(_ keys: [Key], store: PostgresStore) async throws -> [Key: Result<PostgresStoredRecord, any Error>] {
         lock.withLock { statementCount += 1 }
         var distinct = Set<Key>()
         let unique = keys.filter { distinct.insert($0).inserted }
         return try await store.client.withConnection { conn in
-            var found: [Key: PostgresStoredRecord] = [:]
+            var found: [Key: Result<PostgresStoredRecord, any Error>] = [:]
             if unique.count == 1, let key = unique.first {
                 let rows = try await store.prepared(conn, PostgresPointRead(className: key.className, id: key.id))
-                if let row = rows.first { found[key] = try PostgresStore.decodeRecord(className: key.className, row: row) }
+                if let row = rows.first {
+                    found[key] = Result { try PostgresStore.decodeRecord(className: key.className, row: row) }
+                }
             } else {
                 let batch = PostgresPointReadBatch(classes: unique.map(\.className), ids: unique.map(\.id))
                 for row in try await store.prepared(conn, batch) {
                     let className = try row.text(7)
-                    found[Key(className: className, id: try row.text(1))] = try PostgresStore.decodeRecord(className: className, row: row)
+                    found[Key(className: className, id: try row.text(1))] = Result {
+                        try PostgresStore.decodeRecord(className: className, row: row)
+                    }
                 }
             }
             return found

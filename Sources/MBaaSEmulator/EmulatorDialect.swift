@@ -33,10 +33,11 @@ public protocol EmulatorDialect: Sendable {
     func isSuccess(_ response: TransportResponse) -> Bool
     /// The backend URL a client uses to reach this dialect at `host:port` (`ncmb+http://KEY:SECRET@127.0.0.1:8080`).
     func backendURL(host: String, port: Int) -> String
-    /// Whether `request` is a point read: a `GET` of one record by id, answered by the store's point read (and, where
-    /// the vendor has them, the point reads of the records it includes). Nothing in such a request waits for anything a
-    /// cancellation would stop (the Local store reads synchronously; PostgreSQL does not cancel a running statement),
-    /// so the request deadline (``RequestDeadline``) runs it in the request's own task and judges it by its end. The
+    /// Whether `request` is a point read: a `GET` of one record by id, answered by the store's point read (and the
+    /// session check), on a store that says its point reads run to their end
+    /// (``MBaaSCore/ServerStore/pointReadsRunToTheirEnd``: the Local store reads synchronously; PostgreSQL does not
+    /// cancel a statement it sent). Nothing in such a request waits for anything a cancellation would stop, so the
+    /// request deadline (``RequestDeadline``) runs it in the request's own task and judges it by its end. The
     /// default is `false`: every request gets a task the deadline can cancel.
     func isPointRead(_ request: TransportRequest) -> Bool
 }

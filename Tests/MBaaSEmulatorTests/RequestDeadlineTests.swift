@@ -183,6 +183,11 @@ struct RequestDeadlineTests {
         #expect(!ncmb.isPointRead(request(.get, "/2013-09-01/classes/Memo")))
         #expect(!ncmb.isPointRead(request(.put, "/2013-09-01/classes/Memo/abc")))
         #expect(!ncmb.isPointRead(request(.get, "/2013-09-01/files/a.txt")))
+        // A store that does not say its point reads run to their end (a wrapper forwarding to Local) keeps a task the
+        // deadline can cancel.
+        let wrapped = NCMBDialect(store: ForwardingServerStore(inner: try LocalBackend.inMemory(), calls: CallCounter()),
+                                  configuration: ncmb.configuration)
+        #expect(!wrapped.isPointRead(request(.get, "/2013-09-01/classes/Memo/abc")))
 
         let parse = try makeParseDialect()
         let mount = parse.configuration.mount
@@ -196,6 +201,9 @@ struct RequestDeadlineTests {
         #expect(!kii.isPointRead(request(.post, "/api/apps/emuapp/buckets/notes/objects")))
         #expect(!kii.isPointRead(request(.post, "/api/apps/emuapp/buckets/notes/query")))
         #expect(!kii.isPointRead(request(.get, "/api/apps/emuapp/buckets/notes/objects/o1/body")))
+        #expect(kii.isPointRead(request(.get, "/api/apps/emuapp/users/me/buckets/notes/objects/o1")))
+        // A user named by e-mail address is a query of the profiles.
+        #expect(!kii.isPointRead(request(.get, "/api/apps/emuapp/users/EMAIL:a@example.com/buckets/notes/objects/o1")))
 
         let apppot = try await makeAppPotDialect()
         let c = apppot.configuration

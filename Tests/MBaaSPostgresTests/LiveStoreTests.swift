@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import MBaaSCore
 import MBaaSTesting
 import PostgresNIO
@@ -197,10 +198,24 @@ extension LiveTests {
             // A record of one class is not found under another.
             #expect(try await reads.load(.init(className: "Note", id: known[0]), store: store) == nil)
 
+            // Readers whose tasks are cancelled still get their records, and so do the others their statements carry.
+            let cancelled = (0..<30).map { i in
+                Task { try await reads.load(.init(className: "Memo", id: known[2 * (i % 30)]), store: store)?.record.fields["i"] }
+            }
+            for task in cancelled.prefix(15) { task.cancel() }
+            for (i, task) in cancelled.enumerated() { #expect(try await task.value == .int(Int64(2 * i)), "cancelled read \(i)") }
+
             try await Live.exec("ALTER TABLE \(backend.schema).records RENAME TO records_away")
             let failed = await withTaskGroup(of: Bool.self) { group in
                 for i in 0..<20 {
-                    group.addTask { (try? await reads.load(.init(className: "Memo", id: known[i % 60]), store: store)) == nil }
+                    group.addTask {
+                        do {
+                            _ = try await reads.load(.init(className: "Memo", id: known[2 * i]), store: store)
+                            return false
+                        } catch {
+                            return true
+                        }
+                    }
                 }
                 return await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
             }
@@ -208,6 +223,40 @@ extension LiveTests {
             try await Live.exec("ALTER TABLE \(backend.schema).records_away RENAME TO records")
             #expect(try await reads.load(.init(className: "Memo", id: known[0]), store: store)?.record.fields["i"] == 0)
             #expect(try await backend.get(className: "Note", id: known[1]).fields["i"] == 1)
+        }
+
+        @Test("a point read stuck past staleAfter (its table locked) does not hold up the next: that one starts a statement of its own")
+        func stuckPointReadDoesNotHoldUpOthers() async throws {
+            let backend = try await Live.fresh("ps")
+            defer { Task { await Live.drop(backend) } }
+            let a = try #require(try await backend.create(Record(className: "Memo", fields: ["t": "a"])).id)
+            let b = try #require(try await backend.create(Record(className: "Memo", fields: ["t": "b"])).id)
+            let reads = PostgresPointReads(limit: 1, staleAfter: .milliseconds(100))
+            let store = backend.store
+            // Another session holds the table locked: every read of it waits inside PostgreSQL.
+            let target = try Live.factory.target(try BackendURL(parsing: try #require(Live.url)))
+            let logger = Logger(label: "tests")
+            let locker = try await PostgresConnection.connect(configuration: .init(host: target.host, port: target.port,
+                username: target.user, password: target.password, database: target.database, tls: .disable), id: 2, logger: logger)
+            try await locker.query("BEGIN", logger: logger)
+            try await locker.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(backend.schema).records IN ACCESS EXCLUSIVE MODE"), logger: logger)
+            let first = Task { try await reads.load(.init(className: "Memo", id: a), store: store)?.record.fields["t"] }
+            try await Task.sleep(for: .milliseconds(300))
+            let second = Task { try await reads.load(.init(className: "Memo", id: b), store: store)?.record.fields["t"] }
+            // Both statements wait for the lock at once: the second did not queue behind the first.
+            var waiting: Int64 = 0
+            for _ in 0..<100 where waiting < 2 {
+                try await Task.sleep(for: .milliseconds(50))
+                waiting = try await Live.sql("SELECT count(*)::int8 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%\(backend.schema)%records r%'") {
+                    try $0.makeRandomAccess()[0].decode(Int64.self)
+                }.first ?? 0
+            }
+            try await locker.query("COMMIT", logger: logger)
+            try await locker.close()
+            #expect(waiting == 2)
+            #expect(try await first.value == "a")
+            #expect(try await second.value == "b")
+            #expect(reads.statements == 2)
         }
 
         @Test("a preparation PostgreSQL refused once (its table missing then) does not fail that connection's later reads")

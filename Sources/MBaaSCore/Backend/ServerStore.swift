@@ -54,4 +54,14 @@ public protocol ServerStore: Backend {
     func repairACL(className: String, id: String, acl: ACL) async throws -> Record
     /// Replaces a stored file's ACL whatever it grants, like ``repairACL(className:id:acl:)``.
     func repairFileACL(name: String, acl: ACL) async throws -> FileInfo
+    /// Whether a point read (``ObjectStore/get(className:id:)`` on a view, its session check included) is short and
+    /// stops at nothing a task's cancellation would reach, so that a server gains nothing by giving it a task it
+    /// could cancel. The emulator's request deadline then runs it in the request's own task and judges it by when it
+    /// ends (`EmulatorDialect.isPointRead`). `false` unless the store says so: a store whose reads wait on a network,
+    /// say, keeps a task its server can cancel.
+    var pointReadsRunToTheirEnd: Bool { get }
+}
+
+extension ServerStore {
+    public var pointReadsRunToTheirEnd: Bool { false }
 }

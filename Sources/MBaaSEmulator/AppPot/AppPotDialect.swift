@@ -224,9 +224,10 @@ public struct AppPotDialect: EmulatorDialect {
         return (try? JSON.parse(response.body))?["status"]?.stringValue != "error"
     }
 
-    /// A `GET` of one object (`…/data/CLASS/ID`).
+    /// A `GET` of one object (`…/data/CLASS/ID`) on a store whose point reads run to their end
+    /// (``MBaaSCore/ServerStore/pointReadsRunToTheirEnd``).
     public func isPointRead(_ request: TransportRequest) -> Bool {
-        guard request.method == .get, case .route(.object) = configuration.appPath.parse(Self.pathAndQuery(of: request.url).0)
+        guard request.method == .get, store.pointReadsRunToTheirEnd, case .route(.object) = configuration.appPath.parse(Self.pathAndQuery(of: request.url).0)
         else { return false }
         return true
     }

@@ -113,11 +113,14 @@ public struct KiiDialect: EmulatorDialect {
         KiiErrorBody(error).response()
     }
 
-    /// A `GET` of one object (`…/buckets/B/objects/ID`).
+    /// A `GET` of one object (`…/buckets/B/objects/ID`) on a store whose point reads run to their end
+    /// (``MBaaSCore/ServerStore/pointReadsRunToTheirEnd``), unless its scope names a user by e-mail address
+    /// (`/users/EMAIL:…/`: a query of the profiles).
     public func isPointRead(_ request: TransportRequest) -> Bool {
-        guard request.method == .get,
+        guard request.method == .get, store.pointReadsRunToTheirEnd,
               let path = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.percentEncodedPath,
-              case .object = KiiRoute.parse(path: path, basePath: configuration.basePath)?.1 else { return false }
+              case .object(let bucket, _) = KiiRoute.parse(path: path, basePath: configuration.basePath)?.1 else { return false }
+        if case .user(let selector) = bucket.scope, selector.hasPrefix("EMAIL:") { return false }
         return true
     }
 

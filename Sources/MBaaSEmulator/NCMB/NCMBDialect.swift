@@ -99,9 +99,10 @@ public struct NCMBDialect: EmulatorDialect {
         "ncmb+http://\(percentEncode(configuration.applicationKey)):\(percentEncode(configuration.clientKey))@\(host.contains(":") ? "[\(host)]" : host):\(port)"
     }
 
-    /// A `GET` of one object (`/classes/C/ID`, `/users/ID`, `/roles/ID`, …).
+    /// A `GET` of one object (`/classes/C/ID`, `/users/ID`, `/roles/ID`, …) on a store whose point reads run to their
+    /// end (``MBaaSCore/ServerStore/pointReadsRunToTheirEnd``).
     public func isPointRead(_ request: TransportRequest) -> Bool {
-        guard request.method == .get, let path = NCMBSigner.wireParts(of: request.url)?.path,
+        guard request.method == .get, store.pointReadsRunToTheirEnd, let path = NCMBSigner.wireParts(of: request.url)?.path,
               case .object = NCMBRoute(path: path, apiVersion: configuration.apiVersion) else { return false }
         return true
     }

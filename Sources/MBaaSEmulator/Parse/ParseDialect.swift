@@ -108,9 +108,10 @@ public struct ParseDialect: EmulatorDialect {
         ParseErrorBody(error).response()
     }
 
-    /// A `GET` of one object (`/classes/C/ID`, `/users/ID`, …), with the objects its `include` names.
+    /// A `GET` of one object (`/classes/C/ID`, `/users/ID`, …) on a store whose point reads run to their end
+    /// (``MBaaSCore/ServerStore/pointReadsRunToTheirEnd``).
     public func isPointRead(_ request: TransportRequest) -> Bool {
-        guard request.method == .get, case .object = ParseRoute(path: percentEncodedPath(request.url), mount: configuration.mount)
+        guard request.method == .get, store.pointReadsRunToTheirEnd, case .object = ParseRoute(path: percentEncodedPath(request.url), mount: configuration.mount)
         else { return false }
         return true
     }

@@ -163,9 +163,10 @@ public struct SalesforceDialect: EmulatorDialect {
                               version: parsed.version ?? SalesforceWire.defaultAPIVersion).errorResponse(error)
     }
 
-    /// A `GET` of one record (`/services/data/vXX.X/sobjects/TYPE/ID`).
+    /// A `GET` of one record (`/services/data/vXX.X/sobjects/TYPE/ID`) on a store whose point reads run to their end
+    /// (``MBaaSCore/ServerStore/pointReadsRunToTheirEnd``).
     public func isPointRead(_ request: TransportRequest) -> Bool {
-        guard request.method == .get,
+        guard request.method == .get, store.pointReadsRunToTheirEnd,
               let path = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.percentEncodedPath,
               case .sobject = SalesforceRoute.parse(path: path)?.route else { return false }
         return true
