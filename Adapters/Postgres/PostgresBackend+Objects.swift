@@ -34,7 +34,10 @@ extension PostgresBackend {
         let store = self.store, token = sessionState.tokenHash
         do {
             let principal = try await store.principal(tokenHash: token)
-            guard let stored = try await store.pointReads.load(.init(className: className, id: id), store: store),
+            // No record has another id (creates check it): nothing else goes into a statement other reads share, where
+            // a value PostgreSQL refuses (a NUL byte) would fail all of them.
+            guard (try? StoreValidation.recordId(id)) != nil,
+                  let stored = try await store.pointReads.load(.init(className: className, id: id), store: store),
                   principal.canRead(stored.record.acl) else {
                 throw MBaaSError(.notFound, "record \(className)/\(id) not found")
             }

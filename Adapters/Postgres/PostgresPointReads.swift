@@ -12,9 +12,12 @@ import PostgresNIO
 ///   classes and ids, joined on the `(class, id)` index; one key alone is the prepared ``PostgresPointRead``).
 /// - Every read is answered by a statement that started after the read was asked: a write acknowledged before a read
 ///   began is seen by it, as with a statement of its own.
-/// - A statement that has run longer than ``staleAfter`` no longer counts towards ``limit``: a statement stuck on a
-///   connection that died without a word (until TCP gives up) holds up only the reads it carries, not every later
-///   one.
+/// - A statement that has had its connection for longer than ``staleAfter`` no longer counts towards ``limit``: a
+///   statement stuck on a connection that died without a word (until TCP gives up) holds up only the reads it
+///   carries. While reads wait, one watcher task checks every ``staleAfter`` whether a statement may start for them
+///   (those under way may all be stuck, and no new read may come to start one). A statement waiting for a pooled
+///   connection counts in full (waiting for the pool is not being stuck), and stale or not, at most four times
+///   ``limit`` statements exist at once.
 /// - A statement's failure (a lost connection) is the answer of every read it carried; a stored record that cannot
 ///   be decoded is the failure of the reads of that record alone. Waiting is not cancelled with the reader's task:
 ///   like a running statement (postgres-nio does not cancel one), it ends first.
@@ -37,9 +40,12 @@ final class PostgresPointReads: @unchecked Sendable {
     typealias Waiter = (key: Key, reader: CheckedContinuation<Found, any Error>)
     private let lock = NSLock()
     private var waiting: [Waiter] = []
-    /// The statements running: an id each, and when it (or its latest batch) started (uptime nanoseconds).
+    /// The statements under way: an id each, and when its current batch got its connection (uptime nanoseconds;
+    /// `UInt64.max` while it waits for one).
     private var running: [UInt64: UInt64] = [:]
     private var lastStatement: UInt64 = 0
+    /// Whether the watcher task runs (see the type's contract).
+    private var watching = false
     private var statementCount = 0
 
     /// The statements run so far (tests check that concurrent reads shared them).
@@ -49,7 +55,7 @@ final class PostgresPointReads: @unchecked Sendable {
         precondition(limit > 0)
         self.limit = limit
         let c = staleAfter.components
-        self.staleAfter = UInt64(max(0, c.seconds)) * 1_000_000_000 + UInt64(max(0, c.attoseconds) / 1_000_000_000)
+        self.staleAfter = max(1_000_000, UInt64(max(0, c.seconds)) * 1_000_000_000 + UInt64(max(0, c.attoseconds) / 1_000_000_000))
     }
 
     /// One per processor, at least two: enough statements in flight to keep PostgreSQL busy, few enough that the
@@ -61,30 +67,56 @@ final class PostgresPointReads: @unchecked Sendable {
     /// The record at `key`, or `nil`; read by `store` (see the type's contract).
     func load(_ key: Key, store: PostgresStore) async throws -> Found {
         try await withCheckedThrowingContinuation { reader in
-            let statement: UInt64? = lock.withLock {
+            let (statement, watch): (UInt64?, Bool) = lock.withLock {
                 waiting.append((key, reader))
-                let now = DispatchTime.now().uptimeNanoseconds
-                guard running.values.reduce(0, { $0 + (now &- $1 < staleAfter ? 1 : 0) }) < limit else { return nil }
-                lastStatement &+= 1
-                running[lastStatement] = now
-                return lastStatement
+                if let statement = startIfAllowed() { return (statement, false) }
+                defer { watching = true }
+                return (nil, !watching)
             }
             if let statement { Task { await self.serve(statement, store: store) } }
+            if watch { Task { await self.watch(store: store) } }
         }
     }
 
-    /// Reads the waiting keys, one statement at a time, until none waits; then ends the statement's slot.
+    /// Under the lock: a new statement's id when one may start (fewer than ``limit`` count, fewer than four times
+    /// ``limit`` exist), else `nil`.
+    private func startIfAllowed() -> UInt64? {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let counting = running.values.reduce(0) { $0 + ($1 == .max || now &- $1 < staleAfter ? 1 : 0) }
+        guard counting < limit, running.count < 4 * limit else { return nil }
+        lastStatement &+= 1
+        running[lastStatement] = .max
+        return lastStatement
+    }
+
+    /// While reads wait: every ``staleAfter``, starts a statement for them if one may start; ends when none waits.
+    private func watch(store: PostgresStore) async {
+        while true {
+            try? await Task.sleep(nanoseconds: staleAfter)
+            let next: (end: Bool, statement: UInt64?) = lock.withLock {
+                guard !waiting.isEmpty else {
+                    watching = false
+                    return (true, nil)
+                }
+                return (false, startIfAllowed())
+            }
+            if next.end { return }
+            if let statement = next.statement { Task { await self.serve(statement, store: store) } }
+        }
+    }
+
+    /// Reads the waiting keys, one statement at a time, until none waits; then ends the statement.
     private func serve(_ statement: UInt64, store: PostgresStore) async {
         while true {
             let batch: [Waiter] = lock.withLock {
                 let batch = waiting
                 waiting = []
-                running[statement] = batch.isEmpty ? nil : DispatchTime.now().uptimeNanoseconds
+                running[statement] = batch.isEmpty ? nil : .max
                 return batch
             }
             if batch.isEmpty { return }
             do {
-                let found = try await read(batch.map(\.key), store: store)
+                let found = try await read(batch.map(\.key), statement: statement, store: store)
                 for (key, reader) in batch {
                     switch found[key] {
                     case nil: reader.resume(returning: nil)
@@ -100,11 +132,14 @@ final class PostgresPointReads: @unchecked Sendable {
 
     /// One statement for `keys` (repeats allowed): the prepared point read for one distinct key, the batch otherwise.
     /// A key without a row is missing from the answer; a row that cannot be decoded is that key's failure.
-    private func read(_ keys: [Key], store: PostgresStore) async throws -> [Key: Result<PostgresStoredRecord, any Error>] {
+    private func read(_ keys: [Key], statement: UInt64, store: PostgresStore) async throws
+        -> [Key: Result<PostgresStoredRecord, any Error>]
+    {
         lock.withLock { statementCount += 1 }
         var distinct = Set<Key>()
         let unique = keys.filter { distinct.insert($0).inserted }
         return try await store.client.withConnection { conn in
+            self.lock.withLock { self.running[statement] = DispatchTime.now().uptimeNanoseconds }
             var found: [Key: Result<PostgresStoredRecord, any Error>] = [:]
             if unique.count == 1, let key = unique.first {
                 let rows = try await store.prepared(conn, PostgresPointRead(className: key.className, id: key.id))

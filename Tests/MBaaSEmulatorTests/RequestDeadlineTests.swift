@@ -185,8 +185,9 @@ struct RequestDeadlineTests {
         #expect(!ncmb.isPointRead(request(.get, "/2013-09-01/files/a.txt")))
         // A store that does not say its point reads run to their end (a wrapper forwarding to Local) keeps a task the
         // deadline can cancel.
-        let wrapped = NCMBDialect(store: ForwardingServerStore(inner: try LocalBackend.inMemory(), calls: CallCounter()),
-                                  configuration: ncmb.configuration)
+        let inner = try LocalBackend.inMemory()
+        defer { Task { await inner.close() } }
+        let wrapped = NCMBDialect(store: ForwardingServerStore(inner: inner, calls: CallCounter()), configuration: ncmb.configuration)
         #expect(!wrapped.isPointRead(request(.get, "/2013-09-01/classes/Memo/abc")))
 
         let parse = try makeParseDialect()

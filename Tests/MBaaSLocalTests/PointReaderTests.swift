@@ -12,6 +12,7 @@ struct PointReaderTests {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let backend = try fileBackend(dir.appendingPathComponent("points.db").path)
+        defer { Task { await backend.close() } }
         let id = try #require(try await backend.create(Record(className: "Memo", fields: ["t": "x"])).id)
         let store = backend.store
         // Each read, inside its statement's connection, announces itself and waits for the other: with one connection
@@ -38,6 +39,5 @@ struct PointReaderTests {
         #expect(store.pointReader.connectionsOpened == 2)
         #expect(try await backend.get(className: "Memo", id: id)["t"] == "x")
         #expect(store.pointReader.connectionsOpened == 2, "an idle connection is reused")
-        await backend.close()
     }
 }

@@ -239,23 +239,83 @@ extension LiveTests {
             let locker = try await PostgresConnection.connect(configuration: .init(host: target.host, port: target.port,
                 username: target.user, password: target.password, database: target.database, tls: .disable), id: 2, logger: logger)
             try await locker.query("BEGIN", logger: logger)
-            try await locker.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(backend.schema).records IN ACCESS EXCLUSIVE MODE"), logger: logger)
-            let first = Task { try await reads.load(.init(className: "Memo", id: a), store: store)?.record.fields["t"] }
-            try await Task.sleep(for: .milliseconds(300))
-            let second = Task { try await reads.load(.init(className: "Memo", id: b), store: store)?.record.fields["t"] }
-            // Both statements wait for the lock at once: the second did not queue behind the first.
-            var waiting: Int64 = 0
-            for _ in 0..<100 where waiting < 2 {
-                try await Task.sleep(for: .milliseconds(50))
-                waiting = try await Live.sql("SELECT count(*)::int8 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%\(backend.schema)%records r%'") {
+            /// Statements of this store waiting for the lock.
+            func waitingForTheLock() async throws -> Int64 {
+                try await Live.sql("SELECT count(*)::int8 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%\(backend.schema)%records r%'") {
                     try $0.makeRandomAccess()[0].decode(Int64.self)
                 }.first ?? 0
             }
-            try await locker.query("COMMIT", logger: logger)
-            try await locker.close()
-            #expect(waiting == 2)
-            #expect(try await first.value == "a")
-            #expect(try await second.value == "b")
+            /// Polls (every 50 ms, at most 10 s) until `count` statements wait; returns the last count.
+            func waitUntil(_ count: Int64) async throws -> Int64 {
+                var seen: Int64 = 0
+                for _ in 0..<200 where seen < count {
+                    try await Task.sleep(for: .milliseconds(50))
+                    seen = try await waitingForTheLock()
+                }
+                return seen
+            }
+            var first: Task<Value?, any Error>?, second: Task<Value?, any Error>?
+            var waiting: (Int64, Int64) = (0, 0)
+            do {
+                try await locker.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(backend.schema).records IN ACCESS EXCLUSIVE MODE"), logger: logger)
+                first = Task { try await reads.load(.init(className: "Memo", id: a), store: store)?.record.fields["t"] }
+                waiting.0 = try await waitUntil(1)  // the first statement is stuck
+                try await Task.sleep(for: .milliseconds(200))  // and past staleAfter
+                second = Task { try await reads.load(.init(className: "Memo", id: b), store: store)?.record.fields["t"] }
+                // Both statements wait for the lock at once: the second did not queue behind the first.
+                waiting.1 = try await waitUntil(2)
+            } catch {
+                Issue.record("setting up the stuck read failed: \(error)")
+            }
+            try? await locker.query("COMMIT", logger: logger)
+            try? await locker.close()
+            #expect(waiting == (1, 2))
+            #expect(try await first?.value == "a")
+            #expect(try await second?.value == "b")
+            #expect(reads.statements == 2)
+        }
+
+        @Test("a read that queued behind a statement that then got stuck is started by the watcher, with no other read arriving")
+        func queuedReadIsStartedByTheWatcher() async throws {
+            let backend = try await Live.fresh("pw")
+            defer { Task { await Live.drop(backend) } }
+            let a = try #require(try await backend.create(Record(className: "Memo", fields: ["t": "a"])).id)
+            let b = try #require(try await backend.create(Record(className: "Memo", fields: ["t": "b"])).id)
+            // Two seconds: the second read is asked while the first statement still counts, so it queues.
+            let reads = PostgresPointReads(limit: 1, staleAfter: .seconds(2))
+            let store = backend.store
+            let target = try Live.factory.target(try BackendURL(parsing: try #require(Live.url)))
+            let logger = Logger(label: "tests")
+            let locker = try await PostgresConnection.connect(configuration: .init(host: target.host, port: target.port,
+                username: target.user, password: target.password, database: target.database, tls: .disable), id: 3, logger: logger)
+            try await locker.query("BEGIN", logger: logger)
+            func waitUntil(_ count: Int64) async throws -> Int64 {
+                var seen: Int64 = 0
+                for _ in 0..<200 where seen < count {
+                    try await Task.sleep(for: .milliseconds(50))
+                    seen = try await Live.sql("SELECT count(*)::int8 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%\(backend.schema)%records r%'") {
+                        try $0.makeRandomAccess()[0].decode(Int64.self)
+                    }.first ?? 0
+                }
+                return seen
+            }
+            var first: Task<Value?, any Error>?, second: Task<Value?, any Error>?
+            var waiting: (Int64, Int64) = (0, 0)
+            do {
+                try await locker.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(backend.schema).records IN ACCESS EXCLUSIVE MODE"), logger: logger)
+                first = Task { try await reads.load(.init(className: "Memo", id: a), store: store)?.record.fields["t"] }
+                waiting.0 = try await waitUntil(1)
+                second = Task { try await reads.load(.init(className: "Memo", id: b), store: store)?.record.fields["t"] }
+                // No read arrives after the second; once the first statement is stale, the watcher starts one for it.
+                waiting.1 = try await waitUntil(2)
+            } catch {
+                Issue.record("setting up the stuck read failed: \(error)")
+            }
+            try? await locker.query("COMMIT", logger: logger)
+            try? await locker.close()
+            #expect(waiting == (1, 2))
+            #expect(try await first?.value == "a")
+            #expect(try await second?.value == "b")
             #expect(reads.statements == 2)
         }
 
