@@ -225,70 +225,22 @@ extension LiveTests {
             #expect(try await backend.get(className: "Note", id: known[1]).fields["i"] == 1)
         }
 
-        @Test("a point read stuck past staleAfter (its table locked) does not hold up the next: that one starts a statement of its own")
-        func stuckPointReadDoesNotHoldUpOthers() async throws {
-            let backend = try await Live.fresh("ps")
+        /// Two point reads of records in a table another session holds locked: the first is asked, and once its
+        /// statement waits for the lock, `between` runs and the second is asked. Returns how many statements waited
+        /// for the lock after each read, both answers (once the lock is released), and the statements run.
+        func twoReadsOnALockedTable(_ reads: PostgresPointReads, between: () async throws -> Void) async throws
+            -> (waiting: [Int64], answers: [Value?], statements: Int)
+        {
+            let backend = try await Live.fresh("pl")
             defer { Task { await Live.drop(backend) } }
             let a = try #require(try await backend.create(Record(className: "Memo", fields: ["t": "a"])).id)
             let b = try #require(try await backend.create(Record(className: "Memo", fields: ["t": "b"])).id)
-            let reads = PostgresPointReads(limit: 1, staleAfter: .milliseconds(100))
             let store = backend.store
-            // Another session holds the table locked: every read of it waits inside PostgreSQL.
             let target = try Live.factory.target(try BackendURL(parsing: try #require(Live.url)))
             let logger = Logger(label: "tests")
             let locker = try await PostgresConnection.connect(configuration: .init(host: target.host, port: target.port,
                 username: target.user, password: target.password, database: target.database, tls: .disable), id: 2, logger: logger)
-            try await locker.query("BEGIN", logger: logger)
-            /// Statements of this store waiting for the lock.
-            func waitingForTheLock() async throws -> Int64 {
-                try await Live.sql("SELECT count(*)::int8 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%\(backend.schema)%records r%'") {
-                    try $0.makeRandomAccess()[0].decode(Int64.self)
-                }.first ?? 0
-            }
-            /// Polls (every 50 ms, at most 10 s) until `count` statements wait; returns the last count.
-            func waitUntil(_ count: Int64) async throws -> Int64 {
-                var seen: Int64 = 0
-                for _ in 0..<200 where seen < count {
-                    try await Task.sleep(for: .milliseconds(50))
-                    seen = try await waitingForTheLock()
-                }
-                return seen
-            }
-            var first: Task<Value?, any Error>?, second: Task<Value?, any Error>?
-            var waiting: (Int64, Int64) = (0, 0)
-            do {
-                try await locker.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(backend.schema).records IN ACCESS EXCLUSIVE MODE"), logger: logger)
-                first = Task { try await reads.load(.init(className: "Memo", id: a), store: store)?.record.fields["t"] }
-                waiting.0 = try await waitUntil(1)  // the first statement is stuck
-                try await Task.sleep(for: .milliseconds(200))  // and past staleAfter
-                second = Task { try await reads.load(.init(className: "Memo", id: b), store: store)?.record.fields["t"] }
-                // Both statements wait for the lock at once: the second did not queue behind the first.
-                waiting.1 = try await waitUntil(2)
-            } catch {
-                Issue.record("setting up the stuck read failed: \(error)")
-            }
-            try? await locker.query("COMMIT", logger: logger)
-            try? await locker.close()
-            #expect(waiting == (1, 2))
-            #expect(try await first?.value == "a")
-            #expect(try await second?.value == "b")
-            #expect(reads.statements == 2)
-        }
-
-        @Test("a read that queued behind a statement that then got stuck is started by the watcher, with no other read arriving")
-        func queuedReadIsStartedByTheWatcher() async throws {
-            let backend = try await Live.fresh("pw")
-            defer { Task { await Live.drop(backend) } }
-            let a = try #require(try await backend.create(Record(className: "Memo", fields: ["t": "a"])).id)
-            let b = try #require(try await backend.create(Record(className: "Memo", fields: ["t": "b"])).id)
-            // Two seconds: the second read is asked while the first statement still counts, so it queues.
-            let reads = PostgresPointReads(limit: 1, staleAfter: .seconds(2))
-            let store = backend.store
-            let target = try Live.factory.target(try BackendURL(parsing: try #require(Live.url)))
-            let logger = Logger(label: "tests")
-            let locker = try await PostgresConnection.connect(configuration: .init(host: target.host, port: target.port,
-                username: target.user, password: target.password, database: target.database, tls: .disable), id: 3, logger: logger)
-            try await locker.query("BEGIN", logger: logger)
+            /// Polls (every 50 ms, at most 10 s) until `count` statements of this store wait for a lock.
             func waitUntil(_ count: Int64) async throws -> Int64 {
                 var seen: Int64 = 0
                 for _ in 0..<200 where seen < count {
@@ -299,24 +251,49 @@ extension LiveTests {
                 }
                 return seen
             }
-            var first: Task<Value?, any Error>?, second: Task<Value?, any Error>?
-            var waiting: (Int64, Int64) = (0, 0)
-            do {
-                try await locker.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(backend.schema).records IN ACCESS EXCLUSIVE MODE"), logger: logger)
-                first = Task { try await reads.load(.init(className: "Memo", id: a), store: store)?.record.fields["t"] }
-                waiting.0 = try await waitUntil(1)
-                second = Task { try await reads.load(.init(className: "Memo", id: b), store: store)?.record.fields["t"] }
-                // No read arrives after the second; once the first statement is stale, the watcher starts one for it.
-                waiting.1 = try await waitUntil(2)
-            } catch {
-                Issue.record("setting up the stuck read failed: \(error)")
+            func read(_ id: String) -> Task<Value?, any Error> {
+                Task { try await reads.load(.init(className: "Memo", id: id), store: store)?.record.fields["t"] }
             }
+            var tasks: [Task<Value?, any Error>] = []
+            var waiting: [Int64] = []
+            do {
+                try await locker.query("BEGIN", logger: logger)
+                try await locker.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(backend.schema).records IN ACCESS EXCLUSIVE MODE"), logger: logger)
+                tasks.append(read(a))
+                waiting.append(try await waitUntil(1))
+                try await between()
+                tasks.append(read(b))
+                waiting.append(try await waitUntil(2))
+            } catch {
+                Issue.record("setting up the locked reads failed: \(error)")
+            }
+            // Always released, so that the reads (and the schema's drop) end.
             try? await locker.query("COMMIT", logger: logger)
             try? await locker.close()
-            #expect(waiting == (1, 2))
-            #expect(try await first?.value == "a")
-            #expect(try await second?.value == "b")
-            #expect(reads.statements == 2)
+            var answers: [Value?] = []
+            for task in tasks { answers.append(try await task.value) }
+            return (waiting, answers, reads.statements)
+        }
+
+        @Test("a point read stuck past staleAfter (its table locked) does not hold up the next: that one starts a statement of its own")
+        func stuckPointReadDoesNotHoldUpOthers() async throws {
+            let reads = PostgresPointReads(limit: 1, staleAfter: .milliseconds(100))
+            let run = try await twoReadsOnALockedTable(reads) { try await Task.sleep(for: .milliseconds(200)) }
+            // Both statements wait for the lock at once: the second read did not queue behind the first.
+            #expect(run.waiting == [1, 2])
+            #expect(run.answers == ["a", "b"])
+            #expect(run.statements == 2)
+        }
+
+        @Test("a read that queued behind a statement that then got stuck is started by the watcher, with no other read arriving")
+        func queuedReadIsStartedByTheWatcher() async throws {
+            // Two seconds: the second read is asked while the first statement still counts, so it queues; no read
+            // comes after it, and once the first statement is stale the watcher starts one for it.
+            let reads = PostgresPointReads(limit: 1, staleAfter: .seconds(2))
+            let run = try await twoReadsOnALockedTable(reads) {}
+            #expect(run.waiting == [1, 2])
+            #expect(run.answers == ["a", "b"])
+            #expect(run.statements == 2)
         }
 
         @Test("a preparation PostgreSQL refused once (its table missing then) does not fail that connection's later reads")
