@@ -29,8 +29,8 @@
 # NCMB GETs are signed once: the signature stays valid for the dialect's 15-minute timestamp tolerance, and the
 # dialect still verifies it on every request. Every row fails the script if any answer is not 2xx.
 #
-# Printed per row: requests/s, the ratio to the PocketBase row (pocketbase-distinct for the -distinct rows), and the server's peak resident memory (VmHWM from
-# /proc, the mbaas or pocketbase process; for PostgreSQL rows the mbaas instances only, the database's own processes
+# Printed per row: requests/s, the ratio to the PocketBase row (pocketbase-distinct for the -distinct rows), and
+# the server's peak resident memory (VmHWM from /proc, the mbaas or pocketbase process; for PostgreSQL rows the mbaas instances only, the database's own processes
 # are not counted). Linux only (bash 4, /proc). Stops every server it started on exit, PocketBase and PostgreSQL
 # included (each with a state file of its own: a server you already run is left alone).
 set -euo pipefail

@@ -25,8 +25,9 @@ extension LocalBackend {
     ///
     /// A point read runs synchronously in the caller's task (one indexed lookup is shorter than a hop to a reader
     /// queue and back), on a read-only connection of its own (``LocalPointReader``: one per concurrent read, up to one
-    /// per processor, 2 to 8; past that, the pool's), without an explicit transaction: the record is read by one statement, which SQLite runs in its
-    /// own snapshot (the session check, when there is a session, is a statement of its own).
+    /// per processor, 2 to 8; past that, the pool's), without an explicit transaction: the record is read by one
+    /// statement, which SQLite runs in its own snapshot (the session check, when there is a session, is a statement
+    /// of its own).
     public nonisolated func get(className: String, id: String) async throws -> MBaaSCore.Record {
         try StoreValidation.className(className)
         try checkExists()

@@ -177,11 +177,11 @@ extension PostgresStore {
     static func encodeFields(_ fields: [String: Value]) -> String { Value.object(fields).jsonText(.fixedWholeDoubles) }
     static func encodeACL(_ acl: ACL?) -> String? { acl.map { $0.json.printed() } }
 
+    /// A record read on `conn` (inside a transaction, as an upload's or a write's checks run; `forUpdate` locks it),
+    /// unprepared: a refused preparation would abort the transaction. A GET's reads go through ``pointReads``.
     func load(_ conn: PostgresConnection, className: String, id: String, forUpdate: Bool = false) async throws -> PostgresStoredRecord? {
         let read = PostgresPointRead(className: className, id: id)
-        // The point read every GET makes (outside a transaction) is prepared; a read to write runs plain, locked.
-        let rows = forUpdate ? try await conn.rows(plain(read, appending: " FOR UPDATE"), logger: logger)
-            : try await prepared(conn, read)
+        let rows = try await conn.rows(plain(read, appending: forUpdate ? " FOR UPDATE" : ""), logger: logger)
         guard let row = rows.first else { return nil }
         return try Self.decodeRecord(className: className, row: row)
     }

@@ -203,10 +203,13 @@ struct PostgresStore: Sendable {
         do { return try await transaction(body) } catch { throw Self.mapError(error) }
     }
 
+    /// Who acts without a session: the store's owner when opened administrative (the master key), else anonymous.
+    var sessionless: PostgresPrincipal { administrative ? .administrator : .anonymous }
+
     /// The acting principal, as ``principal(_:tokenHash:inTransaction:)``, on a pooled connection of its own (none
     /// taken without a session).
     func principal(tokenHash: String?) async throws -> PostgresPrincipal {
-        guard tokenHash != nil else { return administrative ? .administrator : .anonymous }
+        guard tokenHash != nil else { return sessionless }
         return try await client.withConnection { conn in try await principal(conn, tokenHash: tokenHash) }
     }
 
@@ -216,7 +219,7 @@ struct PostgresStore: Sendable {
     /// - Parameter inTransaction: `true` when `conn` is inside a transaction: the statement then runs unprepared (see
     ///   ``prepared(_:_:)``).
     func principal(_ conn: PostgresConnection, tokenHash: String?, inTransaction: Bool = false) async throws -> PostgresPrincipal {
-        guard let tokenHash else { return administrative ? .administrator : .anonymous }
+        guard let tokenHash else { return sessionless }
         let lookup = PostgresSessionLookup(tokenHash: tokenHash)
         let rows = inTransaction ? try await conn.rows(plain(lookup), logger: logger) : try await prepared(conn, lookup)
         guard let row = rows.first else { throw PostgresSessionInvalid() }

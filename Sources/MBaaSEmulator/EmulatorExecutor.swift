@@ -19,8 +19,9 @@ import NIOPosix
 /// the stores stand:
 /// - SQLite queries, pages, counts and writes run on GRDB's own queues; the handler waits without holding the loop.
 /// - A point read (`get`, one indexed lookup) runs in place, on the loop. On a file each loop's read takes a
-///   read-only connection of its own (one per processor, 2 to 8; past that, the pool's) and does not wait for writers (WAL) or for the other loops;
-///   in memory it shares the one connection and waits for a write transaction in progress (a batch: milliseconds).
+///   read-only connection of its own (one per processor, 2 to 8; past that, the pool's) and does not wait for
+///   writers (WAL) or for the other loops; in memory it shares the one connection and waits for a write transaction
+///   in progress (a batch: milliseconds).
 /// - Password hashing (scrypt, tens of milliseconds) runs on threads of its own (the core's blocking-work queues,
 ///   one per processor).
 /// - File uploads are written in 256 KiB chunks, yielding the thread between them; a download of a file the Local

@@ -6,9 +6,10 @@ public import MBaaSCore
 /// # Contract
 /// - Each request's work runs in a task of its own, except a point read (``EmulatorDialect/isPointRead(_:)``: a
 ///   record by id), which runs in the request's task: nothing in it would stop on cancellation, so a task to cancel
-///   would only cost its scheduling (about a tenth of the GETs per second measured by `Benchmarks/http-get.sh`). One watchdog task per deadline (not a timer per request) wakes
-///   every tenth of the deadline (at least every millisecond, at most every 250 ms) and cancels the work of every
-///   request past its deadline; it ends by itself when no request is under way.
+///   would only cost its scheduling (about a tenth of the GETs per second measured by `Benchmarks/http-get.sh`).
+///   One watchdog task per deadline (not a timer per request) wakes every tenth of the deadline (at least every
+///   millisecond, at most every 250 ms) and cancels the work of every request past its deadline; it ends by itself
+///   when no request is under way.
 /// - The answer is always the work's own outcome, awaited: the deadline never answers for work still running.
 ///   Cancellation interrupts what listens for it: GRDB's asynchronous reads and writes (`sqlite3_interrupt`) and every
 ///   `await` that checks for it. A synchronous step (the Local store's point read, a regular expression on one

@@ -226,7 +226,7 @@ struct PagingTests {
         await other.close()
     }
 
-    @Test("concurrent point reads on a file, on connections of their own, each get their own record while writes go on; none after close")
+    @Test("concurrent point reads on a file each get their own record while writes go on; none after close")
     func concurrentPointReads() async throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
