@@ -18,13 +18,26 @@ public import MBaaSCore
 ///   ``LocalBackend/records(matching:pageSize:)`` (every record decoded into a ``Record`` of ``Value``s); raw: a
 ///   hand-written keyset query, one read per page, the rows' columns read as text without decoding the JSON (the
 ///   SQLite floor); script: the same keyset query with `json.loads` per row.
-/// - **get**: `min(records, 5000)` point reads by id through ``LocalBackend/get(className:id:)``; raw: a cached
+/// - **get**: ``defaultGets`` (20,000) point reads by id, ids repeating when there are fewer records, through ``LocalBackend/get(className:id:)``; raw: a cached
 ///   `SELECT … WHERE class = ? AND id = ?` on a dedicated read-only connection (`inDatabase`, no transaction
 ///   around it), stepped once and its columns read in place, the JSON not decoded (the SQLite floor); script: the
 ///   same `SELECT` with `json.loads`.
 ///
 /// So `local/raw` is what the adapter's layers cost over SQLite itself (JSON decoding into `Value`s, validation,
 /// ACL and type checks in SQL, keyset cursors, the actor), and `local/script` is the comparison a user makes.
+///
+/// For query and get a fourth figure, **raw+decode**, runs the raw side again and also turns each row into a
+/// ``Record``: the fields parsed with the core's ``Value/parse(jsonBytes:path:)``, the ACL (if any) parsed, the
+/// metadata converted, the columns read in place as Local reads them. That is the least a reader that hands out
+/// records decoded with the core's parser must do, so `raw+decode / raw` (``Measurement/eagerBound``) is the highest
+/// `local/raw` such a reader reaches on this machine, and `local / raw+decode` is what Local's own layers cost on top
+/// of decoding.
+///
+/// The sides **alternate** so that the machine's speed, which drifts on a shared host, weighs on every side alike:
+/// the inserts chunk by chunk, the query three whole times per side, the point reads in nine slices per side, each
+/// round starting with the next side. Each side's point-read
+/// connection is opened, and its statement prepared, before the reads are timed: the raw side opens its read-only
+/// connection, and one ``LocalBackend/get(className:id:)`` (which opens Local's) runs untimed.
 public struct LocalBenchmark: Sendable {
     public var records: Int
     public var chunkSize: Int
@@ -33,8 +46,15 @@ public struct LocalBenchmark: Sendable {
     public var baselineScript: URL?
     /// The Python interpreter for ``baselineScript``, looked up in `PATH` when it has no slash.
     public var python: String
-    /// Point reads per side (`nil`: `min(records, 5000)`); the ids repeat when it is above `records`.
+    /// Point reads per side (`nil`: ``defaultGets``); the ids repeat when it is above `records`.
     public var gets: Int?
+    /// Point reads per side when ``gets`` is `nil`: enough that each side reads for a fair share of a second.
+    public static let defaultGets = 20_000
+    /// Whole passes of the query per side, alternating with the other sides.
+    static let queryRounds = 3
+    /// Slices of the point reads per side, alternating with the other sides (a multiple of the three sides, so that
+    /// each goes first equally often).
+    static let getRounds = 9
 
     public init(records: Int = 20_000, chunkSize: Int = 500, pageSize: Int = 500, baselineScript: URL? = nil,
                 python: String = "python3", gets: Int? = nil) {
@@ -67,7 +87,14 @@ public struct LocalBenchmark: Sendable {
         public var raw: Double
         /// The plain Python script's throughput, when it ran.
         public var script: Double?
+        /// Raw GRDB that also decodes every row into a ``Record`` (query and get; `nil` for insert).
+        public var rawDecoded: Double? = nil
         public var ratio: Double { raw > 0 ? local / raw : 0 }
+        /// `local / rawDecoded`: Local's layers over decoding, when ``rawDecoded`` was measured.
+        public var decodedRatio: Double? { rawDecoded.flatMap { $0 > 0 ? local / $0 : nil } }
+        /// `rawDecoded / raw`: the highest `local/raw` a reader that decodes every record with the core's parser
+        /// reaches here.
+        public var eagerBound: Double? { rawDecoded.flatMap { raw > 0 ? $0 / raw : nil } }
         /// `local / script`, when the script ran.
         public var scriptRatio: Double? { script.flatMap { $0 > 0 ? local / $0 : nil } }
     }
@@ -102,7 +129,10 @@ public struct LocalBenchmark: Sendable {
                              "local": .double(m.local.rounded()), "raw": .double(m.raw.rounded()),
                              "ratio": .double((m.ratio * 100).rounded() / 100),
                              "script": m.script.map { .double($0.rounded()) } ?? .null,
-                             "scriptRatio": m.scriptRatio.map { .double(($0 * 100).rounded() / 100) } ?? .null])
+                             "scriptRatio": m.scriptRatio.map { .double(($0 * 100).rounded() / 100) } ?? .null,
+                             "rawDecoded": m.rawDecoded.map { .double($0.rounded()) } ?? .null,
+                             "decodedRatio": m.decodedRatio.map { .double(($0 * 100).rounded() / 100) } ?? .null,
+                             "eagerBound": m.eagerBound.map { .double(($0 * 100).rounded() / 100) } ?? .null])
                 }),
                 "script": .object([
                     "path": script.path.map(JSON.string) ?? .null, "python": script.python.map(JSON.string) ?? .null,
@@ -121,15 +151,17 @@ public struct LocalBenchmark: Sendable {
             var lines = ["Local backend vs raw GRDB vs a plain Python script: \(records) records, \(build) build"
                 + (runs > 1 ? ", median of \(runs) runs " : " ")
                 + "(goals: local/raw >= 0.8 insert and query, >= 0.9 get as a median of 3 runs; local/script >= 1)", ""]
+            func r(_ x: Double?) -> String { x.map { String(format: "%.2f", $0) } ?? "-" }
             let rows = measurements.map {
-                [$0.name, n($0.local), n($0.raw), $0.script.map(n) ?? "-", String(format: "%.2f", $0.ratio),
-                 $0.scriptRatio.map { String(format: "%.2f", $0) } ?? "-", $0.detail]
+                [$0.name, n($0.local), n($0.raw), $0.script.map(n) ?? "-", r($0.ratio), r($0.scriptRatio),
+                 $0.rawDecoded.map(n) ?? "-", r($0.decodedRatio), r($0.eagerBound), $0.detail]
             }
-            let headers = ["workload", "local rec/s", "raw rec/s", "script rec/s", "local/raw", "local/script", "what"]
+            let headers = ["workload", "local rec/s", "raw rec/s", "script rec/s", "local/raw", "local/script",
+                           "raw+decode rec/s", "local/(raw+decode)", "eager bound", "what"]
             var widths = headers.map(\.count)
             for r in rows { for (i, c) in r.enumerated() { widths[i] = max(widths[i], c.count) } }
             for r in [headers] + rows {
-                lines.append(r.enumerated().map { i, c in i == 0 || i == 6 ? c.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+                lines.append(r.enumerated().map { i, c in i == 0 || i == headers.count - 1 ? c.padding(toLength: widths[i], withPad: " ", startingAt: 0)
                     : String(repeating: " ", count: widths[i] - c.count) + c }.joined(separator: "  "))
             }
             lines.append("")
@@ -138,6 +170,8 @@ public struct LocalBenchmark: Sendable {
             } else {
                 lines.append("script: \(script.path ?? "?") (Python \(script.python ?? "?"), SQLite \(script.sqlite ?? "?"))")
             }
+            lines.append("raw+decode: raw GRDB that also decodes each row into a Record; eager bound = raw+decode / raw, "
+                + "the highest local/raw for a reader that decodes every record with the core's parser")
             return lines.joined(separator: "\n")
         }
     }
@@ -147,71 +181,24 @@ public struct LocalBenchmark: Sendable {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let inputs = (0..<records).map(Self.fields)
-        let gets = self.gets ?? min(records, 5000)
+        let gets = self.gets ?? Self.defaultGets
 
-        // Local backend through its public API.
+        // Local through its public API; raw GRDB with the same schema and index, cached statements, no JSON decoding.
+        // The inserts alternate chunk by chunk (the side that goes first alternating too), and so do the reads below.
         let local = try LocalBackend(path: dir.appendingPathComponent("local.db").path)
-        try await local.createIndex(className: "Bench", key: "money")
-        let localInsert = try await time {
-            for start in stride(from: 0, to: inputs.count, by: chunkSize) {
-                let ops = inputs[start..<min(start + chunkSize, inputs.count)].map { BatchOperation.create(Record(className: "Bench", fields: $0)) }
-                for case .failure(let e) in try await local.batch(ops) { throw e }
-            }
+        let figures: Figures
+        do {
+            figures = try await measure(local, dir: dir, inputs: inputs, gets: gets)
+            await local.close()
+        } catch {
+            await local.close()
+            throw error
         }
-        let query = Query("Bench", predicate: Field("money") >= 100, sort: [SortKey("money", ascending: false), SortKey("title")])
-        var localMatches = 0
-        let localQuery = try await time {
-            for try await _ in local.records(matching: query, pageSize: pageSize) { localMatches += 1 }
-        }
-        let ids = try await local.records(matching: Query("Bench", keys: []), pageSize: 1000).collect().compactMap(\.id)
-        let sample = Self.sample(ids, count: gets)
-        let localGet = try await time {
-            for id in sample { _ = try await local.get(className: "Bench", id: id) }
-        }
-        await local.close()
-
-        // Raw GRDB: the same schema and index, cached statements, no JSON decoding, no async hop per row.
-        let raw = try Self.openRaw(dir.appendingPathComponent("raw.db").path)
-        let rawInsert = try await time {
-            for start in stride(from: 0, to: inputs.count, by: chunkSize) {
-                let chunk = inputs[start..<min(start + chunkSize, inputs.count)]
-                try await raw.write { db in
-                    let stmt = try db.cachedStatement(sql: """
-                        INSERT INTO records(class, id, created_at, updated_at, version, acl, fields) VALUES ('Bench', ?, ?, ?, 1, NULL, ?)
-                        """)
-                    let now = LocalTime.millis(Date())
-                    for fields in chunk {
-                        try stmt.execute(arguments: [LocalRecordIds.next(), now, now, Value.object(fields).jsonText])
-                    }
-                }
-            }
-        }
-        var rawMatches = 0
-        let rawQuery = try await time { rawMatches = try await Self.rawQuery(raw, pageSize: pageSize) }
-        let rawIds = try await raw.read { db in try String.fetchAll(db, sql: "SELECT id FROM records") }
-        let rawSample = Self.sample(rawIds, count: gets)
-        var rawBytes = 0
-        // A dedicated read-only connection: GRDB's cheapest point read (the pool's `read` adds a checkout, a schema
-        // check and a transaction around each lookup).
-        var readOnly = Configuration()
-        readOnly.readonly = true
-        let rawQueue = try DatabaseQueue(path: dir.appendingPathComponent("raw.db").path, configuration: readOnly)
-        let rawGet = try await time {
-            for id in rawSample {
-                rawBytes &+= try rawQueue.inDatabase { db -> Int in
-                    let stmt = try db.cachedStatement(sql: "SELECT id, created_at, updated_at, version, acl, fields FROM records WHERE class = 'Bench' AND id = ?")
-                    guard let bytes = try LocalColumn.stepOnce(stmt, db, bind: [id], Self.touch) else { throw MBaaSError(.notFound, id) }
-                    return bytes
-                }
-            }
-        }
-        try rawQueue.close()
-        try raw.close()
-
-        guard rawBytes > 0 else { throw MBaaSError(.unavailable, "benchmark mismatch: raw point reads read nothing") }
-        guard localMatches == rawMatches else {
-            throw MBaaSError(.unavailable, "benchmark mismatch: local query found \(localMatches) records, raw \(rawMatches)")
-        }
+        let localMatches = figures.matches
+        let readMatches = localMatches * Self.queryRounds
+        let (localInsert, rawInsert) = figures.insert
+        let (localQuery, rawQuery, rawDecodedQuery) = figures.query
+        let (localGet, rawGet, rawDecodedGet) = figures.get
 
         // The plain script, after the Swift sides so that they do not compete for the CPU.
         var scriptRun = ScriptRun(path: baselineScript?.path)
@@ -245,16 +232,128 @@ public struct LocalBenchmark: Sendable {
             Measurement(name: "insert", detail: "batch create, \(chunkSize) per transaction",
                         local: Double(records) / localInsert, raw: Double(records) / rawInsert, script: script["insert"]),
             Measurement(name: "query", detail: "\(localMatches) matches of money >= 100 sorted -money,title, pages of \(pageSize)",
-                        local: Double(localMatches) / localQuery, raw: Double(rawMatches) / rawQuery, script: script["query"]),
-            Measurement(name: "get", detail: "\(sample.count) point reads by id",
-                        local: Double(sample.count) / localGet, raw: Double(rawSample.count) / rawGet, script: script["get"]),
+                        local: Double(readMatches) / localQuery, raw: Double(readMatches) / rawQuery, script: script["query"],
+                        rawDecoded: Double(readMatches) / rawDecodedQuery),
+            Measurement(name: "get", detail: "\(gets) point reads by id",
+                        local: Double(gets) / localGet, raw: Double(gets) / rawGet, script: script["get"],
+                        rawDecoded: Double(gets) / rawDecodedGet),
         ], script: scriptRun)
     }
 
+    /// The timed part of a run: seconds per side (Local, raw, raw+decode) of each workload.
+    private struct Figures {
+        var matches: Int
+        var insert: (Double, Double)
+        var query: (Double, Double, Double)
+        var get: (Double, Double, Double)
+    }
+
+    /// Fills Local's database and a raw one, then times the reads; `local` is closed by the caller.
+    private func measure(_ local: LocalBackend, dir: URL, inputs: [[String: Value]], gets: Int) async throws -> Figures {
+        try await local.createIndex(className: "Bench", key: "money")
+        let raw = try Self.openRaw(dir.appendingPathComponent("raw.db").path)
+        defer { try? raw.close() }
+        var insertTime = [0.0, 0.0]
+        for (round, start) in stride(from: 0, to: inputs.count, by: chunkSize).enumerated() {
+            let chunk = inputs[start..<min(start + chunkSize, inputs.count)]
+            for k in 0..<2 {
+                let side = (round + k) % 2
+                insertTime[side] += try await time {
+                    if side == 0 {
+                        let ops = chunk.map { BatchOperation.create(Record(className: "Bench", fields: $0)) }
+                        for case .failure(let e) in try await local.batch(ops) { throw e }
+                    } else {
+                        try await raw.write { db in
+                            let stmt = try db.cachedStatement(sql: """
+                                INSERT INTO records(class, id, created_at, updated_at, version, acl, fields) VALUES ('Bench', ?, ?, ?, 1, NULL, ?)
+                                """)
+                            let now = LocalTime.millis(Date())
+                            for fields in chunk {
+                                try stmt.execute(arguments: [LocalRecordIds.next(), now, now, Value.object(fields).jsonText])
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        // Queries: each side runs the whole query once per round; the side that goes first rotates.
+        let query = Query("Bench", predicate: Field("money") >= 100, sort: [SortKey("money", ascending: false), SortKey("title")])
+        var queryTime = [0.0, 0.0, 0.0]
+        var queryMatches: [Set<Int>] = [[], [], []]
+        for round in 0..<Self.queryRounds {
+            for k in 0..<3 {
+                let side = (round + k) % 3
+                var matches = 0
+                queryTime[side] += try await time {
+                    switch side {
+                    case 0: for try await _ in local.records(matching: query, pageSize: pageSize) { matches += 1 }
+                    case 1: matches = try await Self.rawQuery(raw, pageSize: pageSize, decode: false)
+                    default: matches = try await Self.rawQuery(raw, pageSize: pageSize, decode: true)
+                    }
+                }
+                queryMatches[side].insert(matches)
+            }
+        }
+        guard queryMatches.allSatisfy({ $0.count == 1 }), Set(queryMatches.flatMap { $0 }).count == 1,
+              let localMatches = queryMatches[0].first else {
+            throw MBaaSError(.unavailable, "benchmark mismatch: the query found \(queryMatches.map { $0.sorted() }) records (local, raw, raw+decode)")
+        }
+
+        // Point reads: the samples are cut into slices; each round reads one slice on each side, the first side
+        // rotating, so that a slow spell of the machine falls on every side alike.
+        let ids = try await local.records(matching: Query("Bench", keys: []), pageSize: 1000).collect().compactMap(\.id)
+        let sample = Self.sample(ids, count: gets)
+        let rawIds = try await raw.read { db in try String.fetchAll(db, sql: "SELECT id FROM records") }
+        let rawSample = Self.sample(rawIds, count: gets)
+        // A dedicated read-only connection: GRDB's cheapest point read (the pool's `read` adds a checkout, a schema
+        // check and a transaction around each lookup).
+        var readOnly = Configuration()
+        readOnly.readonly = true
+        let rawQueue = try DatabaseQueue(path: dir.appendingPathComponent("raw.db").path, configuration: readOnly)
+        defer { try? rawQueue.close() }
+        let pointSQL = "SELECT id, created_at, updated_at, version, acl, fields FROM records WHERE class = 'Bench' AND id = ?"
+        func rawRead<T>(_ id: String, _ body: (SQLiteStatement) throws -> T) throws -> T {
+            try rawQueue.inDatabase { db -> T in
+                guard let value = try LocalColumn.stepOnce(db.cachedStatement(sql: pointSQL), db, bind: [id], body) else {
+                    throw MBaaSError(.notFound, id)
+                }
+                return value
+            }
+        }
+        guard gets > 0, sample.count == gets, rawSample.count == gets else {
+            throw MBaaSError(.invalidRequest, "bench local needs at least one record and one point read")
+        }
+        // Untimed: opens Local's point-read connection and prepares both statements (the raw connection is open).
+        _ = try await local.get(className: "Bench", id: sample[0])
+        _ = try rawRead(rawSample[0], Self.touch)
+        var rawBytes = 0
+        var rawDecodedFields = 0
+        var getTime = [0.0, 0.0, 0.0]
+        let slices = min(Self.getRounds, gets)
+        for round in 0..<slices {
+            let range = (gets * round / slices)..<(gets * (round + 1) / slices)
+            for k in 0..<3 {
+                let side = (round + k) % 3
+                getTime[side] += try await time {
+                    switch side {
+                    case 0: for id in sample[range] { _ = try await local.get(className: "Bench", id: id) }
+                    case 1: for id in rawSample[range] { rawBytes &+= try rawRead(id, Self.touch) }
+                    default: for id in rawSample[range] { rawDecodedFields &+= try rawRead(id) { try Self.decode($0) }.fields.count }
+                    }
+                }
+            }
+        }
+        guard rawBytes > 0, rawDecodedFields > 0 else { throw MBaaSError(.unavailable, "benchmark mismatch: raw point reads read nothing") }
+        return Figures(matches: localMatches, insert: (insertTime[0], insertTime[1]),
+                       query: (queryTime[0], queryTime[1], queryTime[2]), get: (getTime[0], getTime[1], getTime[2]))
+
+    }
+
     /// One result from several runs of the same benchmark: per workload and column, the median of the runs (the
-    /// middle value; for an even count, the mean of the two middle ones). Each run measures the sides one after another
-    /// (Local, then raw GRDB, then the script), so a slow spell of the machine may fall on one side of one run;
-    /// repeated runs alternate the sides, and the median leaves such a run out. The ratios are of the medians.
+    /// middle value; for an even count, the mean of the two middle ones). Within a run the Swift sides alternate, but
+    /// the script runs after them, so a slow spell of the machine may still fall on one side of one run; the median
+    /// leaves such a run out. The ratios are of the medians.
     /// `nil` for no runs.
     public static func median(of results: [Result]) -> Result? {
         guard var first = results.first else { return nil }
@@ -267,6 +366,8 @@ public struct LocalBenchmark: Sendable {
             var out = m
             out.local = median(same.map(\.local))
             out.raw = median(same.map(\.raw))
+            let decoded = same.compactMap(\.rawDecoded)
+            out.rawDecoded = decoded.count == same.count && !decoded.isEmpty ? median(decoded) : nil
             let scripts = same.compactMap(\.script)
             out.script = scripts.count == same.count ? median(scripts) : nil
             return out
@@ -362,6 +463,23 @@ public struct LocalBenchmark: Sendable {
         return id &+ fields &+ acl &+ Int(truncatingIfNeeded: numbers)
     }
 
+    /// The least an eager reader does with a row whose columns `id, created_at, updated_at, version, acl, fields`
+    /// start at `first`: a ``Record`` with its fields parsed into values in SQLite's buffer (no `String` copy, as
+    /// Local reads them) and its ACL, if any, parsed.
+    static func decode(_ statement: SQLiteStatement, from first: Int32 = 0) throws -> Record {
+        let fields = try LocalColumn.withText(statement, first + 5) { bytes -> [String: Value] in
+            guard let bytes, case .object(let fields) = try Value.parse(jsonBytes: bytes) else {
+                throw MBaaSError(.decoding, "fields are not a JSON object")
+            }
+            return fields
+        }
+        return Record(className: "Bench", id: LocalColumn.text(statement, first),
+                      createdAt: LocalTime.date(sqlite3_column_int64(statement, first + 1)),
+                      updatedAt: LocalTime.date(sqlite3_column_int64(statement, first + 2)),
+                      version: String(sqlite3_column_int64(statement, first + 3)),
+                      acl: try LocalColumn.text(statement, first + 4).map { try ACL(json: JSON.parse($0)) }, fields: fields)
+    }
+
     static func touch(_ row: Row) -> Int {
         let id: String = row["id"], fields: String = row["fields"], acl: String? = row["acl"]
         let created: Int64 = row["created_at"], updated: Int64 = row["updated_at"], version: Int64 = row["version"]
@@ -369,8 +487,10 @@ public struct LocalBenchmark: Sendable {
     }
 
     /// The query a GRDB user would write by hand: the same filter and order, keyset pages on (money, title, seq)
-    /// bounded by the last money value so the index range shrinks page by page.
-    private static func rawQuery(_ pool: DatabasePool, pageSize: Int) async throws -> Int {
+    /// bounded by the last money value so the index range shrinks page by page. With `decode`, each row also becomes
+    /// a ``Record`` read in place from the cursor's statement (``decode(_:from:)``), the page's records kept until the
+    /// page ends as a page of results would be.
+    private static func rawQuery(_ pool: DatabasePool, pageSize: Int, decode: Bool) async throws -> Int {
         let money = "json_extract(fields, '$.\"money\"')", title = "json_extract(fields, '$.\"title\"')"
         let select = "SELECT seq, id, created_at, updated_at, version, acl, fields, \(money), \(title) FROM records WHERE class = 'Bench' AND \(money) >= 100"
         let order = " ORDER BY \(money) DESC, \(title) ASC, seq ASC LIMIT ?"
@@ -381,19 +501,28 @@ public struct LocalBenchmark: Sendable {
         while true {
             let after = last
             let (count, end) = try await pool.read { db -> (Int, (Int64, String, Int64)?) in
-                let cursor: RowCursor
+                let statement: Statement, cursor: RowCursor
                 if let (m, t, s) = after {
-                    cursor = try Row.fetchCursor(db.cachedStatement(sql: nextSQL), arguments: [m, m, m, t, t, s, pageSize])
+                    statement = try db.cachedStatement(sql: nextSQL)
+                    cursor = try Row.fetchCursor(statement, arguments: [m, m, m, t, t, s, pageSize])
                 } else {
-                    cursor = try Row.fetchCursor(db.cachedStatement(sql: firstSQL), arguments: [pageSize])
+                    statement = try db.cachedStatement(sql: firstSQL)
+                    cursor = try Row.fetchCursor(statement, arguments: [pageSize])
                 }
                 var count = 0, bytes = 0
                 var end: (Int64, String, Int64)?
+                var page: [Record] = []
                 while let row = try cursor.next() {
-                    bytes &+= touch(row)
+                    if decode {
+                        page.append(try Self.decode(statement.sqliteStatement, from: 1))
+                    } else {
+                        bytes &+= touch(row)
+                    }
                     count += 1
                     end = (row[7], row[8], row[0])
                 }
+                bytes &+= page.reduce(0) { $0 &+ $1.fields.count }
+                guard count == 0 || bytes > 0 else { throw MBaaSError(.unavailable, "benchmark mismatch: raw query rows read nothing") }
                 return (count, end)
             }
             total += count

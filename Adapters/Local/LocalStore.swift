@@ -82,6 +82,8 @@ struct LocalStore: Sendable {
     // MARK: Record rows
 
     static let recordColumns = "r.seq, r.id, r.created_at, r.updated_at, r.version, r.acl, r.fields"
+    /// The point read's statement, written once (not interpolated on every read).
+    static let loadSQL = "SELECT \(recordColumns) FROM records r WHERE r.class = ? AND r.id = ?"
 
     /// Decodes the row `statement` is on, selected with ``recordColumns`` (at the start of the row).
     ///
@@ -121,7 +123,7 @@ struct LocalStore: Sendable {
 
     /// The stored record, or `nil`.
     func load(_ db: Database, className: String, id: String) throws -> StoredRecord? {
-        let stmt = try db.cachedStatement(sql: "SELECT \(Self.recordColumns) FROM records r WHERE r.class = ? AND r.id = ?")
+        let stmt = try db.cachedStatement(sql: Self.loadSQL)
         // One step of the prepared statement, read in place (see ``decodeRecord(className:statement:keys:)``);
         // the statement is reset before returning so that it holds no read snapshot open.
         return try LocalColumn.stepOnce(stmt, db, bind: [className, id]) { statement in

@@ -28,7 +28,7 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: "The Python interpreter that runs the script") var python = "python3"
         @Flag(name: .customLong("no-script"), help: "Leave the Python script column out") var noScript = false
         @Option(help: "Run the whole benchmark this many times and report each figure's median (default 1)") var runs = 1
-        @Option(help: "Point reads per side (default: the smaller of --records and 5000; ids repeat above --records)")
+        @Option(help: "Point reads per side (default: 20000; ids repeat above --records)")
         var gets: Int?
 
         func validate() throws {

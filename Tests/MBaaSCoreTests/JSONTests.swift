@@ -169,3 +169,70 @@ struct JSONTests {
         #expect(String(decoding: value.data(), as: UTF8.self) == value.printed())
     }
 }
+
+@Suite("JSON numbers read without their text")
+struct ExactDoubleTests {
+    /// The fast path gives the same double as `Double(String)` (strtod) wherever it answers, for the shortest forms
+    /// Swift prints, for forms with padding zeros, signs and exponents, and for random digit strings; and it leaves
+    /// out what it cannot read exactly.
+    @Test func agreesWithTheTextPathWhereverItAnswers() throws {
+        var rng = SystemRandomNumberGenerator()
+        var texts: [String] = ["0.0", "-0.0", "0e5", "1.5", "0.1", "0.05", "100.0", "1.50", "1e22", "1e-22", "-2.5e+3",
+                               "123456789012345.6", "9007199254740993.0", "0.30000000000000004", "2.857142857142857",
+                               "1e23", "1e-23", "4.9e-324", "1.7976931348623157e308", "1.0000000000000000000001"]
+        for _ in 0..<20_000 {
+            let bits = rng.next() & ~(UInt64(0x7FF) << 52) | (UInt64(Int.random(in: 990...1100, using: &rng)) << 52)
+            texts.append(Double(bitPattern: bits).description)
+            let digits = String((0..<Int.random(in: 1...19, using: &rng)).map { _ in "0123456789".randomElement(using: &rng)! })
+            let point = Int.random(in: 0...digits.count, using: &rng)
+            var text = String(digits.prefix(point)) + "." + String(digits.dropFirst(point))
+            if text.hasPrefix(".") { text = "0" + text }
+            if text.hasSuffix(".") { text += "0" }
+            if Bool.random(using: &rng) { text += "e\(Int.random(in: -30...30, using: &rng))" }
+            texts.append(Bool.random(using: &rng) ? "-" + text : text)
+        }
+        var answered = 0
+        for text in texts {
+            var copy = text
+            let fast = copy.withUTF8 { JSONParser.exactDouble($0) }
+            guard let fast else { continue }
+            answered += 1
+            let expected = try #require(Double(text), "\(text)")
+            #expect(fast.bitPattern == expected.bitPattern, "\(text): \(fast) != \(expected)")
+        }
+        // Most of Swift's shortest forms and short decimals take the fast path; the rest fall back to the text.
+        #expect(answered > texts.count / 3, "\(answered) of \(texts.count)")
+        for outside in ["1e23", "1e-23", "4.9e-324", "1.7976931348623157e308", "1.0000000000000000000001", "9007199254740993.0"] {
+            var copy = outside
+            #expect(copy.withUTF8 { JSONParser.exactDouble($0) } == nil, "\(outside)")
+        }
+        // At the edges it answers: 2^53 itself, signed zeros, leading and trailing zeros, the largest exact power.
+        for (inside, expected) in [("9007199254740992.0", 9007199254740992.0), ("-0e5", -0.0), ("0.000001", 0.000001),
+                                   ("-1e-22", -1e-22), ("9007199254740992e22", 9007199254740992e22),
+                                   ("1500.000", 1500.0), ("10000000000000000000000.0", 1e22), ("-0.0", -0.0)] {
+            var copy = inside
+            let fast = copy.withUTF8 { JSONParser.exactDouble($0) }
+            #expect(fast?.bitPattern == expected.bitPattern, "\(inside): \(String(describing: fast))")
+        }
+    }
+
+    /// Values parsed straight from stored text: numbers, literals, a `__type` key and keys of its length.
+    @Test func neutralParserReadsNumbersLiteralsAndTypedKeys() throws {
+        let value = try Value.parse(jsonText: #"{"a":1.25,"b":-3,"c":true,"d":false,"e":null,"amount":2.857142857142857,"#
+            + #""when":{"__type":"Date","iso":"2024-03-31T23:59:59.123Z"},"__typo":"kept"}"#)
+        guard case .object(let o) = value else { Issue.record("not an object"); return }
+        #expect(o["a"] == .double(1.25) && o["b"] == .int(-3) && o["c"] == .bool(true) && o["d"] == .bool(false))
+        #expect(o["e"] == .null && o["amount"] == .double(2.857142857142857) && o["__typo"] == .string("kept"))
+        #expect(o["when"]?.dateValue == ISO8601.parse("2024-03-31T23:59:59.123Z"))
+        // Bad scalars fail with the same message and offset as the plain JSON parser gives.
+        for bad in ["tru", "-", "01", "1e999", "1e-999", "@", "nul", "-.5", "1.", "1e"] {
+            let text = #"{"a":"# + bad + "}"
+            var valueError: JSONParseError?, jsonError: JSONParseError?
+            do { _ = try Value.parse(jsonText: text) } catch let e as JSONParseError { valueError = e } catch {}
+            do { _ = try JSON.parse(text) } catch let e as JSONParseError { jsonError = e } catch {}
+            #expect(valueError != nil && valueError?.message == jsonError?.message && valueError?.offset == jsonError?.offset,
+                    "\(bad): \(String(describing: valueError)) vs \(String(describing: jsonError))")
+        }
+        #expect(throws: (any Error).self) { try Value.parse(jsonText: #"{"x":1,"__type":"Nope"}"#) }
+    }
+}

@@ -41,3 +41,28 @@ struct PointReaderTests {
         #expect(store.pointReader.connectionsOpened == 2, "an idle connection is reused")
     }
 }
+
+/// The decoding side of `bench local` (raw+decode) reads what Local stored, in place: the same record `get` returns.
+@Suite("bench local's raw+decode reader")
+struct BenchDecodeTests {
+    @Test func decodesAStoredRowIntoTheRecordGetReturns() async throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-decode-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("local.db").path
+        let backend = try LocalBackend(path: path)
+        let created = try await backend.create(Record(className: "Bench", fields: LocalBenchmark.fields(7)))
+        let id = try #require(created.id)
+        let stored = try await backend.get(className: "Bench", id: id)
+        await backend.close()
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        let decoded = try queue.inDatabase { db -> MBaaSCore.Record? in
+            let stmt = try db.cachedStatement(sql: "SELECT 0, id, created_at, updated_at, version, acl, fields FROM records WHERE id = ?")
+            return try LocalColumn.stepOnce(stmt, db, bind: [id]) { try LocalBenchmark.decode($0, from: 1) }
+        }
+        #expect(decoded?.fields == LocalBenchmark.fields(7))
+        #expect(decoded?.fields == stored.fields && decoded?.id == id && decoded?.version == stored.version)
+        #expect(decoded?.createdAt == stored.createdAt && decoded?.updatedAt == stored.updatedAt)
+    }
+}

@@ -262,3 +262,32 @@ final class CLISmokeTests: XCTestCase {
         }
     }
 }
+
+extension BenchCLITests {
+    /// `bench local` at a small size: every workload is there with its three columns and, for query and get, the
+    /// raw+decode column and the ratios derived from it (not the numbers, which belong to release builds).
+    @Test func benchLocalReportsTheDecodingBound() throws {
+        let cli = try CLIHarness()
+        defer { cli.cleanUp() }
+        let out = try cli.run(["bench", "local", "--records", "300", "--gets", "50", "--no-script", "--format", "json"],
+                              sessionOption: false)
+        #expect(out.status == 0, "\(out.stderr)")
+        let results = try out.json()["results"]?.arrayValue ?? []
+        #expect(results.compactMap { $0["name"]?.stringValue } == ["insert", "query", "get"])
+        for r in results {
+            #expect((r["local"]?.doubleValue ?? 0) > 0 && (r["raw"]?.doubleValue ?? 0) > 0, "\(r.printed())")
+            let name = r["name"]?.stringValue
+            if name == "insert" {
+                #expect(r["rawDecoded"] == .null && r["eagerBound"] == .null, "\(r.printed())")
+            } else {
+                let decoded = r["rawDecoded"]?.doubleValue ?? 0, raw = r["raw"]?.doubleValue ?? 0
+                #expect(decoded > 0, "\(r.printed())")
+                let bound = r["eagerBound"]?.doubleValue ?? 0
+                #expect(abs(bound - decoded / raw) < 0.01, "\(r.printed())")
+                #expect((r["decodedRatio"]?.doubleValue ?? 0) > 0, "\(r.printed())")
+            }
+        }
+        let bad = try cli.run(["bench", "local", "--gets", "0"], sessionOption: false)
+        #expect(bad.status != 0 && bad.stderr.contains("--gets must be >= 1"), "\(bad.stderr)")
+    }
+}

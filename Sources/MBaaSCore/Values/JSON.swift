@@ -498,6 +498,11 @@ struct JSONParser {
             if !negative, magnitude <= UInt64(Int64.max) { return .int(Int64(magnitude)) }
             if negative, magnitude <= UInt64(Int64.max) + 1 { return .int(Int64(bitPattern: 0 &- magnitude)) }
         }
+        // Short decimals (up to 15 significant digits, most 16-digit ones, a power of ten within ±22) are read exactly
+        // without building their text; 17 digits never are. `exactNumbers` compares the text: the general path.
+        if isDouble, !exactNumbers, let double = Self.exactDouble(UnsafeBufferPointer(rebasing: bytes[start..<index])) {
+            return .double(double)
+        }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         if !isDouble {
             let at = index
@@ -519,6 +524,69 @@ struct JSONParser {
             throw error("the number \(text) cannot be kept exactly (a double would make it \(double.description)); send it as a string")
         }
         return .double(double)
+    }
+
+    /// Powers of ten that a double holds exactly.
+    private static let exactPowersOfTen: [Double] = (0...22).map { exponent in
+        (0..<exponent).reduce(1.0) { product, _ in product * 10 }
+    }
+
+    /// A well-formed JSON number with a fraction or an exponent (checked by the caller), read without text when that
+    /// is exact: its significant digits (trailing zeros left out) make an integer of at most 2^53 and its power of
+    /// ten is within ±22. Both are
+    /// then doubles exactly, and one IEEE multiplication or division of two exact doubles is correctly rounded, so the
+    /// result is the one `Double(String)` gives (Clinger's fast path). `nil` when the number is outside it.
+    static func exactDouble(_ number: UnsafeBufferPointer<UInt8>) -> Double? {
+        var i = 0
+        let n = number.count
+        let negative = n > 0 && number[0] == UInt8(ascii: "-")
+        if negative { i = 1 }
+        var mantissa: UInt64 = 0
+        var digits = 0
+        var scale = 0
+        // Zeros after the first significant digit wait here: trailing ones (`1500.0`) only move the scale.
+        var zeros = 0
+        var fraction = false
+        while i < n {
+            let byte = number[i]
+            let digit = byte &- UInt8(ascii: "0")
+            if digit < 10 {
+                if fraction { scale -= 1 }
+                if digit == 0 {
+                    if mantissa != 0 { zeros += 1; scale += 1 }
+                } else {
+                    guard digits + zeros < 18 else { return nil }
+                    while zeros > 0 { mantissa *= 10; zeros -= 1; scale -= 1; digits += 1 }
+                    mantissa = mantissa * 10 + UInt64(digit)
+                    digits += 1
+                }
+            } else if byte == UInt8(ascii: ".") {
+                fraction = true
+            } else {
+                break  // the exponent
+            }
+            i += 1
+        }
+        if i < n {
+            i += 1  // e or E
+            var negativeExponent = false
+            if i < n, number[i] == UInt8(ascii: "+") || number[i] == UInt8(ascii: "-") {
+                negativeExponent = number[i] == UInt8(ascii: "-")
+                i += 1
+            }
+            var exponent = 0
+            while i < n {
+                exponent = exponent * 10 + Int(number[i] &- UInt8(ascii: "0"))
+                guard exponent < 1000 else { return nil }
+                i += 1
+            }
+            scale += negativeExponent ? -exponent : exponent
+        }
+        if mantissa == 0 { return negative ? -0.0 : 0.0 }
+        guard mantissa <= 1 << 53, scale >= -22, scale <= 22 else { return nil }
+        var value = Double(mantissa)
+        if scale > 0 { value *= exactPowersOfTen[scale] } else if scale < 0 { value /= exactPowersOfTen[-scale] }
+        return negative ? -value : value
     }
 
     /// Whether two decimal texts (`-1.50e3`, `1500.0`) are the same number, digit for digit.
