@@ -18,7 +18,8 @@ public import MBaaSCore
 ///   ``LocalBackend/records(matching:pageSize:)`` (every record decoded into a ``Record`` of ``Value``s); raw: a
 ///   hand-written keyset query, one read per page, the rows' columns read as text without decoding the JSON (the
 ///   SQLite floor); script: the same keyset query with `json.loads` per row.
-/// - **get**: ``defaultGets`` (20,000) point reads by id, ids repeating when there are fewer records, through ``LocalBackend/get(className:id:)``; raw: a cached
+/// - **get**: ``defaultGets`` (20,000) point reads by id, ids repeating when there are fewer records, through
+///   ``LocalBackend/get(className:id:)``; raw: a cached
 ///   `SELECT … WHERE class = ? AND id = ?` on a dedicated read-only connection (`inDatabase`, no transaction
 ///   around it), stepped once and its columns read in place, the JSON not decoded (the SQLite floor); script: the
 ///   same `SELECT` with `json.loads`.
@@ -27,17 +28,17 @@ public import MBaaSCore
 /// ACL and type checks in SQL, keyset cursors, the actor), and `local/script` is the comparison a user makes.
 ///
 /// For query and get a fourth figure, **raw+decode**, runs the raw side again and also turns each row into a
-/// ``Record``: the fields parsed with the core's ``Value/parse(jsonBytes:path:)``, the ACL (if any) parsed, the
-/// metadata converted, the columns read in place as Local reads them. That is the least a reader that hands out
-/// records decoded with the core's parser must do, so `raw+decode / raw` (``Measurement/eagerBound``) is the highest
-/// `local/raw` such a reader reaches on this machine, and `local / raw+decode` is what Local's own layers cost on top
-/// of decoding.
+/// ``Record`` with Local's own row decoder (``LocalStore/decodeRecord(className:statement:keys:)``: the fields parsed
+/// in SQLite's buffer with the core's ``Value/parse(jsonBytes:path:)``, the ACL, the metadata). That is the least a
+/// reader that hands out records decoded with the core's parser must do, so `raw+decode / raw`
+/// (``Measurement/eagerBound``) is the highest `local/raw` such a reader reaches on this machine, and
+/// `local / raw+decode` is what Local's own layers cost on top of decoding.
 ///
 /// The sides **alternate** so that the machine's speed, which drifts on a shared host, weighs on every side alike:
 /// the inserts chunk by chunk, the query three whole times per side, the point reads in nine slices per side, each
-/// round starting with the next side. Each side's point-read
-/// connection is opened, and its statement prepared, before the reads are timed: the raw side opens its read-only
-/// connection, and one ``LocalBackend/get(className:id:)`` (which opens Local's) runs untimed.
+/// round starting with the next side. Each side's point-read connection is opened, and its statements prepared,
+/// before the reads are timed: the raw side opens its read-only connection, and one
+/// ``LocalBackend/get(className:id:)`` (which opens Local's) runs untimed.
 public struct LocalBenchmark: Sendable {
     public var records: Int
     public var chunkSize: Int
@@ -313,9 +314,11 @@ public struct LocalBenchmark: Sendable {
         let rawQueue = try DatabaseQueue(path: dir.appendingPathComponent("raw.db").path, configuration: readOnly)
         defer { try? rawQueue.close() }
         let pointSQL = "SELECT id, created_at, updated_at, version, acl, fields FROM records WHERE class = 'Bench' AND id = ?"
-        func rawRead<T>(_ id: String, _ body: (SQLiteStatement) throws -> T) throws -> T {
+        // The decoding side selects Local's record columns, which its row decoder reads.
+        let decodedPointSQL = "SELECT seq, id, created_at, updated_at, version, acl, fields FROM records WHERE class = 'Bench' AND id = ?"
+        func rawRead<T>(_ id: String, sql: String, _ body: (SQLiteStatement) throws -> T) throws -> T {
             try rawQueue.inDatabase { db -> T in
-                guard let value = try LocalColumn.stepOnce(db.cachedStatement(sql: pointSQL), db, bind: [id], body) else {
+                guard let value = try LocalColumn.stepOnce(db.cachedStatement(sql: sql), db, bind: [id], body) else {
                     throw MBaaSError(.notFound, id)
                 }
                 return value
@@ -326,7 +329,8 @@ public struct LocalBenchmark: Sendable {
         }
         // Untimed: opens Local's point-read connection and prepares both statements (the raw connection is open).
         _ = try await local.get(className: "Bench", id: sample[0])
-        _ = try rawRead(rawSample[0], Self.touch)
+        _ = try rawRead(rawSample[0], sql: pointSQL, Self.touch)
+        _ = try rawRead(rawSample[0], sql: decodedPointSQL, Self.decode)
         var rawBytes = 0
         var rawDecodedFields = 0
         var getTime = [0.0, 0.0, 0.0]
@@ -338,8 +342,8 @@ public struct LocalBenchmark: Sendable {
                 getTime[side] += try await time {
                     switch side {
                     case 0: for id in sample[range] { _ = try await local.get(className: "Bench", id: id) }
-                    case 1: for id in rawSample[range] { rawBytes &+= try rawRead(id, Self.touch) }
-                    default: for id in rawSample[range] { rawDecodedFields &+= try rawRead(id) { try Self.decode($0) }.fields.count }
+                    case 1: for id in rawSample[range] { rawBytes &+= try rawRead(id, sql: pointSQL, Self.touch) }
+                    default: for id in rawSample[range] { rawDecodedFields &+= try rawRead(id, sql: decodedPointSQL, Self.decode).fields.count }
                     }
                 }
             }
@@ -347,7 +351,6 @@ public struct LocalBenchmark: Sendable {
         guard rawBytes > 0, rawDecodedFields > 0 else { throw MBaaSError(.unavailable, "benchmark mismatch: raw point reads read nothing") }
         return Figures(matches: localMatches, insert: (insertTime[0], insertTime[1]),
                        query: (queryTime[0], queryTime[1], queryTime[2]), get: (getTime[0], getTime[1], getTime[2]))
-
     }
 
     /// One result from several runs of the same benchmark: per workload and column, the median of the runs (the
@@ -463,21 +466,10 @@ public struct LocalBenchmark: Sendable {
         return id &+ fields &+ acl &+ Int(truncatingIfNeeded: numbers)
     }
 
-    /// The least an eager reader does with a row whose columns `id, created_at, updated_at, version, acl, fields`
-    /// start at `first`: a ``Record`` with its fields parsed into values in SQLite's buffer (no `String` copy, as
-    /// Local reads them) and its ACL, if any, parsed.
-    static func decode(_ statement: SQLiteStatement, from first: Int32 = 0) throws -> Record {
-        let fields = try LocalColumn.withText(statement, first + 5) { bytes -> [String: Value] in
-            guard let bytes, case .object(let fields) = try Value.parse(jsonBytes: bytes) else {
-                throw MBaaSError(.decoding, "fields are not a JSON object")
-            }
-            return fields
-        }
-        return Record(className: "Bench", id: LocalColumn.text(statement, first),
-                      createdAt: LocalTime.date(sqlite3_column_int64(statement, first + 1)),
-                      updatedAt: LocalTime.date(sqlite3_column_int64(statement, first + 2)),
-                      version: String(sqlite3_column_int64(statement, first + 3)),
-                      acl: try LocalColumn.text(statement, first + 4).map { try ACL(json: JSON.parse($0)) }, fields: fields)
+    /// The least an eager reader does with a row of Local's record columns (`seq, id, created_at, updated_at, version,
+    /// acl, fields`, ``LocalStore/recordColumns``): Local's own row decoder, fields parsed in SQLite's buffer.
+    static func decode(_ statement: SQLiteStatement) throws -> Record {
+        try LocalStore.decodeRecord(className: "Bench", statement: statement).record
     }
 
     static func touch(_ row: Row) -> Int {
@@ -488,8 +480,8 @@ public struct LocalBenchmark: Sendable {
 
     /// The query a GRDB user would write by hand: the same filter and order, keyset pages on (money, title, seq)
     /// bounded by the last money value so the index range shrinks page by page. With `decode`, each row also becomes
-    /// a ``Record`` read in place from the cursor's statement (``decode(_:from:)``), the page's records kept until the
-    /// page ends as a page of results would be.
+    /// a ``Record`` read in place from the cursor's statement (``decode(_:)``, the row starting with Local's record
+    /// columns), the page's records kept until the page ends as a page of results would be.
     private static func rawQuery(_ pool: DatabasePool, pageSize: Int, decode: Bool) async throws -> Int {
         let money = "json_extract(fields, '$.\"money\"')", title = "json_extract(fields, '$.\"title\"')"
         let select = "SELECT seq, id, created_at, updated_at, version, acl, fields, \(money), \(title) FROM records WHERE class = 'Bench' AND \(money) >= 100"
@@ -514,7 +506,7 @@ public struct LocalBenchmark: Sendable {
                 var page: [Record] = []
                 while let row = try cursor.next() {
                     if decode {
-                        page.append(try Self.decode(statement.sqliteStatement, from: 1))
+                        page.append(try Self.decode(statement.sqliteStatement))
                     } else {
                         bytes &+= touch(row)
                     }

@@ -58,8 +58,8 @@ struct BenchDecodeTests {
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
         let decoded = try queue.inDatabase { db -> MBaaSCore.Record? in
-            let stmt = try db.cachedStatement(sql: "SELECT 0, id, created_at, updated_at, version, acl, fields FROM records WHERE id = ?")
-            return try LocalColumn.stepOnce(stmt, db, bind: [id]) { try LocalBenchmark.decode($0, from: 1) }
+            let stmt = try db.cachedStatement(sql: "SELECT seq, id, created_at, updated_at, version, acl, fields FROM records WHERE id = ?")
+            return try LocalColumn.stepOnce(stmt, db, bind: [id], LocalBenchmark.decode)
         }
         #expect(decoded?.fields == LocalBenchmark.fields(7))
         #expect(decoded?.fields == stored.fields && decoded?.id == id && decoded?.version == stored.version)

@@ -533,9 +533,9 @@ struct JSONParser {
 
     /// A well-formed JSON number with a fraction or an exponent (checked by the caller), read without text when that
     /// is exact: its significant digits (trailing zeros left out) make an integer of at most 2^53 and its power of
-    /// ten is within ±22. Both are
-    /// then doubles exactly, and one IEEE multiplication or division of two exact doubles is correctly rounded, so the
-    /// result is the one `Double(String)` gives (Clinger's fast path). `nil` when the number is outside it.
+    /// ten is within ±22. Both are then doubles exactly, and one IEEE multiplication or division of two exact doubles
+    /// is correctly rounded, so the result is the one `Double(String)` gives (Clinger's fast path). `nil` when the
+    /// number is outside it.
     static func exactDouble(_ number: UnsafeBufferPointer<UInt8>) -> Double? {
         var i = 0
         let n = number.count
