@@ -257,6 +257,7 @@ extension Migration {
                         done += try await group.next() ?? 0
                         inFlight -= 1
                         observer(.progress(source: cls, done: done, total: plan.count))
+                        try await keepWarnings(state)
                     }
                     let resumedNow = resumed
                     group.addTask {
@@ -275,6 +276,7 @@ extension Migration {
                 while let n = try await group.next() {
                     done += n
                     observer(.progress(source: cls, done: done, total: plan.count))
+                    try await keepWarnings(state)
                 }
             }
         }

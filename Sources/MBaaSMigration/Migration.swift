@@ -116,7 +116,9 @@ public enum MigrationEvent: Sendable {
 /// Running again resumes: the target is first checked to be the one the state wrote into (``checkTarget(_:)``: a new
 /// or removed one starts over, one that cannot be told apart is refused); mapped records are skipped; records that were pending when a run died are looked up on the
 /// target by `sourceObjectId` (or by id where the target kept it) before anything is created, so nothing is
-/// duplicated, also after `kill -9` between the target's write and the state's.
+/// duplicated, also after `kill -9` between the target's write and the state's. The warnings a run gives about what
+/// it wrote (a file the source lacks, an ACL written narrowed, …) are kept in the state, and a later run that skips
+/// those writes says them again, marked `(from an earlier run)`: its report describes the target as the first one did.
 public final class Migration: Sendable {
     public let source: any Backend
     public let target: any Backend
@@ -128,6 +130,8 @@ public final class Migration: Sendable {
     let links = Locked<[String: Set<String>]>([:])
     /// What the target keeps, read once (every record asks).
     let traits: TargetTraits
+    /// This run's token in the state's kept warnings (``MigrationState/keepWarnings(_:run:)``).
+    let runToken = UUID().uuidString
     /// Linked files being copied: batches in flight that link the same file share one copy.
     let fileCopies = SharedFileCopies()
     /// The target's answers for ACLs it stores narrowed.

@@ -116,6 +116,8 @@ public struct MigrationReport: Sendable {
 
     /// Entries added since the report box last wrote them to ``mismatchesFile`` (`true` for warnings).
     var unlogged: [(Mismatch, Bool)] = []
+    /// Warnings about what this run wrote, not yet kept in the state (``MigrationState/keepWarnings(_:run:)``).
+    var unkept: [Mismatch] = []
 
     mutating func add(_ m: Mismatch) {
         mismatchCount += 1
@@ -123,10 +125,14 @@ public struct MigrationReport: Sendable {
         unlogged.append((m, false))
     }
 
-    mutating func warn(_ m: Mismatch) {
+    /// Adds a warning. Unless `keep` is `false`, it is also kept in the state, so that a later run, which skips what
+    /// it is about, says it again (``Migration/sayEarlierWarnings(_:)``). `pointer` warnings are not kept: the
+    /// pointers stage looks at every pointer left again in each run, and one may since have found its record.
+    mutating func warn(_ m: Mismatch, keep: Bool = true) {
         warningCount += 1
         if warnings.count < Self.maxListed { warnings.append(m) }
         unlogged.append((m, true))
+        if keep, m.kind != "pointer" { unkept.append(m) }
     }
 
     /// Empty strings written to a target that reads them back absent, by source class and field: how many records,

@@ -44,12 +44,16 @@ extension Migration {
         options.users && source.capabilities.has(.listUsers) && target.capabilities.has(.importUsers)
     }
 
-    /// Runs the stages in order, each that applies, announcing each that says so.
+    /// Runs the stages in order, each that applies, announcing each that says so. The warnings each stage gives are
+    /// kept in the state as it ends; when all have run, those earlier runs gave and this one did not are said again.
     func runStages(_ context: MigrationContext) async throws {
         for stage in Self.stages where stage.applies(to: context) {
             if stage.announced { observer(.phase(stage.name)) }
             try await stage.run(context)
+            try await keepWarnings(context.state)
         }
+        // What earlier runs warned of about writes this run skipped (``sayEarlierWarnings(_:)``).
+        try await sayEarlierWarnings(context.state)
     }
 }
 

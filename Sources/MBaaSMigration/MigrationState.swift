@@ -118,6 +118,13 @@ public final class MigrationState: Sendable {
                 CREATE INDEX pending_batches_class ON pending_batches(kind, class);
                 """)
         }
+        m.registerMigration("v4") { db in
+            // Warnings about what a run wrote (``keepWarnings(_:run:)``), and the last run that said each.
+            try db.execute(sql: """
+                CREATE TABLE warnings(kind TEXT NOT NULL, class TEXT NOT NULL, source_id TEXT NOT NULL, detail TEXT NOT NULL,
+                                      run TEXT NOT NULL, PRIMARY KEY(kind, class, source_id, detail)) WITHOUT ROWID;
+                """)
+        }
         return m
     }
 

@@ -80,6 +80,37 @@ struct MigrationTests {
         await target.close()
     }
 
+    @Test("running again says again what the first run warned of about the records it wrote, once, marked as an earlier run's")
+    func rerunSaysEarlierWarnings() async throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let source = try NCMBExportBackend(directory: sampleExport)
+        let target = try openLocal(scratch.path("memo.db"))
+        let first = try await migrate(source, target, state: scratch.path("state"))
+        let missingFile = { (r: MigrationReport) in r.warnings.filter { $0.kind == "sourceFile" && $0.sourceId == "MNM0ZRAMK6fXIkl6" } }
+        #expect(missingFile(first).count == 1 && !(missingFile(first).first?.detail.hasSuffix("(from an earlier run)") ?? true))
+        for _ in 0..<2 {
+            // The record is skipped (already there), yet the report still names its missing file, once.
+            let again = try await migrate(source, target, state: scratch.path("state"))
+            #expect(again.classes.allSatisfy { $0.written == 0 })
+            let said = missingFile(again)
+            #expect(said.count == 1, "\(again.warnings)")
+            #expect(said.first?.detail == (missingFile(first).first?.detail ?? "") + " (from an earlier run)")
+            // The pointer left dangling is looked at again by every run: said once, as this run's.
+            let pointers = again.warnings.filter { $0.kind == "pointer" }
+            #expect(pointers.count == 1 && !(pointers.first?.detail.hasSuffix("(from an earlier run)") ?? true), "\(pointers)")
+            #expect(again.warningCount == first.warningCount, "\(again.warnings) vs \(first.warnings)")
+            #expect(again.ok)
+        }
+        // Starting over (into a new target) writes everything again: the warning is this run's own, not doubled.
+        let fresh = try openLocal(scratch.path("memo2.db"))
+        let restarted = try await migrate(source, fresh, state: scratch.path("state"), options: MigrationOptions(restart: true))
+        await fresh.close()
+        #expect(missingFile(restarted).count == 1 && !(missingFile(restarted).first?.detail.hasSuffix("(from an earlier run)") ?? true),
+                "\(restarted.warnings)")
+        await target.close()
+    }
+
     @Test("verifying again counts afresh; a record the target holds twice and a user not migrated count as mismatched")
     func verifyCountsAfresh() async throws {
         let scratch = try Scratch()
