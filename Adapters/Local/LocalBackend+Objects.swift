@@ -33,9 +33,10 @@ extension LocalBackend {
         try checkExists()
         let store = self.store, token = sessionTokenHash
         do {
-            return try store.pointReader.read(store.writer, busyTimeout: store.options.busyTimeout) { db in
+            return try store.pointReader.read(store.writer, busyTimeout: store.options.busyTimeout) { db, connection in
                 let principal = try store.principal(db, tokenHash: token)
-                guard let stored = try store.load(db, className: className, id: id), principal.canRead(stored.record.acl) else {
+                guard let stored = try store.load(db, className: className, id: id, connection: connection),
+                      principal.canRead(stored.record.acl) else {
                     throw MBaaSError(.notFound, "record \(className)/\(id) not found")
                 }
                 return stored.record

@@ -28,7 +28,7 @@ public import MBaaSCore
 /// ACL and type checks in SQL, keyset cursors, the actor), and `local/script` is the comparison a user makes.
 ///
 /// For query and get a fourth figure, **raw+decode**, runs the raw side again and also turns each row into a
-/// ``Record`` with Local's own row decoder (``LocalStore/decodeRecord(className:statement:keys:)``: the fields parsed
+/// ``Record`` with Local's own row decoder (``LocalStore/decodeRecord(className:statement:keys:knownID:)``: the fields parsed
 /// in SQLite's buffer with the core's ``Value/parse(jsonBytes:path:)``, the ACL, the metadata). That is the least a
 /// reader that hands out records decoded with the core's parser must do, so `raw+decode / raw`
 /// (``Measurement/eagerBound``) is the highest `local/raw` such a reader reaches on this machine, and

@@ -2,7 +2,7 @@ import GRDB
 import GRDBSQLite
 
 /// Reads of a stepped statement's columns through SQLite's own column functions, for the hot paths that decode
-/// records (``LocalStore/decodeRecord(className:statement:keys:)``).
+/// records (``LocalStore/decodeRecord(className:statement:keys:knownID:)``).
 ///
 /// GRDB documents its `sqliteStatement` for this use. Its `Row` is the right tool elsewhere; here it cost more than
 /// the lookup itself, because a `Row` wrapping a fresh cursor's statement first builds a lowercased dictionary of
@@ -41,9 +41,43 @@ enum LocalColumn {
             sqlite3_clear_bindings(sqlite)
         }
         for (offset, argument) in arguments.enumerated() {
-            let code = sqlite3_bind_text(sqlite, Int32(offset + 1), argument, -1, transient)
-            guard code == SQLITE_OK else { throw error(code, db, statement) }
+            try bind(argument, at: Int32(offset + 1), sqlite, db, statement)
         }
+        return try step(statement, db, body)
+    }
+
+    /// ``stepOnce(_:_:bind:_:)`` with two arguments, the point read's class and id, bound without an array.
+    static func stepOnce<T>(_ statement: Statement, _ db: Database, bind first: String, _ second: String,
+                            _ body: (SQLiteStatement) throws -> T) throws -> T? {
+        let sqlite = statement.sqliteStatement
+        defer {
+            sqlite3_reset(sqlite)
+            sqlite3_clear_bindings(sqlite)
+        }
+        try bind(first, at: 1, sqlite, db, statement)
+        try bind(second, at: 2, sqlite, db, statement)
+        return try step(statement, db, body)
+    }
+
+    /// Binds `text` from its own UTF-8 storage, copied by SQLite: passing a `String` where C takes a `char *`
+    /// would build a NUL-terminated copy on the heap first (`utf8CString`, 2.5% of a point read in `perf`).
+    private static func bind(_ text: String, at index: Int32, _ sqlite: SQLiteStatement, _ db: Database,
+                             _ statement: Statement) throws {
+        var text = text
+        let code = text.withUTF8 { bytes -> Int32 in
+            // An empty buffer may have no address, and a NULL pointer would bind SQL NULL, not ''.
+            guard let base = bytes.baseAddress, bytes.count > 0 else { return sqlite3_bind_text(sqlite, index, "", 0, transient) }
+            guard bytes.count <= Int(Int32.max) else { return SQLITE_TOOBIG }
+            return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                sqlite3_bind_text(sqlite, index, $0, Int32(bytes.count), transient)
+            }
+        }
+        guard code == SQLITE_OK else { throw error(code, db, statement) }
+    }
+
+    /// Steps the bound statement once; the caller resets it.
+    private static func step<T>(_ statement: Statement, _ db: Database, _ body: (SQLiteStatement) throws -> T) throws -> T? {
+        let sqlite = statement.sqliteStatement
         switch sqlite3_step(sqlite) {
         case SQLITE_ROW: return try body(sqlite)
         case SQLITE_DONE: return nil

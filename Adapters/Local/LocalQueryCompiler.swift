@@ -22,6 +22,8 @@ import MBaaSCore
 /// - `regex`: the registered function `mbaas_regexp` (NSRegularExpression, options `i m s x`), strings only.
 /// - `containsAll`: array fields holding every value (an empty list matches every array).
 /// - `and`/`or`/`not`: SQL's, with `not` treating an unknown (NULL) operand as false so it matches.
+/// - Strings holding NUL (U+0000): refused as values to compare (`invalidRequest`, ``refuseNUL(_:)``). A stored
+///   string holding one is compared as the part before it: SQLite's JSON functions end it there.
 struct LocalQueryCompiler {
     /// SQL text and its bound arguments, built left to right.
     struct Fragment {
@@ -81,6 +83,7 @@ struct LocalQueryCompiler {
 
     /// Appends the SQL of a predicate (a boolean expression; NULL only where SQL's WHERE treats it as false).
     mutating func append(_ predicate: QueryPredicate) throws(MBaaSError) {
+        try Self.refuseNUL(predicate)
         switch predicate {
         case .compare(let key, let comparison, let value):
             let operand = try Self.operand(forKey: key)
@@ -140,6 +143,33 @@ struct LocalQueryCompiler {
             sql("NOT IFNULL(")
             try append(p)
             sql(", 0)")
+        }
+    }
+
+    /// Refuses a string holding NUL (U+0000) where it would be compared in SQL: GRDB binds text as a C string and
+    /// SQLite's JSON functions end a string at its first NUL (both checked on this machine's SQLite 3.40), so the
+    /// comparison would be with the part before it, and the answer wrong. Arrays and objects are compared as JSON
+    /// text, where a NUL is escaped, so they are allowed.
+    static func refuseNUL(_ predicate: QueryPredicate) throws(MBaaSError) {
+        func holdsNUL(_ s: String) -> Bool { s.utf8.contains(0) }
+        func holdsNUL(_ v: Value) -> Bool {
+            switch v {
+            case .string(let s): holdsNUL(s)
+            case .pointer(let p): holdsNUL(p.className) || holdsNUL(p.objectId)
+            case .file(let f): holdsNUL(f.name)
+            default: false
+            }
+        }
+        let key: String?
+        switch predicate {
+        case .compare(let k, _, let v): key = holdsNUL(v) ? k : nil
+        case .in(let k, let vs), .notIn(let k, let vs), .containsAll(let k, let vs): key = vs.contains(where: holdsNUL) ? k : nil
+        case .prefix(let k, let p): key = holdsNUL(p) ? k : nil
+        case .regex(let k, let pattern, _): key = holdsNUL(pattern) ? k : nil
+        case .exists, .and, .or, .not: key = nil
+        }
+        if let key {
+            throw MBaaSError(.invalidRequest, "query on '\(key)': a string holding NUL (U+0000) cannot be compared by the Local store (SQLite ends bound text and JSON strings at the first NUL, so it would compare only what comes before it)")
         }
     }
 

@@ -91,8 +91,12 @@ struct LocalStore: Sendable {
     /// lowercased column-name dictionary for every row it wraps from a fresh cursor, which cost a point read more
     /// than its lookup. The fields' text goes straight from SQLite's buffer to `Value`s (no `String` copy, no
     /// intermediate JSON tree).
-    static func decodeRecord(className: String, statement: SQLiteStatement, keys: Set<String>? = nil) throws -> StoredRecord {
-        let id = LocalColumn.text(statement, 1) ?? ""
+    ///
+    /// `knownID` is the id the row was selected by (`r.id = ?`, compared byte for byte: the column's collation is
+    /// `BINARY`), used instead of building the same string again from the row.
+    static func decodeRecord(className: String, statement: SQLiteStatement, keys: Set<String>? = nil,
+                             knownID: String? = nil) throws -> StoredRecord {
+        let id = knownID ?? LocalColumn.text(statement, 1) ?? ""
         let version = sqlite3_column_int64(statement, 4)
         var record = Record(
             className: className, id: id,
@@ -121,13 +125,14 @@ struct LocalStore: Sendable {
 
     static func encodeACL(_ acl: ACL?) -> String? { acl.map { $0.json.printed() } }
 
-    /// The stored record, or `nil`.
-    func load(_ db: Database, className: String, id: String) throws -> StoredRecord? {
-        let stmt = try db.cachedStatement(sql: Self.loadSQL)
-        // One step of the prepared statement, read in place (see ``decodeRecord(className:statement:keys:)``);
+    /// The stored record, or `nil`; on `connection`'s prepared statement when given (a point read's own connection).
+    func load(_ db: Database, className: String, id: String,
+              connection: LocalPointReader.Connection? = nil) throws -> StoredRecord? {
+        let stmt = try connection?.load(db) ?? db.cachedStatement(sql: Self.loadSQL)
+        // One step of the prepared statement, read in place (see ``decodeRecord(className:statement:keys:knownID:)``);
         // the statement is reset before returning so that it holds no read snapshot open.
-        return try LocalColumn.stepOnce(stmt, db, bind: [className, id]) { statement in
-            try Self.decodeRecord(className: className, statement: statement)
+        return try LocalColumn.stepOnce(stmt, db, bind: className, id) { statement in
+            try Self.decodeRecord(className: className, statement: statement, knownID: id)
         }
     }
 
@@ -396,12 +401,38 @@ enum LocalRecordIds {
 /// connection for all, `perf` showed the server's event-loop threads blocked in `DispatchQueue.sync` on it for 4% of
 /// the samples. Past the limit, and for an in-memory database (one private connection) or a file that cannot be
 /// opened read-only, reads go to the pool.
+///
+/// Each dedicated connection keeps the point read's statement prepared (``Connection/load(_:)``): GRDB's
+/// `cachedStatement(sql:)` hashes the SQL text on every call to find it (7.5% of a point read's Swift side in `perf`).
 final class LocalPointReader: @unchecked Sendable {
+    /// A dedicated connection and the statements prepared on it. Used only inside its queue's `inDatabase`.
+    final class Connection: @unchecked Sendable {
+        let queue: DatabaseQueue
+        private var loadStatement: Statement?
+
+        init(_ queue: DatabaseQueue) { self.queue = queue }
+
+        /// ``LocalStore/loadSQL`` prepared on this connection (on first use; SQLite prepares it again by itself
+        /// if the schema changes).
+        func load(_ db: Database) throws -> Statement {
+            if let loadStatement { return loadStatement }
+            let statement = try db.makeStatement(sql: LocalStore.loadSQL)
+            loadStatement = statement
+            return statement
+        }
+
+        /// Finalizes the statements (GRDB refuses to close a connection with a statement left) and closes.
+        func close() {
+            try? queue.inDatabase { _ in loadStatement = nil }
+            try? queue.close()
+        }
+    }
+
     /// The most connections opened.
     static let limit = min(8, max(2, ProcessInfo.processInfo.activeProcessorCount))
 
     private let lock = NSLock()
-    private var idle: [DatabaseQueue] = []
+    private var idle: [Connection] = []
     private var opened = 0
     /// No dedicated connection can be opened (memory, or the first open failed).
     private var unavailable = false
@@ -409,12 +440,23 @@ final class LocalPointReader: @unchecked Sendable {
 
     /// The dedicated connections opened so far (tests check that concurrent reads did not share one).
     var connectionsOpened: Int { lock.withLock { opened } }
+    /// The dedicated connections not in use (tests check how they close).
+    var idleConnections: [Connection] { lock.withLock { idle } }
 
     /// Runs `body` outside an explicit transaction on a dedicated connection, or on the pool's.
     func read<T>(_ writer: any DatabaseWriter, busyTimeout: TimeInterval, _ body: (Database) throws -> T) throws -> T {
-        guard let queue = take(writer, busyTimeout: busyTimeout) else { return try writer.unsafeRead(body) }
-        defer { give(queue) }
-        return try queue.inDatabase(body)
+        try read(writer, busyTimeout: busyTimeout) { db, _ in try body(db) }
+    }
+
+    /// ``read(_:busyTimeout:_:)`` that also hands `body` the dedicated connection, for its prepared statements;
+    /// `nil` when the read runs on the pool's connection.
+    func read<T>(_ writer: any DatabaseWriter, busyTimeout: TimeInterval,
+                 _ body: (Database, Connection?) throws -> T) throws -> T {
+        guard let connection = take(writer, busyTimeout: busyTimeout) else {
+            return try writer.unsafeRead { db in try body(db, nil) }
+        }
+        defer { give(connection) }
+        return try connection.queue.inDatabase { db in try body(db, connection) }
     }
 
     /// Closes the dedicated connections for good (``LocalBackend/close()`` calls it; reads still under way close
@@ -422,15 +464,15 @@ final class LocalPointReader: @unchecked Sendable {
     func close() {
         lock.lock()
         defer { lock.unlock() }
-        for queue in idle { try? queue.close() }
+        for connection in idle { connection.close() }
         idle = []
         closed = true
     }
 
-    private func take(_ writer: any DatabaseWriter, busyTimeout: TimeInterval) -> DatabaseQueue? {
+    private func take(_ writer: any DatabaseWriter, busyTimeout: TimeInterval) -> Connection? {
         lock.lock()
         defer { lock.unlock() }
-        if let queue = idle.popLast() { return queue }
+        if let connection = idle.popLast() { return connection }
         guard !unavailable, !closed, opened < Self.limit, let pool = writer as? DatabasePool else {
             if !(writer is DatabasePool) { unavailable = true }
             return nil
@@ -442,17 +484,17 @@ final class LocalPointReader: @unchecked Sendable {
         do {
             let queue = try DatabaseQueue(path: pool.path, configuration: config)
             opened += 1
-            return queue
+            return Connection(queue)
         } catch {
             if opened == 0 { unavailable = true }
             return nil
         }
     }
 
-    private func give(_ queue: DatabaseQueue) {
+    private func give(_ connection: Connection) {
         lock.lock()
         defer { lock.unlock() }
-        if closed { try? queue.close() } else { idle.append(queue) }
+        if closed { connection.close() } else { idle.append(connection) }
     }
 }
 

@@ -42,6 +42,60 @@ struct PointReaderTests {
     }
 }
 
+/// The point read's statement, kept prepared on each dedicated connection, and its arguments, bound from their own
+/// UTF-8 bytes.
+@Suite("Local point reads: the kept statement and its bindings")
+struct PointStatementTests {
+    @Test("an id is bound byte for byte: with a NUL inside it, get, update and delete find no other record")
+    func idsBindExactly() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let backend = try fileBackend(dir.appendingPathComponent("bind.db").path)
+        defer { Task { await backend.close() } }
+        let id = try #require(try await backend.create(Record(className: "Memo", fields: ["t": "x"])).id)
+        // Bound as a C string, the text stopped at the NUL, so `id + "\0tail"` found the record `id`.
+        // Update and delete find their record by the same read: before, they changed and deleted the record `id`.
+        for wrong in [id + "\u{0}tail", ""] {
+            await #expect { _ = try await backend.get(className: "Memo", id: wrong) } throws: { error in
+                (error as? MBaaSError)?.kind == .notFound
+            }
+            await #expect { _ = try await backend.update(className: "Memo", id: wrong, .set(["t": "changed"])) } throws: { error in
+                (error as? MBaaSError)?.kind == .notFound
+            }
+            await #expect { try await backend.delete(className: "Memo", id: wrong, expectedVersion: nil) } throws: { error in
+                (error as? MBaaSError)?.kind == .notFound
+            }
+        }
+        #expect(try await backend.get(className: "Memo", id: id)["t"] == "x")
+        let queue = try DatabaseQueue()
+        let bound = try queue.inDatabase { db -> [String]? in
+            let stmt = try db.makeStatement(sql: "SELECT typeof(?1) || ':' || length(CAST(?1 AS BLOB)), typeof(?2) || ':' || length(CAST(?2 AS BLOB))")
+            return try LocalColumn.stepOnce(stmt, db, bind: "", "a\u{0}é") { s in [LocalColumn.text(s, 0) ?? "NULL", LocalColumn.text(s, 1) ?? "NULL"] }
+        }
+        #expect(bound == ["text:0", "text:4"])
+    }
+
+    @Test("one connection's kept statement reads each change, across a schema change, and is finalized when Local closes")
+    func keptStatementFollowsWritesAndCloses() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let backend = try fileBackend(dir.appendingPathComponent("kept.db").path)
+        let id = try #require(try await backend.create(Record(className: "Memo", fields: ["n": 1])).id)
+        for n in 2...4 {
+            #expect(try await backend.get(className: "Memo", id: id)["n"] == .int(Int64(n - 1)))
+            _ = try await backend.update(className: "Memo", id: id, .set(["n": .int(Int64(n))]))
+        }
+        // A schema change by another connection: SQLite prepares the kept statement again by itself.
+        try await backend.store.writer.write { db in try db.execute(sql: "CREATE INDEX kept_probe ON records(updated_at)") }
+        #expect(try await backend.get(className: "Memo", id: id)["n"] == 4)
+        #expect(backend.store.pointReader.connectionsOpened == 1)
+        let connection = try #require(backend.store.pointReader.idleConnections.first)
+        await backend.close()
+        // GRDB refuses to close a connection whose statements are not finalized; a closed queue refuses any use.
+        #expect(throws: (any Error).self) { try connection.queue.inDatabase { db in try db.execute(sql: "SELECT 1") } }
+    }
+}
+
 /// The decoding side of `bench local` (raw+decode) reads what Local stored, in place: the same record `get` returns.
 @Suite("bench local's raw+decode reader")
 struct BenchDecodeTests {

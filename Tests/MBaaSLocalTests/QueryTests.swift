@@ -129,3 +129,38 @@ struct QueryTests {
         #expect(Set(try await b.queryPage(q).records.compactMap { $0["title"]?.stringValue }) == ["apple pie", "Banana"])
     }
 }
+
+/// Strings with a NUL inside: Local stores them (JSON `\u0000`) and reads them back whole, but SQLite cannot compare
+/// them: GRDB binds a `String` as a C string and SQLite's JSON functions end a string at its first NUL.
+@Suite("Local queries: strings with a NUL inside")
+struct QueryNULTests {
+    @Test("a string with a NUL is refused as a value to compare, by every operator, naming the key; arrays are compared whole")
+    func valuesWithNULAreRefused() async throws {
+        let b = try memoryBackend()
+        for title in ["a", "a\u{0}b", "b"] {
+            _ = try await b.create(Record(className: "Item", fields: ["title": .string(title)]))
+        }
+        _ = try await b.create(Record(className: "Item", fields: ["title": ["a\u{0}b"], "kind": "array"]))
+        let refused: [QueryPredicate] = [
+            Field("title") == "a\u{0}b", Field("title") != "a\u{0}b", Field("title") > "a\u{0}b",
+            Field("title").isIn(["b", "a\u{0}b"]), Field("title").notIn(["a\u{0}b"]), Field("title").hasPrefix("a\u{0}"),
+            Field("owner") == .pointer(Pointer(className: "User", objectId: "u\u{0}1")),
+            .and([Field("kind") == "array", .containsAll("title", ["a\u{0}b"])]),
+            .or([.not(Field("title") == "x"), .regex("title", "a\u{0}", options: "")]),
+        ]
+        for predicate in refused {
+            await #expect { _ = try await titles(b, predicate) } throws: { error in
+                let e = error as? MBaaSError
+                let named = e?.message.contains("query on 'title'") == true || e?.message.contains("query on 'owner'") == true
+                return e?.kind == .invalidRequest && named && e?.message.contains("NUL") == true
+            }
+        }
+        // Read back whole; an array holding one is compared as JSON text, where the NUL is escaped.
+        let all = try await b.queryPage(Query("Item", limit: 10)).records.compactMap { $0["title"]?.stringValue }
+        #expect(Set(all) == ["a", "a\u{0}b", "b"])
+        let arrays = try await b.queryPage(Query("Item", predicate: Field("title") == ["a\u{0}b"], limit: 10)).records
+        #expect(arrays.map { $0["kind"] } == ["array"])
+        // The documented limit: a stored string holding a NUL compares as the part before it.
+        #expect(try await titles(b, Field("title") == "a") == ["a", "a\u{0}b"])
+    }
+}
