@@ -21,7 +21,9 @@ public import MBaaSCore
 ///   code point) and dates with dates; other pairs never match. `in` also matches any element of an array field.
 ///   `exists` means present and not null. `prefix` is case-sensitive (no LIKE wildcards). `regex` uses
 ///   NSRegularExpression with options `i m s x` on strings. `containsAll` needs an array holding every value.
-///   Keys `id`, `createdAt`, `updatedAt` query the metadata.
+///   Keys `id`, `createdAt`, `updatedAt` query the metadata. A string holding NUL (U+0000) is stored and read back
+///   whole, but cannot be compared: as a query value it is refused (`invalidRequest`, naming the key), and a stored
+///   one compares as its part before the NUL (SQLite's JSON functions end it there).
 /// - Files: bytes in a directory next to the database (`<path>-files/`, or ``Options/filesDirectory``), metadata
 ///   in the database. Uploads copy in chunks, report progress, and remove partial files when cancelled.
 /// - Users: scrypt password hashes (swift-crypto), random session tokens stored as SHA-256 hashes with an expiry.

@@ -401,7 +401,7 @@ public struct LocalBenchmark: Sendable {
         let errFile = FileManager.default.temporaryDirectory.appendingPathComponent("mbaas-bench-\(UUID().uuidString).err")
         defer { try? FileManager.default.removeItem(at: errFile) }
         do {
-            FileManager.default.createFile(atPath: errFile.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: errFile.path, contents: nil)
             process.standardOutput = out
             process.standardError = try FileHandle(forWritingTo: errFile)
             process.standardInput = FileHandle.nullDevice

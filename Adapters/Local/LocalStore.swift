@@ -423,7 +423,7 @@ final class LocalPointReader: @unchecked Sendable {
 
         /// Finalizes the statements (GRDB refuses to close a connection with a statement left) and closes.
         func close() {
-            try? queue.inDatabase { _ in loadStatement = nil }
+            queue.inDatabase { _ in loadStatement = nil }
             try? queue.close()
         }
     }
