@@ -44,7 +44,9 @@ extension LocalBackend {
     }
 
     public func findUser(username: String) async throws -> DirectoryUser? {
-        try await directRead { db in
+        // GRDB binds text cut at a NUL: such a name would find the user named by its part before the NUL.
+        if username.utf8.contains(0) { return nil }
+        return try await directRead { db in
             try Row.fetchOne(db.cachedStatement(sql: """
                 SELECT id, username, email, roles, groups, fields, created_at, updated_at FROM users WHERE username = ?
                 """), arguments: [username]).map(Self.directoryUser)
@@ -56,6 +58,7 @@ extension LocalBackend {
     /// interrupted run may have imported.
     public func findUser(field: String, equals value: String) async throws -> DirectoryUser? {
         try StoreValidation.fieldName(field)
+        if value.utf8.contains(0) { return nil }   // SQLite compares text up to a NUL: it would match another value
         let path = "$.\"\(field)\""   // a valid field name has no '"' or '.'
         return try await directRead { db in
             try Row.fetchOne(db.cachedStatement(sql: """

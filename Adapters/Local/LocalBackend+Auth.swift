@@ -15,6 +15,7 @@ extension LocalBackend {
         try StoreValidation.userName(username)
         guard !password.isEmpty else { throw MBaaSError(.invalidRequest, "the password must not be empty") }
         if let email, !email.contains("@") { throw MBaaSError(.invalidRequest, "'\(email)' is not an e-mail address") }
+        if let email { try StoreValidation.noNUL(email, "e-mail address") }
         try StoreValidation.fields(fields)
         let store = self.store
         // Fail fast before the (deliberately slow) hash.
@@ -43,7 +44,9 @@ extension LocalBackend {
     public func logIn(username: String, password: String) async throws -> Session {
         let store = self.store
         let row = try await directRead { db -> [String]? in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT id, password FROM users WHERE username = ?"), arguments: [username])
+            // A name holding NUL is no user's (names refuse control characters); bound, it would be cut at the NUL.
+            if username.utf8.contains(0) { return nil }
+            return try Row.fetchOne(db.cachedStatement(sql: "SELECT id, password FROM users WHERE username = ?"), arguments: [username])
                 .map { [$0[0], $0[1]] }
         }
         // Hash even for an unknown user (or one imported without a usable password, stored as `!…`), so timing

@@ -180,8 +180,10 @@ extension LocalStore {
                             updatedAt: row[5], acl: try aclText.map { try ACL(json: JSON.parse($0)) }, attachment: attachment)
     }
 
+    /// The file's row, or `nil`; a name holding NUL names no file (GRDB would bind it cut at the NUL, another name).
     func fileRow(_ db: Database, name: String) throws -> LocalFileRow? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT \(Self.fileColumns) FROM files f WHERE f.name = ?"), arguments: [name])
+        if name.utf8.contains(0) { return nil }
+        return try Row.fetchOne(db.cachedStatement(sql: "SELECT \(Self.fileColumns) FROM files f WHERE f.name = ?"), arguments: [name])
             .map(Self.fileRow)
     }
 

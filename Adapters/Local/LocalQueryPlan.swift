@@ -233,7 +233,10 @@ struct LocalQueryPlan: Sendable {
             case .null: values.append(.null)
             case .int(let i): values.append(i.databaseValue)
             case .double(let d): values.append(d.databaseValue)
-            case .string(let s): values.append(s.databaseValue)
+            case .string(let s):
+                // Sort values come from SQLite, which ends a string at NUL: a cursor holding one was not made here.
+                guard !s.utf8.contains(0) else { throw MBaaSError(.invalidRequest, "the query cursor is not one this backend made") }
+                values.append(s.databaseValue)
             case .object(let o):
                 guard let b = o["b"]?.stringValue, let data = Data(base64Encoded: b) else {
                     throw MBaaSError(.invalidRequest, "the query cursor is not one this backend made")

@@ -43,6 +43,14 @@ extension Migration {
     func copyFileOnce(
         _ ref: FileReference, key: String, linked: Bool, allowACLLoss: Bool, _ state: MigrationState
     ) async throws -> LinkedFileCopy {
+        // The state keys files in SQLite, where a NUL would cut the key short (two files, one copy).
+        do throws(MBaaSError) {
+            try StoreValidation.noNUL(key, "file key")
+            try StoreValidation.noNUL(ref.name, "file name")
+        } catch {
+            box.update { $0.files.read += 1 }
+            return .failed(try fileFailed(error, ref.name, "cannot be keyed", className: Self.linkedFiles, sourceId: key))
+        }
         if let copied = try await offPool({ try state.copiedFile(key) }) { return .copied(copied.target) }
         box.update { $0.files.read += 1 }
         func failed(_ error: any Error, _ what: String) throws -> LinkedFileCopy {

@@ -302,6 +302,15 @@ extension Migration {
                 }
                 continue
             }
+            // The state database keys records by their source id, in SQLite: a NUL would cut the key short, so two
+            // ids could share one mapping (one record skipped as written, pointers to the wrong one).
+            do throws(MBaaSError) { try StoreValidation.noNUL(id, "source record id") } catch {
+                box.update {
+                    $0.classes[index].failed += 1
+                    $0.add(.init(kind: "failed", className: cls, sourceId: id, detail: error.message))
+                }
+                continue
+            }
             if seen.insert(id).inserted { unique.append(r) }
         }
         let uniqueIds = unique.map { $0.id! }

@@ -32,6 +32,18 @@ extension Migration {
 
     func copyUserGroup(_ users: [DirectoryUser], pending: Set<String>, passwordFile: inout NDJSONWriter?, _ state: MigrationState) async throws {
         box.update { $0.users.read += users.count }
+        // Users are keyed by their source id in the state database (SQLite), where a NUL would cut the key short.
+        var users = users
+        users.removeAll { user in
+            do throws(MBaaSError) { try StoreValidation.noNUL(user.id, "source user id") } catch {
+                box.update {
+                    $0.users.failed += 1
+                    $0.add(.init(kind: "failed", className: "_User", sourceId: user.id, detail: error.message))
+                }
+                return true
+            }
+            return false
+        }
         let ids = users.map(\.id)
         let known = try await offPool { try state.mapped(.user, className: "_User", sourceIds: ids) }
         var seen = Set<String>()

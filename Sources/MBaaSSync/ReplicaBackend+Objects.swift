@@ -18,6 +18,7 @@ extension ReplicaBackend {
         if record.acl != nil { throw MBaaSError(.unsupported, "\(record.className): \(Self.aclNote)") }
         try policy.checkTypes(record.fields, className: record.className)
         let id = record.id ?? Self.newId()
+        try StoreValidation.noNUL(id, "record id")
         var stored = record
         stored.id = id
         try await local.preflight(className: record.className, records: [stored])
@@ -47,6 +48,8 @@ extension ReplicaBackend {
 
     public func get(className: String, id: String) async throws -> MBaaSCore.Record {
         guard isLocal(className) else { return try await remote.get(className: className, id: id) }
+        // The replica keys records by id in SQLite: a NUL would cut the id short and name another record.
+        try StoreValidation.noNUL(id, "record id")
         let current = try await store.read { db in try ReplicaStore.resolve(db, className: className, id: id) }
         return try sealing.openRecord(try await local.get(className: className, id: current))
     }
@@ -54,6 +57,7 @@ extension ReplicaBackend {
     public func update(className: String, id: String, _ update: RecordUpdate) async throws -> MBaaSCore.Record {
         let policy = self.policy(className)
         guard policy.persistence != .serverOnly else { return try await remote.update(className: className, id: id, update) }
+        try StoreValidation.noNUL(id, "record id")
         if update.acl != nil { throw MBaaSError(.unsupported, "\(className): \(Self.aclNote)") }
         for key in update.changes.keys where MBaaSCore.Record.reservedFieldNames.contains(key) {
             throw MBaaSError(.invalidRequest, "fields: '\(key)' is reserved for record metadata")
@@ -115,6 +119,7 @@ extension ReplicaBackend {
         guard policy.persistence != .serverOnly else {
             return try await remote.delete(className: className, id: id, expectedVersion: expectedVersion)
         }
+        try StoreValidation.noNUL(id, "record id")
         let queued = policy.persistence == .localAndServer
         try await store.write { db in
             let current = try ReplicaStore.resolve(db, className: className, id: id)

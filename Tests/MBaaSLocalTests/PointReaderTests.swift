@@ -75,6 +75,29 @@ struct PointStatementTests {
         #expect(bound == ["text:0", "text:4"])
     }
 
+    @Test("a file name, user name or e-mail holding NUL names nothing: no other file is read or deleted, no other user logs in")
+    func otherKeysHoldingNUL() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let backend = try fileBackend(dir.appendingPathComponent("keys.db").path)
+        defer { Task { await backend.close() } }
+        _ = try await backend.upload(FileUpload(name: "x.txt", source: .data(Data("x".utf8))))
+        let wrongFile = FileReference(name: "x.txt\u{0}junk")
+        await #expect { _ = try await backend.download(wrongFile) } throws: { ($0 as? MBaaSError)?.kind == .notFound }
+        await #expect { try await backend.deleteFile(wrongFile) } throws: { ($0 as? MBaaSError)?.kind == .notFound }
+        #expect(try await backend.download(FileReference(name: "x.txt")) == Data("x".utf8))
+
+        _ = try await backend.signUp(username: "alice", password: "secret-pass", email: nil, fields: [:])
+        await #expect { _ = try await backend.logIn(username: "alice\u{0}x", password: "secret-pass") } throws: {
+            ($0 as? MBaaSError)?.kind == .unauthorized
+        }
+        #expect(try await backend.findUser(username: "alice\u{0}x") == nil)
+        #expect(try await backend.findUser(username: "alice")?.username == "alice")
+        await #expect { _ = try await backend.signUp(username: "bob", password: "secret-pass", email: "b@x\u{0}.org", fields: [:]) } throws: {
+            ($0 as? MBaaSError)?.kind == .invalidRequest
+        }
+    }
+
     @Test("one connection's kept statement reads each change, across a schema change, and is finalized when Local closes")
     func keptStatementFollowsWritesAndCloses() async throws {
         let dir = try temporaryDirectory()

@@ -62,6 +62,29 @@ struct OutboxTests {
         #expect(try await remote.get(className: "Memo", id: remoteId).fields["title"] == "direct")
     }
 
+    @Test("an id holding NUL is refused by get, update, delete and create; the record named by the part before it is untouched")
+    func idsHoldingNULAreRefused() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let remote = ControlledRemote(try localRemote(dir))
+        let replica = try await openReplica(dir.appendingPathComponent("r.replica").path, remote: remote)
+        let a = try #require(try await replica.create(Record(className: "Memo", fields: ["n": 1])).id)
+        // Bound by GRDB, `a + "\0x"` was cut to `a`: update changed `a` and queued it; delete removed it.
+        let wrong = a + "\u{0}x"
+        func refused(_ body: () async throws -> Void) async {
+            await #expect { try await body() } throws: { error in
+                (error as? MBaaSError)?.kind == .invalidRequest && (error as? MBaaSError)?.message.contains("NUL") == true
+            }
+        }
+        await refused { _ = try await replica.get(className: "Memo", id: wrong) }
+        await refused { _ = try await replica.update(className: "Memo", id: wrong, .set(["n": 2])) }
+        await refused { try await replica.delete(className: "Memo", id: wrong, expectedVersion: nil) }
+        await refused { _ = try await replica.create(Record(className: "Memo", id: wrong, fields: ["n": 3])) }
+        #expect(try await replica.get(className: "Memo", id: a)["n"] == 1)
+        #expect(try await replica.status(probe: false).classes["Memo"]?.pending == 1)
+        #expect(remote.callCount == 0)
+    }
+
     @Test("create then updates is one create; create then delete sends nothing; updates then delete is one delete")
     func amplifyRules() async throws {
         let dir = try temporaryDirectory()

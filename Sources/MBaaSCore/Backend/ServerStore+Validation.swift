@@ -118,6 +118,15 @@ public enum StoreValidation {
         }
     }
 
+    /// Refuses a key holding NUL (U+0000) before it reaches SQLite: GRDB binds a `String` as a C string, which ends
+    /// at the first NUL, so `"a\u{0}x"` and `"a\u{0}y"` would both be looked up, written or deleted as `"a"`.
+    /// `what` names the key in the message (`record id`, `file name`).
+    public static func noNUL(_ key: String, _ what: String) throws(MBaaSError) {
+        if key.utf8.contains(0) {
+            throw MBaaSError(.invalidRequest, "\(what) '\(key.split(separator: "\u{0}", omittingEmptySubsequences: false).joined(separator: "\\u0000"))' holds NUL (U+0000), which SQLite would cut it at; nothing was done with it")
+        }
+    }
+
     /// File names: any Unicode, 1 to 1024 characters, no NUL.
     public static func fileName(_ name: String) throws(MBaaSError) {
         guard !name.isEmpty, name.count <= 1024, !name.unicodeScalars.contains("\u{0}") else {

@@ -157,11 +157,18 @@ public struct BundleFileEntry: Sendable, Hashable {
         guard let o = json.objectValue, let name = o["name"]?.stringValue, !name.isEmpty else {
             throw MBaaSError(.decoding, "a file entry needs a name")
         }
+        // The bundle's file index keys entries by name in SQLite, where a NUL would merge two files into one.
+        guard !name.utf8.contains(0) else {
+            throw MBaaSError(.decoding, "file entry '\(name.replacingOccurrences(of: "\u{0}", with: "\\u0000"))': a file name holds NUL (U+0000)")
+        }
         self.init(name: name, size: o["size"]?.intValue, sha256: o["sha256"]?.stringValue, contentType: o["contentType"]?.stringValue,
                   acl: try o["acl"].flatMap { a throws(MBaaSError) in a.isNull ? nil : try ACL(json: a) })
         for l in o["linkedBy"]?.arrayValue ?? [] {
             guard let lo = l.objectValue, let c = lo["class"]?.stringValue, let id = lo["id"]?.stringValue, let f = lo["field"]?.stringValue else {
                 throw MBaaSError(.decoding, "file \(name): each linkedBy entry needs class, id and field")
+            }
+            guard !id.utf8.contains(0), !c.utf8.contains(0), !f.utf8.contains(0) else {
+                throw MBaaSError(.decoding, "file \(name): a linkedBy entry holds NUL (U+0000)")
             }
             linkedBy.append(Link(className: c, id: id, field: f))
         }
