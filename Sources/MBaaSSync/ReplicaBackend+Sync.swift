@@ -50,6 +50,8 @@ public struct SyncReport: Sendable {
         public var ghostsRemoved = 0
         /// Synced copies older than the class's lifeSpan, removed from the replica.
         public var pruned = 0
+        /// Remote records sync down left out (see ``SyncReport/refusedDown``).
+        public var refused = 0
         public init() {}
     }
 
@@ -66,15 +68,20 @@ public struct SyncReport: Sendable {
     public var outcome: Outcome = .complete
     /// Records waiting for a resolution after this run.
     public var conflicts: [SyncConflict] = []
+    /// Remote records sync down could not keep, each with its reason (`remote` set, `local` nil): an id holding NUL
+    /// (U+0000), which the replica (SQLite, as GRDB binds text) would cut short and so write over another record.
+    /// Listed, never dropped in silence; the CLI exits 8 when there are any.
+    public var refusedDown: [SyncConflict] = []
 
     /// `{"outcome":"complete"|"unreachable"|"sessionRefused","message":…,"classes":{"Memo":{"down":N,"up":N,
-    /// "conflicts":N,"ghostsRemoved":N,"pruned":N}},"conflicts":[…]}`
+    /// "conflicts":N,"ghostsRemoved":N,"pruned":N,"refused":N}},"conflicts":[…],"refusedDown":[…]}`
     public var json: JSON {
         var classesObject = JSONObject()
         for name in classes.keys.sorted() {
             let s = classes[name]!
             classesObject[name] = .object(["down": .int(Int64(s.down)), "up": .int(Int64(s.up)), "conflicts": .int(Int64(s.conflicts)),
-                                           "ghostsRemoved": .int(Int64(s.ghostsRemoved)), "pruned": .int(Int64(s.pruned))])
+                                           "ghostsRemoved": .int(Int64(s.ghostsRemoved)), "pruned": .int(Int64(s.pruned)),
+                                           "refused": .int(Int64(s.refused))])
         }
         var o: JSONObject = [:]
         switch outcome {
@@ -84,6 +91,7 @@ public struct SyncReport: Sendable {
         }
         o["classes"] = .object(classesObject)
         o["conflicts"] = .array(conflicts.map(\.json))
+        o["refusedDown"] = .array(refusedDown.map(\.json))
         return .object(o)
     }
 }
@@ -601,6 +609,7 @@ extension ReplicaBackend {
         do { filter = try await scopeFilter(className) } catch let e as MBaaSError where e.kind == .unauthorized { throw SyncStop.sessionRefused(e) }
         var query = Query(className, predicate: predicate, sort: [SortKey("updatedAt")], limit: options.pageSize)
         var down = 0
+        var refused: [SyncConflict] = []
         var mark = hwm
         // The next page is fetched while this one is written (the remote's read and the replica's write overlap);
         // pages are still applied in order, each with its high-water mark.
@@ -617,7 +626,17 @@ extension ReplicaBackend {
                 query.cursor = next
                 fetching = fetch(query)
             }
-            let kept = try await scoped(page.records, className: className, filter: filter)
+            var keeping: [MBaaSCore.Record] = []
+            for record in try await scoped(page.records, className: className, filter: filter) {
+                // The replica keys records by id in SQLite, which would cut this one at its NUL: another record's key.
+                if let id = record.id, id.utf8.contains(0) {
+                    refused.append(SyncConflict(className: className, id: id, local: nil, remote: record,
+                                                reason: "its id holds NUL (U+0000), which the replica would cut it at; left out"))
+                } else {
+                    keeping.append(record)
+                }
+            }
+            let kept = keeping
             let now = store.now
             let startMark = mark
             let pageMark: Int64? = try await store.write { db in
@@ -643,6 +662,8 @@ extension ReplicaBackend {
         }
         var summary = report.classes[className] ?? .init()
         summary.down += down
+        summary.refused += refused.count
+        report.refusedDown += refused
         if options.ghostScan || (hadSynced && syncs % max(1, options.ghostScanEvery) == 0) {
             summary.ghostsRemoved += try await ghostScan(className, predicate: policy.where, pageSize: options.pageSize, filter: filter)
         }

@@ -148,7 +148,7 @@ struct SyncCommand: AsyncParsableCommand {
                 switch report.outcome {
                 case .unreachable: throw ExitCode(6)
                 case .sessionRefused: throw ExitCode(4)
-                case .complete: if !report.conflicts.isEmpty { throw ExitCode(8) }
+                case .complete: if !report.conflicts.isEmpty || !report.refusedDown.isEmpty { throw ExitCode(8) }
                 }
             }
         }
@@ -158,7 +158,8 @@ struct SyncCommand: AsyncParsableCommand {
         var lines: [String] = []
         for name in report.classes.keys.sorted() {
             let s = report.classes[name]!
-            lines.append("\(name): \(s.down) down, \(s.up) up, \(s.conflicts) conflicts, \(s.ghostsRemoved) ghosts removed, \(s.pruned) pruned")
+            lines.append("\(name): \(s.down) down, \(s.up) up, \(s.conflicts) conflicts, \(s.ghostsRemoved) ghosts removed, \(s.pruned) pruned"
+                + (s.refused > 0 ? ", \(s.refused) refused" : ""))
         }
         switch report.outcome {
         case .complete: lines.append(report.conflicts.isEmpty ? "complete" : "complete with \(report.conflicts.count) conflicts (mbaas sync conflicts)")
@@ -166,6 +167,9 @@ struct SyncCommand: AsyncParsableCommand {
         case .sessionRefused(let m): lines.append("the remote refused the session, sync up paused (log in again): \(m)")
         }
         for c in report.conflicts { lines.append("  conflict \(c.className)/\(c.id): \(c.reason)") }
+        for r in report.refusedDown {
+            lines.append("  refused down \(r.className)/\(r.id.split(separator: "\u{0}", omittingEmptySubsequences: false).joined(separator: "\\u0000")): \(r.reason)")
+        }
         emit(report.json, table: lines.joined(separator: "\n") + "\n", format: format)
     }
 

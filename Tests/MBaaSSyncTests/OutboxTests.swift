@@ -85,6 +85,32 @@ struct OutboxTests {
         #expect(remote.callCount == 0)
     }
 
+    @Test("sync down leaves out a remote record whose id holds NUL, lists it, and keeps the replica's record named by the part before it")
+    func syncDownRefusesIdsHoldingNUL() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let remote = ControlledRemote(try localRemote(dir))
+        let a = try #require(try await remote.base.create(Record(className: "Memo", fields: ["n": 1])).id)
+        // A remote that holds `a + "\0x"` too (the Local under it cannot).
+        let odd = Record(className: "Memo", id: a + "\u{0}x", createdAt: Date(), updatedAt: Date(), version: "1", fields: ["n": 99])
+        remote.lock.withLock {
+            remote.pageHook = { page in
+                var page = page
+                if !page.records.isEmpty { page.records.append(odd) }
+                return page
+            }
+        }
+        let replica = try await openReplica(dir.appendingPathComponent("r.replica").path, remote: remote)
+        let report = try await replica.sync(SyncOptions(direction: .down))
+        #expect(report.classes["Memo"]?.down == 1)
+        #expect(report.classes["Memo"]?.refused == 1)
+        #expect(report.refusedDown.map(\.id) == [a + "\u{0}x"])
+        #expect(report.refusedDown.first?.reason.contains("NUL") == true)
+        #expect(report.json["refusedDown"]?.arrayValue?.count == 1)
+        // Before, the odd record was written over `a` (n = 99) and marked synced.
+        #expect(try await replica.get(className: "Memo", id: a)["n"] == 1)
+    }
+
     @Test("create then updates is one create; create then delete sends nothing; updates then delete is one delete")
     func amplifyRules() async throws {
         let dir = try temporaryDirectory()

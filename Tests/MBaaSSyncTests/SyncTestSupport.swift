@@ -29,6 +29,8 @@ final class ControlledRemote: Backend, @unchecked Sendable {
     var calls: [String] = []
     /// Called for each object call (its name): a failure to inject, or `nil`.
     var plan: (@Sendable (String) -> Failure?)?
+    /// Changes each page a query returns (a remote that holds what the base cannot, say).
+    var pageHook: (@Sendable (RecordPage) -> RecordPage)?
 
     init(_ base: any Backend) { self.base = base }
 
@@ -80,7 +82,13 @@ final class ControlledRemote: Backend, @unchecked Sendable {
     func delete(className: String, id: String, expectedVersion: String?) async throws {
         try await run("delete") { try await base.delete(className: className, id: id, expectedVersion: expectedVersion) }
     }
-    func queryPage(_ query: Query) async throws -> RecordPage { try await run("query") { try await base.queryPage(query) } }
+    func queryPage(_ query: Query) async throws -> RecordPage {
+        let hook = lock.withLock { pageHook }
+        return try await run("query") {
+            let page = try await base.queryPage(query)
+            return hook?(page) ?? page
+        }
+    }
     func count(_ query: Query) async throws -> Int { try await run("count") { try await base.count(query) } }
     /// One "batch" call (a plan may fail it), whose creates count as "create" calls.
     func batch(_ operations: [BatchOperation]) async throws -> [BatchResult] {
