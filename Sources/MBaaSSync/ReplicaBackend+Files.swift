@@ -52,6 +52,8 @@ extension ReplicaBackend {
     }
 
     public func upload(_ upload: FileUpload) async throws -> FileReference {
+        // Checked before the remote is tried: queued offline, a NUL would cut the name kept for the later upload.
+        try StoreValidation.fileName(upload.name)
         if let attachment = upload.attachment {
             throw MBaaSError(.unsupported, "attaching '\(upload.name)' to \(attachment.className)/\(attachment.objectId): a replica's records reach the remote on sync; files are not attached to records of a replica yet (upload it to the file store)")
         }

@@ -18,6 +18,10 @@ struct ReplicaFilesTests {
         remote.plan = offline
         let replica = try await openReplica(path, remote: remote)
         let bytes = Data("jpeg bytes, not on the server yet".utf8)
+        // A name holding NUL is refused before it is queued (the queue would keep it cut at the NUL).
+        await #expect { _ = try await replica.upload(FileUpload(name: "photo\u{0}.jpg", source: .data(bytes))) } throws: {
+            ($0 as? MBaaSError)?.kind == .invalidRequest
+        }
         let ref = try await replica.upload(FileUpload(name: "photo.jpg", source: .data(bytes), contentType: "image/jpeg"))
         #expect(ref.name.hasPrefix("replica-") && ref.name.hasSuffix("-photo.jpg"), "\(ref.name)")
         #expect(ref.size == Int64(bytes.count))
