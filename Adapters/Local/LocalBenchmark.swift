@@ -330,7 +330,7 @@ public struct LocalBenchmark: Sendable {
         // Untimed: opens Local's point-read connection and prepares both statements (the raw connection is open).
         _ = try await local.get(className: "Bench", id: sample[0])
         _ = try rawRead(rawSample[0], sql: pointSQL, Self.touch)
-        _ = try rawRead(rawSample[0], sql: decodedPointSQL, Self.decode)
+        _ = try rawRead(rawSample[0], sql: decodedPointSQL) { try Self.decode($0, knownID: rawSample[0]) }
         var rawBytes = 0
         var rawDecodedFields = 0
         var getTime = [0.0, 0.0, 0.0]
@@ -343,7 +343,10 @@ public struct LocalBenchmark: Sendable {
                     switch side {
                     case 0: for id in sample[range] { _ = try await local.get(className: "Bench", id: id) }
                     case 1: for id in rawSample[range] { rawBytes &+= try rawRead(id, sql: pointSQL, Self.touch) }
-                    default: for id in rawSample[range] { rawDecodedFields &+= try rawRead(id, sql: decodedPointSQL, Self.decode).fields.count }
+                    default:
+                        for id in rawSample[range] {
+                            rawDecodedFields &+= try rawRead(id, sql: decodedPointSQL) { try Self.decode($0, knownID: id) }.fields.count
+                        }
                     }
                 }
             }
@@ -468,8 +471,11 @@ public struct LocalBenchmark: Sendable {
 
     /// The least an eager reader does with a row of Local's record columns (`seq, id, created_at, updated_at, version,
     /// acl, fields`, ``LocalStore/recordColumns``): Local's own row decoder, fields parsed in SQLite's buffer.
-    static func decode(_ statement: SQLiteStatement) throws -> Record {
-        try LocalStore.decodeRecord(className: "Bench", statement: statement).record
+    ///
+    /// `knownID`: the id a point read selected the row by, which Local's `get` also takes instead of reading it back
+    /// (a reader that asked for an id knows it).
+    static func decode(_ statement: SQLiteStatement, knownID: String? = nil) throws -> Record {
+        try LocalStore.decodeRecord(className: "Bench", statement: statement, knownID: knownID).record
     }
 
     static func touch(_ row: Row) -> Int {

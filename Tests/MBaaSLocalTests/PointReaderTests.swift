@@ -136,7 +136,7 @@ struct BenchDecodeTests {
         defer { try? queue.close() }
         let decoded = try queue.inDatabase { db -> MBaaSCore.Record? in
             let stmt = try db.cachedStatement(sql: "SELECT seq, id, created_at, updated_at, version, acl, fields FROM records WHERE id = ?")
-            return try LocalColumn.stepOnce(stmt, db, bind: [id], LocalBenchmark.decode)
+            return try LocalColumn.stepOnce(stmt, db, bind: [id]) { try LocalBenchmark.decode($0) }
         }
         #expect(decoded?.fields == LocalBenchmark.fields(7))
         #expect(decoded?.fields == stored.fields && decoded?.id == id && decoded?.version == stored.version)
