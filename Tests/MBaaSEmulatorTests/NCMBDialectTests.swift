@@ -246,6 +246,23 @@ struct NCMBDialectTests {
         #expect(after.status == 401 && errorCode(after) == "E401001")
     }
 
+    @Test("an object id holding NUL (%00) in the path names no object: GET and DELETE answer E404001 and the object before the NUL stays")
+    func idWithNULInPath() async throws {
+        let dialect = try makeDialect()
+        let created = await dialect.respond(to: try signedRequest(dialect, "POST", "/classes/Memo", body: Data(#"{"title":"kept"}"#.utf8)))
+        let id = try #require(try JSON.parse(created.body)["objectId"]?.stringValue)
+        let wrong = "/classes/Memo/" + id + "\u{0}x"
+        #expect(try signedRequest(dialect, "GET", wrong).url.absoluteString.contains("%00"))
+        // Bound as a C string, the id ended at the NUL: GET answered the object `id`, and DELETE removed it.
+        for method in ["GET", "DELETE"] {
+            let response = await dialect.respond(to: try signedRequest(dialect, method, wrong))
+            #expect(response.status == 404 && errorCode(response) == "E404001", "\(method): \(response.status)")
+        }
+        let read = await dialect.respond(to: try signedRequest(dialect, "GET", "/classes/Memo/" + id))
+        #expect(read.status == 200)
+        #expect(try JSON.parse(read.body)["title"] == "kept")
+    }
+
     @Test("a port already in use is an error from start(), not a wait")
     func portInUse() async throws {
         let first = try await EmulatorServer(dialect: try makeDialect()).start()
