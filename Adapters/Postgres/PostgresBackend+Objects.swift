@@ -191,7 +191,10 @@ extension PostgresStore {
     func loadForWrite(_ conn: PostgresConnection, className: String, id: String, principal: PostgresPrincipal,
                       expectedVersion: String?) async throws -> PostgresStoredRecord {
         if let expectedVersion { try StoreValidation.version(expectedVersion) }
-        guard let stored = try await load(conn, className: className, id: id, forUpdate: true),
+        // No record has another id (creates check it), as `get` says: an id PostgreSQL would refuse (a NUL byte) is
+        // `notFound` here too, not the server's encoding error.
+        guard (try? StoreValidation.recordId(id)) != nil,
+              let stored = try await load(conn, className: className, id: id, forUpdate: true),
               principal.canRead(stored.record.acl) || principal.canWrite(stored.record.acl) else {
             throw MBaaSError(.notFound, "record \(className)/\(id) not found")
         }

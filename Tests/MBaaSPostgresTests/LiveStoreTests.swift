@@ -29,6 +29,12 @@ extension LiveTests {
             #expect(try await backend.count(Query("Memo", predicate: .prefix(field, "'; DROP"))) == 1)
             await expectError(.invalidRequest) { try await backend.create(Record(className: "Memo", fields: ["a\"b": 1])) }
             await expectError(.invalidRequest) { try await backend.create(Record(className: "Memo", fields: ["nul": .string("a\u{0}b")])) }
+            // An id holding NUL names no record (PostgreSQL text holds none): get, update and delete answer notFound.
+            let nulId = try #require(stored.id) + "\u{0}x"
+            await expectError(.notFound) { try await backend.get(className: "Memo", id: nulId) }
+            await expectError(.notFound) { try await backend.update(className: "Memo", id: nulId, .set(["n": 2])) }
+            await expectError(.notFound) { try await backend.delete(className: "Memo", id: nulId, expectedVersion: nil) }
+            #expect(try await backend.get(className: "Memo", id: try #require(stored.id))["n"] == 1)
             // 500 clauses is the core's limit: it runs (one SQL statement); one more is refused before any SQL.
             let atLimit = QueryPredicate.or((0..<500).map { .compare("n", .eq, .int(Int64($0))) })
             #expect(try await backend.count(Query("Memo", predicate: atLimit)) == 1)
