@@ -74,6 +74,9 @@ extension LocalBackend {
     public func importUser(_ user: DirectoryUser, password: ImportedPassword) async throws -> DirectoryUser {
         let username = user.username ?? user.email ?? user.id
         do { try StoreValidation.userName(username) } catch { throw MBaaSError(.invalidRequest, "user \(user.id): \(error.message)") }
+        if let email = user.email {
+            do { try StoreValidation.noNUL(email, "e-mail address") } catch { throw MBaaSError(.invalidRequest, "user \(user.id): \(error.message)") }
+        }
         for name in user.roles { try StoreValidation.principalName(name, kind: "role") }
         for name in user.groups { try StoreValidation.principalName(name, kind: "group") }
         var fields = user.fields
@@ -121,7 +124,9 @@ extension LocalBackend {
         let store = self.store, name = role.name, members = role.users
         try await directWrite { db in
             for member in members {
-                guard let text = try String.fetchOne(db, sql: "SELECT roles FROM users WHERE id = ?", arguments: [member]) else {
+                // An id holding NUL is no user's: bound, it would be cut at the NUL and name another.
+                guard !member.utf8.contains(0),
+                      let text = try String.fetchOne(db, sql: "SELECT roles FROM users WHERE id = ?", arguments: [member]) else {
                     throw MBaaSError(.notFound, "role \(name): member user \(member) not found")
                 }
                 var list = try LocalStore.stringList(text)

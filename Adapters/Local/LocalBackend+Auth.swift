@@ -123,6 +123,8 @@ extension LocalBackend {
     /// Deletes a user and ends its sessions (administrative, like ``setRoles(_:forUser:)``); its records stay.
     /// An unknown id is `notFound`.
     public func deleteUser(id: String) async throws {
+        // A NUL would cut the bound id short: the user named by the part before it. No user has such an id.
+        if id.utf8.contains(0) { throw MBaaSError(.notFound, "user \(id) not found") }
         let deleted = try await directWrite { db in
             try db.execute(sql: "DELETE FROM sessions WHERE user_id = ?", arguments: [id])
             try db.execute(sql: "DELETE FROM users WHERE id = ?", arguments: [id])
@@ -133,6 +135,7 @@ extension LocalBackend {
 
     private func setList(_ column: String, _ names: [String], kind: String, userId: String) async throws {
         for n in names { try StoreValidation.principalName(n, kind: kind) }
+        if userId.utf8.contains(0) { throw MBaaSError(.notFound, "user \(userId) not found") }   // see deleteUser
         var unique: [String] = []
         for n in names where !unique.contains(n) { unique.append(n) }
         let text = JSON.array(unique.map(JSON.string)).printed()
@@ -194,8 +197,9 @@ extension LocalStore {
         return Session(token: token, userId: userId, username: username, expiresAt: LocalTime.date(expires))
     }
 
+    /// The user, or `nil`; an id holding NUL is no user's (bound, it would be cut at the NUL: another id).
     static func user(_ db: Database, id: String) throws -> User? {
-        guard let row = try Row.fetchOne(
+        guard !id.utf8.contains(0), let row = try Row.fetchOne(
             db.cachedStatement(sql: "SELECT id, username, email, roles, groups, fields FROM users WHERE id = ?"), arguments: [id])
         else { return nil }
         var fields: [String: Value] = [:]

@@ -181,8 +181,9 @@ struct LocalStore: Sendable {
             guard case .user(let id) = principal else { return }   // everyone, a role or a group: reachable
             users.append(id)
         }
-        for id in users where try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM users WHERE id = ?)", arguments: [id]) == true {
-            return
+        // An id holding NUL is no user's (bound, it would be cut at the NUL and could name one that exists).
+        for id in users where !id.utf8.contains(0) {
+            if try Bool.fetchOne(db, sql: "SELECT EXISTS(SELECT 1 FROM users WHERE id = ?)", arguments: [id]) == true { return }
         }
         throw MBaaSError(.invalidRequest, "acl names only users that do not exist (\(users.sorted().joined(separator: ", "))): nobody could read, change or delete it")
     }

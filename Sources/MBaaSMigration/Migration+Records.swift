@@ -286,6 +286,22 @@ extension Migration {
         observer(.classFinished(box.value.classes[index]))
     }
 
+    /// Refuses a record linking a file whose name holds NUL (a `File` value, or a string in a field the mapping marks
+    /// as a file link), naming the field: the state would key the file cut at the NUL, so another file of that name
+    /// would count as linked or copied.
+    func refuseNULFileNames(_ record: Record) throws(MBaaSError) {
+        let fileLinks = links.withLock { $0[record.className] } ?? mapping.fileLinkFields(record.className)
+        for (key, value) in record.fields {
+            let name: String?
+            switch value {
+            case .file(let ref): name = ref.name
+            case .string(let s) where fileLinks.contains(key): name = s
+            default: name = nil
+            }
+            if let name { try StoreValidation.noNUL(name, "file name in field \(key)") }
+        }
+    }
+
     /// Writes one batch; returns how many source records it handled.
     func writeBatch(
         _ records: [Record], className cls: String, index: Int, resumed: [String: String], adopt: Bool, pending: Set<String> = [],
@@ -304,7 +320,11 @@ extension Migration {
             }
             // The state database keys records by their source id, in SQLite: a NUL would cut the key short, so two
             // ids could share one mapping (one record skipped as written, pointers to the wrong one).
-            do throws(MBaaSError) { try StoreValidation.noNUL(id, "source record id") } catch {
+            // The same for a file it links: the state keys attachments and copies by file name.
+            do throws(MBaaSError) {
+                try StoreValidation.noNUL(id, "source record id")
+                try refuseNULFileNames(r)
+            } catch {
                 box.update {
                     $0.classes[index].failed += 1
                     $0.add(.init(kind: "failed", className: cls, sourceId: id, detail: error.message))

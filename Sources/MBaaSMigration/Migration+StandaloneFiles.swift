@@ -10,24 +10,26 @@ extension Migration {
     /// Files that no record links to, into the target's file store.
     func copyStandaloneFiles(_ state: MigrationState) async throws {
         guard source.capabilities.has(.fileList) else { return }
-        var files = try await withRetry { try await self.source.listFiles(prefix: nil, limit: nil) }
+        let files = try await withRetry { try await self.source.listFiles(prefix: nil, limit: nil) }
         // A file records link to that could not be copied for them is not tried again as one no record links to.
         // Nor is one linked only by records left unwritten for their ACL: it goes with them.
         let unwritten = unwrittenLinks.value
-        // The state keys files by name in SQLite, where a NUL would cut the name short (two files, one key).
-        files.removeAll { info in
-            do throws(MBaaSError) { try StoreValidation.noNUL(info.reference.name, "file name") } catch {
-                box.update { $0.files.read += 1 }
-                _ = try? fileFailed(error, info.reference.name, "cannot be keyed", className: Self.standaloneFiles, sourceId: info.reference.name)
-                return true
-            }
-            return false
-        }
         let unattached = files.filter {
             $0.reference.attachment == nil && !fileCopies.hasFailed($0.reference.name) && !unwritten.contains($0.reference.name)
         }
+        // The state keys files by name in SQLite, where a NUL would cut the name short (two files, one key): such a
+        // file fails by itself, named, before the state is asked about it.
+        var keyable: [FileInfo] = []
+        for info in unattached {
+            do throws(MBaaSError) { try StoreValidation.noNUL(info.reference.name, "file name") } catch {
+                _ = try fileFailed(error, info.reference.name, "cannot be keyed", className: Self.standaloneFiles, sourceId: info.reference.name)
+                continue
+            }
+            keyable.append(info)
+        }
+        let candidates = keyable
         let standalone = try await offPool {
-            try unattached.filter { try state.copiedFile($0.reference.name) == nil && !state.isLinkedByAttachment($0.reference.name) }
+            try candidates.filter { try state.copiedFile($0.reference.name) == nil && !state.isLinkedByAttachment($0.reference.name) }
         }
         guard !standalone.isEmpty else { return }
         guard target.capabilities.has(.files) else {

@@ -204,6 +204,14 @@ extension Migration {
     func copyRoles(_ state: MigrationState) async throws {
         for role in try await withRetry({ try await self.source.listRoles() }) {
             box.update { $0.roles.read += 1 }
+            // The state marks a role done by name, in SQLite, where a NUL would cut it short (another role's mark).
+            do throws(MBaaSError) { try StoreValidation.noNUL(role.name, "role name") } catch {
+                box.update {
+                    $0.roles.failed += 1
+                    $0.add(.init(kind: "failed", className: "_Role", sourceId: role.id, detail: error.message))
+                }
+                continue
+            }
             if try await offPool({ try state.isDone("role:\(role.name)") }) {
                 box.update { $0.roles.skipped += 1 }
                 continue

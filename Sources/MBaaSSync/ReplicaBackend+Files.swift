@@ -39,7 +39,8 @@ extension ReplicaBackend {
     }
 
     func queuedFile(_ name: String) async throws -> QueuedFile? {
-        guard name.hasPrefix("replica-") else { return nil }
+        // A name holding NUL is no queued file's (bound, it would be cut at the NUL and name another).
+        guard name.hasPrefix("replica-"), !name.utf8.contains(0) else { return nil }
         let row = try await store.read { db in
             try GRDB.Row.fetchOne(db, sql: "SELECT bytes, remote FROM replica_files WHERE name = ?", arguments: [name])
                 .map { ($0["bytes"] as Data, $0["remote"] as String?) }
@@ -53,7 +54,7 @@ extension ReplicaBackend {
 
     public func upload(_ upload: FileUpload) async throws -> FileReference {
         // Checked before the remote is tried: queued offline, a NUL would cut the name kept for the later upload.
-        try StoreValidation.fileName(upload.name)
+        try StoreValidation.noNUL(upload.name, "file name")
         if let attachment = upload.attachment {
             throw MBaaSError(.unsupported, "attaching '\(upload.name)' to \(attachment.className)/\(attachment.objectId): a replica's records reach the remote on sync; files are not attached to records of a replica yet (upload it to the file store)")
         }

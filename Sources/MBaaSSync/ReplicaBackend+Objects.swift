@@ -12,6 +12,13 @@ import MBaaSLocal
 /// - create, then delete → nothing is sent;
 /// - update(s), then delete → one delete.
 extension ReplicaBackend {
+    /// `notFound` for an id holding NUL (U+0000), as Local and PostgreSQL answer: the replica keys records by id in
+    /// SQLite, where GRDB would bind it cut at the NUL and so name another record. No record has such an id (creates
+    /// refuse it).
+    static func refuseNUL(_ className: String, _ id: String) throws(MBaaSError) {
+        if id.utf8.contains(0) { throw MBaaSError(.notFound, "no record \(className)/\(id)") }
+    }
+
     public func create(_ record: MBaaSCore.Record) async throws -> MBaaSCore.Record {
         let policy = self.policy(record.className)
         guard policy.persistence != .serverOnly else { return try await remote.create(record) }
@@ -48,8 +55,7 @@ extension ReplicaBackend {
 
     public func get(className: String, id: String) async throws -> MBaaSCore.Record {
         guard isLocal(className) else { return try await remote.get(className: className, id: id) }
-        // The replica keys records by id in SQLite: a NUL would cut the id short and name another record.
-        try StoreValidation.noNUL(id, "record id")
+        try Self.refuseNUL(className, id)
         let current = try await store.read { db in try ReplicaStore.resolve(db, className: className, id: id) }
         return try sealing.openRecord(try await local.get(className: className, id: current))
     }
@@ -57,7 +63,7 @@ extension ReplicaBackend {
     public func update(className: String, id: String, _ update: RecordUpdate) async throws -> MBaaSCore.Record {
         let policy = self.policy(className)
         guard policy.persistence != .serverOnly else { return try await remote.update(className: className, id: id, update) }
-        try StoreValidation.noNUL(id, "record id")
+        try Self.refuseNUL(className, id)
         if update.acl != nil { throw MBaaSError(.unsupported, "\(className): \(Self.aclNote)") }
         for key in update.changes.keys where MBaaSCore.Record.reservedFieldNames.contains(key) {
             throw MBaaSError(.invalidRequest, "fields: '\(key)' is reserved for record metadata")
@@ -119,7 +125,7 @@ extension ReplicaBackend {
         guard policy.persistence != .serverOnly else {
             return try await remote.delete(className: className, id: id, expectedVersion: expectedVersion)
         }
-        try StoreValidation.noNUL(id, "record id")
+        try Self.refuseNUL(className, id)
         let queued = policy.persistence == .localAndServer
         try await store.write { db in
             let current = try ReplicaStore.resolve(db, className: className, id: id)

@@ -482,6 +482,7 @@ extension ReplicaBackend {
     /// local changes are dropped and the server's copy taken), or write a merged record. `notFound` when the record
     /// has no conflict.
     public func resolve(className: String, id: String, _ resolution: ConflictResolution) async throws {
+        try Self.refuseNUL(className, id)
         let policy = self.policy(className)
         let sealing = self.sealing
         let now = store.now
@@ -610,6 +611,9 @@ extension ReplicaBackend {
         var query = Query(className, predicate: predicate, sort: [SortKey("updatedAt")], limit: options.pageSize)
         var down = 0
         var refused: [SyncConflict] = []
+        // The high-water mark stays at or below the oldest refused record's update time, so every later sync down
+        // fetches and lists it again until the server changes it: a refusal is never dropped.
+        var markCap: Int64?
         var mark = hwm
         // The next page is fetched while this one is written (the remote's read and the replica's write overlap);
         // pages are still applied in order, each with its high-water mark.
@@ -637,13 +641,15 @@ extension ReplicaBackend {
                 }
             }
             let kept = keeping
+            for r in refused { if let t = r.remote?.updatedAt.map(Millis.of) { markCap = min(markCap ?? t, t) } }
             let now = store.now
-            let startMark = mark
+            let startMark = mark, cap = markCap
             let pageMark: Int64? = try await store.write { db in
                 var highest = startMark
                 for record in page.records {
                     if let updated = record.updatedAt.map(Millis.of) { highest = max(highest ?? updated, updated) }
                 }
+                if let cap, let h = highest { highest = min(h, cap) }
                 // One state prefetch per page and two cached statements per record (pending ones are skipped there).
                 try ReplicaStore.applySyncedPage(db, className: className, records: kept, now: now) { fields in
                     try sealing.sealFields(fields, encrypted: policy.encryptedFields)

@@ -184,7 +184,7 @@ public actor ReplicaBackend: Backend {
 
     /// The sync status of a record of the replica (`nil`: not a replica record: unknown, or of a `serverOnly` class).
     public func syncStatus(className: String, id: String) async throws -> SyncStatus? {
-        guard isLocal(className) else { return nil }
+        guard isLocal(className), !id.utf8.contains(0) else { return nil }   // no record has a NUL in its id
         return try await store.read { db -> SyncStatus? in
             let current = try ReplicaStore.resolve(db, className: className, id: id)
             if let state = try ReplicaStore.state(db, className: className, id: current) { return state.status }

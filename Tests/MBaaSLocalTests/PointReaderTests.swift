@@ -87,7 +87,20 @@ struct PointStatementTests {
         await #expect { try await backend.deleteFile(wrongFile) } throws: { ($0 as? MBaaSError)?.kind == .notFound }
         #expect(try await backend.download(FileReference(name: "x.txt")) == Data("x".utf8))
 
-        _ = try await backend.signUp(username: "alice", password: "secret-pass", email: nil, fields: [:])
+        let alice = try await backend.signUp(username: "alice", password: "secret-pass", email: nil, fields: [:]).userId
+        // A user id holding NUL names no user: nothing is read, changed or deleted, and an ACL naming only it is
+        // refused as naming nobody (it named alice before).
+        let wrongUser = alice + "\u{0}x"
+        await #expect { _ = try await backend.user(id: wrongUser) } throws: { ($0 as? MBaaSError)?.kind == .notFound }
+        await #expect { try await backend.setRoles(["staff"], forUser: wrongUser) } throws: { ($0 as? MBaaSError)?.kind == .notFound }
+        await #expect { try await backend.importRole(DirectoryRole(name: "staff", users: [wrongUser])) } throws: {
+            ($0 as? MBaaSError)?.kind == .notFound
+        }
+        await #expect { try await backend.deleteUser(id: wrongUser) } throws: { ($0 as? MBaaSError)?.kind == .notFound }
+        await #expect { _ = try await backend.create(Record(className: "Memo", acl: .privateTo(wrongUser), fields: ["t": "x"])) } throws: {
+            ($0 as? MBaaSError)?.kind == .invalidRequest
+        }
+        #expect(try await backend.user(id: alice).roles == [])
         await #expect { _ = try await backend.logIn(username: "alice\u{0}x", password: "secret-pass") } throws: {
             ($0 as? MBaaSError)?.kind == .unauthorized
         }

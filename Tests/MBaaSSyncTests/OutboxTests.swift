@@ -62,7 +62,7 @@ struct OutboxTests {
         #expect(try await remote.get(className: "Memo", id: remoteId).fields["title"] == "direct")
     }
 
-    @Test("an id holding NUL is refused by get, update, delete and create; the record named by the part before it is untouched")
+    @Test("an id holding NUL names no record of the replica (notFound, no status) and is refused on create; the record named by the part before it is untouched")
     func idsHoldingNULAreRefused() async throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -71,15 +71,19 @@ struct OutboxTests {
         let a = try #require(try await replica.create(Record(className: "Memo", fields: ["n": 1])).id)
         // Bound by GRDB, `a + "\0x"` was cut to `a`: update changed `a` and queued it; delete removed it.
         let wrong = a + "\u{0}x"
-        func refused(_ body: () async throws -> Void) async {
-            await #expect { try await body() } throws: { error in
-                (error as? MBaaSError)?.kind == .invalidRequest && (error as? MBaaSError)?.message.contains("NUL") == true
-            }
+        func refused(_ kind: MBaaSError.Kind, _ body: () async throws -> Void) async {
+            await #expect { try await body() } throws: { error in (error as? MBaaSError)?.kind == kind }
         }
-        await refused { _ = try await replica.get(className: "Memo", id: wrong) }
-        await refused { _ = try await replica.update(className: "Memo", id: wrong, .set(["n": 2])) }
-        await refused { try await replica.delete(className: "Memo", id: wrong, expectedVersion: nil) }
-        await refused { _ = try await replica.create(Record(className: "Memo", id: wrong, fields: ["n": 3])) }
+        // As Local and PostgreSQL answer: no record has such an id. Creating one is refused, naming the NUL.
+        await refused(.notFound) { _ = try await replica.get(className: "Memo", id: wrong) }
+        await refused(.notFound) { _ = try await replica.update(className: "Memo", id: wrong, .set(["n": 2])) }
+        await refused(.notFound) { try await replica.delete(className: "Memo", id: wrong, expectedVersion: nil) }
+        await refused(.notFound) { try await replica.resolve(className: "Memo", id: wrong, .keepLocal) }
+        #expect(try await replica.syncStatus(className: "Memo", id: wrong) == nil)
+        #expect(try await replica.syncStatus(className: "Memo", id: a) == .created)
+        await #expect { _ = try await replica.create(Record(className: "Memo", id: wrong, fields: ["n": 3])) } throws: { error in
+            (error as? MBaaSError)?.kind == .invalidRequest && (error as? MBaaSError)?.message.contains("NUL") == true
+        }
         #expect(try await replica.get(className: "Memo", id: a)["n"] == 1)
         #expect(try await replica.status(probe: false).classes["Memo"]?.pending == 1)
         #expect(remote.callCount == 0)
@@ -91,12 +95,21 @@ struct OutboxTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let remote = ControlledRemote(try localRemote(dir))
         let a = try #require(try await remote.base.create(Record(className: "Memo", fields: ["n": 1])).id)
-        // A remote that holds `a + "\0x"` too (the Local under it cannot).
-        let odd = Record(className: "Memo", id: a + "\u{0}x", createdAt: Date(), updatedAt: Date(), version: "1", fields: ["n": 99])
+        // A remote that holds `a + "\0x"` too (the Local under it cannot), updated before `a`, and selected as a server
+        // would: by the sync's `updatedAt >= mark`.
+        let odd = Record(className: "Memo", id: a + "\u{0}x", createdAt: Date(timeIntervalSinceNow: -60),
+                         updatedAt: Date(timeIntervalSinceNow: -60), version: "1", fields: ["n": 99])
+        @Sendable func since(_ p: QueryPredicate?) -> Date? {
+            switch p {
+            case .compare("updatedAt", .gte, .date(let d))?: return d
+            case .and(let parts)?: return parts.lazy.compactMap { since($0) }.first
+            default: return nil
+            }
+        }
         remote.lock.withLock {
-            remote.pageHook = { page in
+            remote.pageHook = { query, page in
                 var page = page
-                if !page.records.isEmpty { page.records.append(odd) }
+                if query.cursor == nil, since(query.predicate).map({ odd.updatedAt! >= $0 }) ?? true { page.records.append(odd) }
                 return page
             }
         }
@@ -109,6 +122,9 @@ struct OutboxTests {
         #expect(report.json["refusedDown"]?.arrayValue?.count == 1)
         // Before, the odd record was written over `a` (n = 99) and marked synced.
         #expect(try await replica.get(className: "Memo", id: a)["n"] == 1)
+        // The next sync down lists it again (the high-water mark stays at its update time): never dropped.
+        let again = try await replica.sync(SyncOptions(direction: .down))
+        #expect(again.refusedDown.map(\.id) == [a + "\u{0}x"])
     }
 
     @Test("create then updates is one create; create then delete sends nothing; updates then delete is one delete")

@@ -30,7 +30,7 @@ final class ControlledRemote: Backend, @unchecked Sendable {
     /// Called for each object call (its name): a failure to inject, or `nil`.
     var plan: (@Sendable (String) -> Failure?)?
     /// Changes each page a query returns (a remote that holds what the base cannot, say).
-    var pageHook: (@Sendable (RecordPage) -> RecordPage)?
+    var pageHook: (@Sendable (Query, RecordPage) -> RecordPage)?
 
     init(_ base: any Backend) { self.base = base }
 
@@ -86,7 +86,7 @@ final class ControlledRemote: Backend, @unchecked Sendable {
         let hook = lock.withLock { pageHook }
         return try await run("query") {
             let page = try await base.queryPage(query)
-            return hook?(page) ?? page
+            return hook?(query, page) ?? page
         }
     }
     func count(_ query: Query) async throws -> Int { try await run("count") { try await base.count(query) } }

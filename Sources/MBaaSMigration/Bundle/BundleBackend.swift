@@ -316,6 +316,15 @@ public actor BundleBackend: Backend {
         }
     }
 
+    /// `invalidRequest` when the record's id, or the name of a file one of its fields links, holds NUL (U+0000).
+    static func nulProblem(_ record: Record) -> MBaaSError? {
+        do throws(MBaaSError) {
+            try StoreValidation.noNUL(record.id ?? "", "record id")
+            for (key, value) in record.fields { if case .file(let ref) = value { try StoreValidation.noNUL(ref.name, "file name in field \(key)") } }
+        } catch { return error }
+        return nil
+    }
+
     /// Appends every record in one write; only creates are accepted.
     public func batch(_ operations: [BatchOperation]) async throws -> [BatchResult] {
         guard !isReadOnly else { throw readOnlyError() }
@@ -331,6 +340,11 @@ public actor BundleBackend: Backend {
                 continue
             }
             if record.id == nil { record.id = UUID().uuidString.lowercased() }
+            // The file index refuses a name or link holding NUL when read (it keys them in SQLite): never written.
+            if let problem = Self.nulProblem(record) {
+                results.append(.failure(problem))
+                continue
+            }
             record.createdAt = record.createdAt ?? now
             record.updatedAt = record.updatedAt ?? record.createdAt
             record.version = nil
@@ -430,6 +444,7 @@ public actor BundleBackend: Backend {
     /// by other content is stored as `<first 8 hex of sha256>-<name>`.
     public func upload(_ upload: FileUpload) async throws -> FileReference {
         guard !isReadOnly else { throw readOnlyError() }
+        try StoreValidation.noNUL(upload.name, "file name")   // the file index could not be read back otherwise
         guard upload.attachment == nil else {
             throw MBaaSError.unsupported("attachments", by: adapterName, reason: capabilities.note(for: .fileAttachment))
         }
