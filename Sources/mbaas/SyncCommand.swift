@@ -162,7 +162,11 @@ struct SyncCommand: AsyncParsableCommand {
                 + (s.refused > 0 ? ", \(s.refused) refused" : ""))
         }
         switch report.outcome {
-        case .complete: lines.append(report.conflicts.isEmpty ? "complete" : "complete with \(report.conflicts.count) conflicts (mbaas sync conflicts)")
+        case .complete:
+            var notes: [String] = []
+            if !report.conflicts.isEmpty { notes.append("\(report.conflicts.count) conflicts (mbaas sync conflicts)") }
+            if !report.refusedDown.isEmpty { notes.append("\(report.refusedDown.count) remote records refused by sync down (listed below)") }
+            lines.append(notes.isEmpty ? "complete" : "complete with " + notes.joined(separator: " and "))
         case .unreachable(let m): lines.append("remote unreachable, outbox kept: \(m)")
         case .sessionRefused(let m): lines.append("the remote refused the session, sync up paused (log in again): \(m)")
         }
