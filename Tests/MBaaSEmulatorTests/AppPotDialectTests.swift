@@ -354,6 +354,10 @@ struct AppPotDialectAdministrationTests {
         let refused = await #expect(throws: MBaaSError.self) { _ = try await alice.createGroup(name: "Mine") }
         #expect(refused?.kind == .forbidden && refused?.vendorCode == "107" && refused?.httpStatus == 403)
         await #expect(throws: MBaaSError.self) { try await alice.deleteUser(id: erin.id) }
+        // An id holding NUL (%00 on the wire) names no user: before, the admin's DELETE removed erin.
+        let wrong = await #expect(throws: MBaaSError.self) { try await admin.deleteUser(id: erin.id + "\u{0}x") }
+        #expect(wrong?.vendorCode == "110", "\(String(describing: wrong))")   // AppPot's "User does not exist"
+        #expect(try await admin.findUser(username: "erin") != nil)
         // The admin deletes erin and the group.
         try await admin.deleteUser(id: erin.id)
         #expect(try await admin.findUser(username: "erin") == nil)
