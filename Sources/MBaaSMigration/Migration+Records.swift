@@ -286,20 +286,24 @@ extension Migration {
         observer(.classFinished(box.value.classes[index]))
     }
 
-    /// Refuses a record linking a file whose name holds NUL (a `File` value, or a string in a field the mapping marks
-    /// as a file link), naming the field: the state would key the file cut at the NUL, so another file of that name
-    /// would count as linked or copied.
-    func refuseNULFileNames(_ record: Record) throws(MBaaSError) {
+    /// The first file a record links whose name holds NUL (a `File` value, or a string in a field the mapping marks as
+    /// a file link), with the error naming the field: the state would key the file cut at the NUL, so another file of
+    /// that name would count as linked or copied.
+    /// `nil` when every linked name is keyable; fields the mapping drops are not looked at (never written).
+    func nulFileName(_ record: Record) -> (name: String, error: MBaaSError)? {
         let fileLinks = links.withLock { $0[record.className] } ?? mapping.fileLinkFields(record.className)
-        for (key, value) in record.fields {
+        let rules = mapping.classes[record.className]?.fields ?? [:]
+        for (key, value) in record.fields where rules[key]?.drop != true {
             let name: String?
             switch value {
             case .file(let ref): name = ref.name
             case .string(let s) where fileLinks.contains(key): name = s
             default: name = nil
             }
-            if let name { try StoreValidation.noNUL(name, "file name in field \(key)") }
+            guard let name else { continue }
+            do throws(MBaaSError) { try StoreValidation.noNUL(name, "file name in field \(key)") } catch { return (name, error) }
         }
+        return nil
     }
 
     /// Writes one batch; returns how many source records it handled.
@@ -320,11 +324,7 @@ extension Migration {
             }
             // The state database keys records by their source id, in SQLite: a NUL would cut the key short, so two
             // ids could share one mapping (one record skipped as written, pointers to the wrong one).
-            // The same for a file it links: the state keys attachments and copies by file name.
-            do throws(MBaaSError) {
-                try StoreValidation.noNUL(id, "source record id")
-                try refuseNULFileNames(r)
-            } catch {
+            do throws(MBaaSError) { try StoreValidation.noNUL(id, "source record id") } catch {
                 box.update {
                     $0.classes[index].failed += 1
                     $0.add(.init(kind: "failed", className: cls, sourceId: id, detail: error.message))
@@ -337,6 +337,17 @@ extension Migration {
         let already = try await offPool { try state.mapped(.record, className: cls, sourceIds: uniqueIds) }
         box.update { $0.classes[index].skipped += already.count }
         var unmapped = unique.filter { already[$0.id!] == nil }
+        // The same for a file a record to write links: the state keys attachments and copies by file name. The file
+        // is not tried again as one no record links to (it would fail there a second time).
+        unmapped.removeAll { r in
+            guard let problem = nulFileName(r) else { return false }
+            unwrittenLinks.withLock { _ = $0.insert(problem.name) }
+            box.update {
+                $0.classes[index].failed += 1
+                $0.add(.init(kind: "failed", className: cls, sourceId: r.id, detail: problem.error.message))
+            }
+            return true
+        }
         guard !unmapped.isEmpty else { return records.count }
         if readsRecordACLs || readsRecordACLsForLoss {
             // A record whose ACL cannot be read is not written (without one it would get the target's default, open

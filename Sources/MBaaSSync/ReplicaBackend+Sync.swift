@@ -70,7 +70,8 @@ public struct SyncReport: Sendable {
     public var conflicts: [SyncConflict] = []
     /// Remote records sync down could not keep, each with its reason (`remote` set, `local` nil): an id holding NUL
     /// (U+0000), which the replica (SQLite, as GRDB binds text) would cut short and so write over another record.
-    /// Listed, never dropped in silence; the CLI exits 8 when there are any.
+    /// Kept in the replica and listed by every sync down of the class until the remote no longer has them (a ghost
+    /// scan forgets them); the CLI exits 8 when there are any.
     public var refusedDown: [SyncConflict] = []
 
     /// `{"outcome":"complete"|"unreachable"|"sessionRefused","message":…,"classes":{"Memo":{"down":N,"up":N,
@@ -611,9 +612,6 @@ extension ReplicaBackend {
         var query = Query(className, predicate: predicate, sort: [SortKey("updatedAt")], limit: options.pageSize)
         var down = 0
         var refused: [SyncConflict] = []
-        // The high-water mark stays at or below the oldest refused record's update time, so every later sync down
-        // fetches and lists it again until the server changes it: a refusal is never dropped.
-        var markCap: Int64?
         var mark = hwm
         // The next page is fetched while this one is written (the remote's read and the replica's write overlap);
         // pages are still applied in order, each with its high-water mark.
@@ -640,16 +638,17 @@ extension ReplicaBackend {
                     keeping.append(record)
                 }
             }
-            let kept = keeping
-            for r in refused { if let t = r.remote?.updatedAt.map(Millis.of) { markCap = min(markCap ?? t, t) } }
+            let kept = keeping, refusedHere = refused
+            refused = []
             let now = store.now
-            let startMark = mark, cap = markCap
+            let startMark = mark
             let pageMark: Int64? = try await store.write { db in
                 var highest = startMark
                 for record in page.records {
                     if let updated = record.updatedAt.map(Millis.of) { highest = max(highest ?? updated, updated) }
                 }
-                if let cap, let h = highest { highest = min(h, cap) }
+                // Kept with the page: every later sync lists them, though the mark moves past them.
+                for refusal in refusedHere { try ReplicaStore.keepRefused(db, refusal, now: now) }
                 // One state prefetch per page and two cached statements per record (pending ones are skipped there).
                 try ReplicaStore.applySyncedPage(db, className: className, records: kept, now: now) { fields in
                     try sealing.sealFields(fields, encrypted: policy.encryptedFields)
@@ -668,12 +667,13 @@ extension ReplicaBackend {
         }
         var summary = report.classes[className] ?? .init()
         summary.down += down
-        summary.refused += refused.count
-        report.refusedDown += refused
         if options.ghostScan || (hadSynced && syncs % max(1, options.ghostScanEvery) == 0) {
             summary.ghostsRemoved += try await ghostScan(className, predicate: policy.where, pageSize: options.pageSize, filter: filter)
         }
         summary.pruned += try await prune(className)
+        let stillRefused = try await store.read { db in try ReplicaStore.refused(db, className: className) }
+        summary.refused += stillRefused.count
+        report.refusedDown += stillRefused
         let now = store.now
         try await store.write { db in
             try db.execute(sql: """
@@ -698,6 +698,7 @@ extension ReplicaBackend {
         }
         let known = remoteIds
         return try await store.write { db in
+            try ReplicaStore.forgetRefused(db, className: className, keeping: known)
             let synced = try String.fetchAll(db, sql: "SELECT id FROM replica_state WHERE class = ? AND status = 'synced'", arguments: [className])
             var removed = 0
             for id in synced where !known.contains(id) {

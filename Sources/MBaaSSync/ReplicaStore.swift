@@ -44,6 +44,7 @@ struct OutboxEntry: Sendable {
 /// | `replica_classes` | per class: the sync-down high-water mark, last sync times, sync count (ghost scans) |
 /// | `replica_conflicts` | the remote record of each conflicted record (JSON; `null` when the remote deleted it) |
 /// | `replica_files` | files uploaded while the remote was unreachable: the bytes, in order; `remote` is the remote's reference once sent |
+/// | `replica_refused` | remote records sync down could not keep (an id holding NUL), keyed by the id's UTF-8 in hex, the record as JSON: listed by every sync until the remote no longer has them |
 enum ReplicaSchema {
     static let format = 1
 
@@ -64,6 +65,8 @@ enum ReplicaSchema {
                 reason TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY(class, id)) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS replica_files(seq INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, original TEXT NOT NULL,
                 content_type TEXT, acl TEXT, bytes BLOB NOT NULL, remote TEXT);
+            CREATE TABLE IF NOT EXISTS replica_refused(class TEXT NOT NULL, id_hex TEXT NOT NULL, record TEXT NOT NULL,
+                reason TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY(class, id_hex)) WITHOUT ROWID;
             """)
         try db.execute(sql: "INSERT OR IGNORE INTO replica_meta(key, value) VALUES ('format', ?)", arguments: [String(format)])
     }
@@ -241,6 +244,43 @@ struct ReplicaStore: Sendable {
     }
 
     // MARK: Sync down
+
+    /// Keeps a remote record sync down refused, keyed by its id's UTF-8 bytes in hex (the id itself holds a NUL, which
+    /// a bound `String` would be cut at).
+    static func keepRefused(_ db: Database, _ refusal: SyncConflict, now: Int64) throws {
+        // Its identity only: fields and ACL stay out of the replica (they may be fields it keeps encrypted).
+        guard let remote = refusal.remote else { return }
+        let record = MBaaSCore.Record(className: remote.className, id: remote.id, createdAt: remote.createdAt,
+                                      updatedAt: remote.updatedAt, version: remote.version)
+        try db.execute(sql: """
+            INSERT INTO replica_refused(class, id_hex, record, reason, at) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT(class, id_hex) DO UPDATE SET record = excluded.record, reason = excluded.reason, at = excluded.at
+            """, arguments: [refusal.className, hex(refusal.id), record.json.printed(), refusal.reason, now])
+    }
+
+    /// The refused records of a class kept so far, in id order.
+    static func refused(_ db: Database, className: String) throws -> [SyncConflict] {
+        try GRDB.Row.fetchAll(db, sql: "SELECT record, reason FROM replica_refused WHERE class = ? ORDER BY id_hex",
+                              arguments: [className]).map { row in
+            let record = try MBaaSCore.Record(json: JSON.parse(row["record"] as String))
+            return SyncConflict(className: className, id: record.id ?? "", local: nil, remote: record, reason: row["reason"])
+        }
+    }
+
+    /// Forgets the refused records of a class whose ids the remote no longer has (after a whole scan of it).
+    static func forgetRefused(_ db: Database, className: String, keeping remoteIds: Set<String>) throws {
+        for kept in try refused(db, className: className) where !remoteIds.contains(kept.id) {
+            try db.execute(sql: "DELETE FROM replica_refused WHERE class = ? AND id_hex = ?", arguments: [className, hex(kept.id)])
+        }
+    }
+
+    static func hex(_ text: String) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count * 2)
+        for b in text.utf8 { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
 
     /// The status of each of `ids` that has a state row, in one query per 500 ids (a page's prefetch).
     static func statuses(_ db: Database, className: String, ids: [String]) throws -> [String: SyncStatus] {

@@ -60,12 +60,13 @@ struct NULKeyTests {
             .create(Record(className: "Memo", id: "m\u{0}1", fields: [:])),
             .create(Record(className: "Memo", id: "m2", fields: ["photo": .file(FileReference(name: "p\u{0}.png"))])),
             .create(Record(className: "Memo", id: "m3", fields: ["t": "ok"])),
+            .create(Record(className: "Me\u{0}mo", id: "m4", fields: [:])),
         ])
         let kinds: [MBaaSError.Kind?] = results.map { result in
             if case .failure(let e) = result { return e.kind }
             return nil
         }
-        #expect(kinds == [.invalidRequest, .invalidRequest, nil])
+        #expect(kinds == [.invalidRequest, .invalidRequest, nil, .invalidRequest])
     }
 
     @Test("a bundle's file entry whose name or link holds NUL is refused when read, naming it")

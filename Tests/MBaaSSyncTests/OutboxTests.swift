@@ -78,7 +78,6 @@ struct OutboxTests {
         await refused(.notFound) { _ = try await replica.get(className: "Memo", id: wrong) }
         await refused(.notFound) { _ = try await replica.update(className: "Memo", id: wrong, .set(["n": 2])) }
         await refused(.notFound) { try await replica.delete(className: "Memo", id: wrong, expectedVersion: nil) }
-        await refused(.notFound) { try await replica.resolve(className: "Memo", id: wrong, .keepLocal) }
         #expect(try await replica.syncStatus(className: "Memo", id: wrong) == nil)
         #expect(try await replica.syncStatus(className: "Memo", id: a) == .created)
         await #expect { _ = try await replica.create(Record(className: "Memo", id: wrong, fields: ["n": 3])) } throws: { error in
@@ -106,10 +105,14 @@ struct OutboxTests {
             default: return nil
             }
         }
+        let oddOnRemote = Locked(true), oddServed = Locked(0)
         remote.lock.withLock {
             remote.pageHook = { query, page in
                 var page = page
-                if query.cursor == nil, since(query.predicate).map({ odd.updatedAt! >= $0 }) ?? true { page.records.append(odd) }
+                if oddOnRemote.withLock({ $0 }), query.cursor == nil, since(query.predicate).map({ odd.updatedAt! >= $0 }) ?? true {
+                    page.records.append(odd)
+                    oddServed.withLock { $0 += 1 }
+                }
                 return page
             }
         }
@@ -122,9 +125,18 @@ struct OutboxTests {
         #expect(report.json["refusedDown"]?.arrayValue?.count == 1)
         // Before, the odd record was written over `a` (n = 99) and marked synced.
         #expect(try await replica.get(className: "Memo", id: a)["n"] == 1)
-        // The next sync down lists it again (the high-water mark stays at its update time): never dropped.
+        // The next sync down no longer fetches it (the mark moved past it, older than `a`), and lists it again: the
+        // replica keeps it, its identity only (no fields).
+        remote.resetCalls()
         let again = try await replica.sync(SyncOptions(direction: .down))
         #expect(again.refusedDown.map(\.id) == [a + "\u{0}x"])
+        #expect(again.refusedDown.first?.remote?.fields == [:])
+        #expect(again.classes["Memo"]?.refused == 1)
+        #expect(oddServed.withLock { $0 } == 1, "the second sync down did not fetch it: it was listed from the replica")
+        // Gone from the remote: the next ghost scan forgets it.
+        oddOnRemote.withLock { $0 = false }
+        let scanned = try await replica.sync(SyncOptions(direction: .down, ghostScan: true))
+        #expect(scanned.refusedDown.isEmpty && scanned.classes["Memo"]?.refused == 0)
     }
 
     @Test("create then updates is one create; create then delete sends nothing; updates then delete is one delete")

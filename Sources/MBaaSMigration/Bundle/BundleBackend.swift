@@ -316,11 +316,17 @@ public actor BundleBackend: Backend {
         }
     }
 
-    /// `invalidRequest` when the record's id, or the name of a file one of its fields links, holds NUL (U+0000).
+    /// `invalidRequest` when what the file index would key holds NUL (U+0000): the record's id or class, or a file
+    /// field's name or the name of the file it links.
     static func nulProblem(_ record: Record) -> MBaaSError? {
         do throws(MBaaSError) {
             try StoreValidation.noNUL(record.id ?? "", "record id")
-            for (key, value) in record.fields { if case .file(let ref) = value { try StoreValidation.noNUL(ref.name, "file name in field \(key)") } }
+            try StoreValidation.noNUL(record.className, "class name")
+            for (key, value) in record.fields {
+                guard case .file(let ref) = value else { continue }
+                try StoreValidation.noNUL(ref.name, "file name in field \(key)")
+                try StoreValidation.noNUL(key, "field name")   // a link names its field
+            }
         } catch { return error }
         return nil
     }
