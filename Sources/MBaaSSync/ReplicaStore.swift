@@ -274,13 +274,7 @@ struct ReplicaStore: Sendable {
         }
     }
 
-    static func hex(_ text: String) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(text.utf8.count * 2)
-        for b in text.utf8 { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
-        return String(decoding: out, as: UTF8.self)
-    }
+    static func hex(_ text: String) -> String { text.utf8.lowercaseHex }
 
     /// The status of each of `ids` that has a state row, in one query per 500 ids (a page's prefetch).
     static func statuses(_ db: Database, className: String, ids: [String]) throws -> [String: SyncStatus] {
